@@ -68,11 +68,7 @@ impl Compactor {
     }
 
     /// Runs until `store` fails permanently or the task is dropped, compacting every `period`.
-    pub async fn run(
-        mut self,
-        store: Arc<dyn Store>,
-        period: Duration,
-    ) -> Result<(), StoreError> {
+    pub async fn run(mut self, store: Arc<dyn Store>, period: Duration) -> Result<(), StoreError> {
         let mut ticker = tokio::time::interval(period);
         let mut compacted = 0;
         loop {
@@ -117,7 +113,10 @@ mod tests {
         let start = Instant::now();
         // Nothing is older than the window yet.
         assert_eq!(compactor.observe(start, 1_000), None);
-        assert_eq!(compactor.observe(start + Duration::from_secs(30), 5_000), None);
+        assert_eq!(
+            compactor.observe(start + Duration::from_secs(30), 5_000),
+            None
+        );
         // At 61 s, revision 1,000 is out of the window; 100 revisions back would be 9,900.
         assert_eq!(
             compactor.observe(start + Duration::from_secs(61), 10_000),

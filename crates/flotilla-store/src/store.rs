@@ -71,7 +71,11 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
         expected: Revision,
     ) -> Result<KeyValue, StoreError> {
         let txn = Txn::new()
-            .when([Compare::mod_revision(key.clone(), CompareOp::Equal, expected)])
+            .when([Compare::mod_revision(
+                key.clone(),
+                CompareOp::Equal,
+                expected,
+            )])
             .and_then([Op::put(key.clone(), value)])
             .or_else([Op::get(key.clone())]);
         let response = self.txn(txn).await?;

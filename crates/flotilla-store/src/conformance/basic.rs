@@ -4,9 +4,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::{
-    CompareOp, KeyRange, Op, OpResult, RangeRequest, Store, StoreError, StoreLimits, Txn,
-};
+use crate::{CompareOp, KeyRange, Op, OpResult, RangeRequest, Store, StoreError, StoreLimits, Txn};
 
 async fn revision(store: &dyn Store) -> i64 {
     store.status().await.expect("status").revision
@@ -18,7 +16,11 @@ pub async fn create_then_get(store: Arc<dyn Store>) {
         .create("/a".into(), "one".into())
         .await
         .expect("create");
-    assert_eq!(kv.mod_revision, before + 1, "a create moves the revision by one");
+    assert_eq!(
+        kv.mod_revision,
+        before + 1,
+        "a create moves the revision by one"
+    );
     assert_eq!(kv.create_revision, kv.mod_revision);
     assert_eq!(kv.version, 1);
     assert_eq!(kv.value, Bytes::from("one"));
@@ -28,20 +30,29 @@ pub async fn create_then_get(store: Arc<dyn Store>) {
 }
 
 pub async fn create_existing_is_already_exists(store: Arc<dyn Store>) {
-    store.create("/a".into(), "one".into()).await.expect("create");
+    store
+        .create("/a".into(), "one".into())
+        .await
+        .expect("create");
     let before = revision(&*store).await;
     let error = store
         .create("/a".into(), "two".into())
         .await
         .expect_err("second create");
-    assert!(matches!(error, StoreError::AlreadyExists { ref key } if key == "/a"), "{error:?}");
+    assert!(
+        matches!(error, StoreError::AlreadyExists { ref key } if key == "/a"),
+        "{error:?}"
+    );
     assert_eq!(revision(&*store).await, before);
     let kv = store.get(b"/a").await.expect("get").expect("present");
     assert_eq!(kv.value, Bytes::from("one"));
 }
 
 pub async fn update_at_current_revision(store: Arc<dyn Store>) {
-    let created = store.create("/a".into(), "one".into()).await.expect("create");
+    let created = store
+        .create("/a".into(), "one".into())
+        .await
+        .expect("create");
     let updated = store
         .update("/a".into(), "two".into(), created.mod_revision)
         .await
@@ -53,7 +64,10 @@ pub async fn update_at_current_revision(store: Arc<dyn Store>) {
 }
 
 pub async fn update_at_stale_revision_writes_nothing(store: Arc<dyn Store>) {
-    let created = store.create("/a".into(), "one".into()).await.expect("create");
+    let created = store
+        .create("/a".into(), "one".into())
+        .await
+        .expect("create");
     let updated = store
         .update("/a".into(), "two".into(), created.mod_revision)
         .await
@@ -94,7 +108,10 @@ pub async fn update_or_delete_missing_is_not_found(store: Arc<dyn Store>) {
 }
 
 pub async fn delete_then_recreate_resets_create_revision(store: Arc<dyn Store>) {
-    let created = store.create("/a".into(), "one".into()).await.expect("create");
+    let created = store
+        .create("/a".into(), "one".into())
+        .await
+        .expect("create");
     let (prev, deleted_at) = store
         .delete("/a".into(), Some(created.mod_revision))
         .await
@@ -102,13 +119,19 @@ pub async fn delete_then_recreate_resets_create_revision(store: Arc<dyn Store>) 
     assert_eq!(prev, created);
     assert_eq!(deleted_at, created.mod_revision + 1);
     assert_eq!(store.get(b"/a").await.expect("get"), None);
-    let again = store.create("/a".into(), "two".into()).await.expect("re-create");
+    let again = store
+        .create("/a".into(), "two".into())
+        .await
+        .expect("re-create");
     assert_eq!(again.create_revision, deleted_at + 1);
     assert_eq!(again.version, 1);
 }
 
 pub async fn delete_at_stale_revision_writes_nothing(store: Arc<dyn Store>) {
-    let created = store.create("/a".into(), "one".into()).await.expect("create");
+    let created = store
+        .create("/a".into(), "one".into())
+        .await
+        .expect("create");
     let updated = store
         .update("/a".into(), "two".into(), created.mod_revision)
         .await
@@ -127,7 +150,10 @@ pub async fn delete_at_stale_revision_writes_nothing(store: Arc<dyn Store>) {
 }
 
 pub async fn txn_writes_share_one_revision(store: Arc<dyn Store>) {
-    store.create("/c".into(), "old".into()).await.expect("create");
+    store
+        .create("/c".into(), "old".into())
+        .await
+        .expect("create");
     let before = revision(&*store).await;
     let response = store
         .txn(Txn::new().and_then([Op::put("/a", "1"), Op::put("/b", "2"), Op::delete("/c")]))
@@ -148,7 +174,10 @@ pub async fn txn_writes_share_one_revision(store: Arc<dyn Store>) {
 }
 
 pub async fn txn_failure_branch_runs_else_ops(store: Arc<dyn Store>) {
-    let created = store.create("/a".into(), "one".into()).await.expect("create");
+    let created = store
+        .create("/a".into(), "one".into())
+        .await
+        .expect("create");
     let response = store
         .txn(
             Txn::new()
@@ -160,7 +189,11 @@ pub async fn txn_failure_branch_runs_else_ops(store: Arc<dyn Store>) {
         .expect("txn");
     assert!(!response.succeeded);
     assert_eq!(response.results[0], OpResult::Get(Some(created.clone())));
-    assert_eq!(response.revision, created.mod_revision + 1, "the else put wrote");
+    assert_eq!(
+        response.revision,
+        created.mod_revision + 1,
+        "the else put wrote"
+    );
     assert_eq!(
         store.get(b"/a").await.expect("get").expect("a").value,
         Bytes::from("one")
@@ -194,7 +227,10 @@ pub async fn txn_failure_branch_runs_else_ops(store: Arc<dyn Store>) {
 }
 
 pub async fn reads_and_failed_compares_do_not_move_revision(store: Arc<dyn Store>) {
-    store.create("/a".into(), "one".into()).await.expect("create");
+    store
+        .create("/a".into(), "one".into())
+        .await
+        .expect("create");
     let before = revision(&*store).await;
     store.get(b"/a").await.expect("get");
     store

@@ -17,8 +17,15 @@ pub type MakeFixture<'a> = &'a dyn Fn() -> Pin<Box<dyn Future<Output = Fixture>>
 #[derive(Debug, Clone)]
 enum Action {
     Create(usize, u8),
-    Update { key: usize, value: u8, stale: bool },
-    Delete { key: usize, stale: bool },
+    Update {
+        key: usize,
+        value: u8,
+        stale: bool,
+    },
+    Delete {
+        key: usize,
+        stale: bool,
+    },
     /// One transaction writing two keys (or one key once, when they are the same).
     PutPair(usize, usize, u8),
 }
@@ -32,8 +39,11 @@ fn key(index: usize) -> Bytes {
 fn action() -> impl Strategy<Value = Action> {
     prop_oneof![
         (0..KEYS, any::<u8>()).prop_map(|(k, v)| Action::Create(k, v)),
-        (0..KEYS, any::<u8>(), any::<bool>())
-            .prop_map(|(key, value, stale)| Action::Update { key, value, stale }),
+        (0..KEYS, any::<u8>(), any::<bool>()).prop_map(|(key, value, stale)| Action::Update {
+            key,
+            value,
+            stale
+        }),
         (0..KEYS, any::<bool>()).prop_map(|(key, stale)| Action::Delete { key, stale }),
         (0..KEYS, 0..KEYS, any::<u8>()).prop_map(|(a, b, v)| Action::PutPair(a, b, v)),
     ]
@@ -95,14 +105,21 @@ async fn run_actions(store: &dyn Store, actions: &[Action]) -> Model {
             Action::Create(k, v) => {
                 let result = store.create(key(k), Bytes::from(vec![v])).await;
                 if model.current.contains_key(&key(k)) {
-                    assert!(matches!(result, Err(StoreError::AlreadyExists { .. })), "{result:?}");
+                    assert!(
+                        matches!(result, Err(StoreError::AlreadyExists { .. })),
+                        "{result:?}"
+                    );
                 } else {
                     let expected = model.put(key(k), Bytes::from(vec![v]), next);
                     assert_eq!(result.expect("create"), expected);
                     model.commit(next);
                 }
             }
-            Action::Update { key: k, value, stale } => {
+            Action::Update {
+                key: k,
+                value,
+                stale,
+            } => {
                 let current = model.current.get(&key(k)).cloned();
                 let expected_rev = match (&current, stale) {
                     (Some(kv), false) => kv.mod_revision,
@@ -110,7 +127,9 @@ async fn run_actions(store: &dyn Store, actions: &[Action]) -> Model {
                     (None, false) => 0,
                     (None, true) => next + 7,
                 };
-                let result = store.update(key(k), Bytes::from(vec![value]), expected_rev).await;
+                let result = store
+                    .update(key(k), Bytes::from(vec![value]), expected_rev)
+                    .await;
                 match (current, stale) {
                     (_, false) => {
                         let expected = model.put(key(k), Bytes::from(vec![value]), next);
@@ -129,7 +148,9 @@ async fn run_actions(store: &dyn Store, actions: &[Action]) -> Model {
             }
             Action::Delete { key: k, stale } => {
                 let current = model.current.get(&key(k)).cloned();
-                let expected_rev = current.as_ref().map(|kv| kv.mod_revision - i64::from(stale));
+                let expected_rev = current
+                    .as_ref()
+                    .map(|kv| kv.mod_revision - i64::from(stale));
                 let result = store.delete(key(k), expected_rev).await;
                 match (current, stale) {
                     (Some(kv), false) => {
@@ -164,7 +185,10 @@ async fn run_actions(store: &dyn Store, actions: &[Action]) -> Model {
             }
         }
         let status = store.status().await.expect("status");
-        assert_eq!(status.revision, model.revision, "revision moves only on writes, by one");
+        assert_eq!(
+            status.revision, model.revision,
+            "revision moves only on writes, by one"
+        );
     }
     model
 }
@@ -206,10 +230,7 @@ pub fn prop_store_matches_model(make: MakeFixture<'_>, cases: u32) {
 }
 
 /// A watch from any revision R delivers exactly the model's events after R, in order.
-pub fn prop_watch_from_any_revision_sees_exactly_later_events(
-    make: MakeFixture<'_>,
-    cases: u32,
-) {
+pub fn prop_watch_from_any_revision_sees_exactly_later_events(make: MakeFixture<'_>, cases: u32) {
     let runtime = runtime();
     let mut runner = TestRunner::new(Config {
         cases,

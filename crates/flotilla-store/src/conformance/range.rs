@@ -9,7 +9,11 @@ use crate::{KeyRange, KeyValue, RangeRequest, Store, StoreError};
 async fn put(store: &dyn Store, key: &str, value: &str) -> KeyValue {
     match store.get(key.as_bytes()).await.expect("get") {
         Some(kv) => store
-            .update(key.to_owned().into(), value.to_owned().into(), kv.mod_revision)
+            .update(
+                key.to_owned().into(),
+                value.to_owned().into(),
+                kv.mod_revision,
+            )
             .await
             .expect("update"),
         None => store
@@ -26,7 +30,14 @@ fn keys(kvs: &[KeyValue]) -> Vec<String> {
 }
 
 pub async fn range_prefix_is_sorted_limited_and_counted(store: Arc<dyn Store>) {
-    for key in ["/r/pods/b", "/r/pods/a", "/r/pods/c", "/r/podsx", "/r/pod", "/r/svc/a"] {
+    for key in [
+        "/r/pods/b",
+        "/r/pods/a",
+        "/r/pods/c",
+        "/r/podsx",
+        "/r/pod",
+        "/r/svc/a",
+    ] {
         put(&*store, key, "v").await;
     }
     let all = store
@@ -64,7 +75,10 @@ pub async fn range_pages_are_consistent_at_a_fixed_revision(store: Arc<dyn Store
     for i in 0..10 {
         put(&*store, &format!("/p/{i:02}"), "v1").await;
     }
-    let snapshot = store.range(RangeRequest::prefix("/p/")).await.expect("range");
+    let snapshot = store
+        .range(RangeRequest::prefix("/p/"))
+        .await
+        .expect("range");
     let request = RangeRequest::prefix("/p/").with_limit(3);
     let mut page = store.range(request.clone()).await.expect("first page");
     assert_eq!(page.revision, snapshot.revision);
@@ -84,12 +98,18 @@ pub async fn range_pages_are_consistent_at_a_fixed_revision(store: Arc<dyn Store
         }
         put(&*store, &format!("/p/{round:02}x"), "new").await;
         page = store.range(request.clone()).await.expect("next page");
-        assert_eq!(page.revision, snapshot.revision, "pages stay at the first revision");
+        assert_eq!(
+            page.revision, snapshot.revision,
+            "pages stay at the first revision"
+        );
         seen.extend(page.kvs.clone());
         next = page.next_page(&request);
     }
     assert_eq!(seen, snapshot.kvs, "the paged list equals the snapshot");
-    let now = store.range(RangeRequest::prefix("/p/")).await.expect("range");
+    let now = store
+        .range(RangeRequest::prefix("/p/"))
+        .await
+        .expect("range");
     assert_ne!(now.kvs, snapshot.kvs, "the writes did happen");
 }
 
@@ -97,10 +117,7 @@ pub async fn range_reads_the_past_and_refuses_the_future(store: Arc<dyn Store>) 
     let v1 = put(&*store, "/h/a", "1").await;
     let v2 = put(&*store, "/h/a", "2").await;
     put(&*store, "/h/b", "1").await;
-    let (_, deleted_at) = store
-        .delete("/h/a".into(), None)
-        .await
-        .expect("delete");
+    let (_, deleted_at) = store.delete("/h/a".into(), None).await.expect("delete");
     let at_v1 = store
         .range(RangeRequest::prefix("/h/").at_revision(v1.mod_revision))
         .await
@@ -154,16 +171,25 @@ pub async fn compaction_refuses_old_reads_and_keeps_current_state(store: Arc<dyn
         .await
         .expect("read at compaction");
     assert_eq!(at.kvs, vec![second.clone()]);
-    let now = store.range(RangeRequest::prefix("/c/")).await.expect("range");
+    let now = store
+        .range(RangeRequest::prefix("/c/"))
+        .await
+        .expect("range");
     assert_eq!(now.kvs, vec![second, kept.clone()]);
     // Compacting again at or below is a no-op; compacting the future is refused.
     store.compact(deleted_at).await.expect("compact again");
-    store.compact(first.mod_revision).await.expect("compact below");
+    store
+        .compact(first.mod_revision)
+        .await
+        .expect("compact below");
     let error = store
         .compact(kept.mod_revision + 10)
         .await
         .expect_err("compact the future");
-    assert!(matches!(error, StoreError::FutureRevision { .. }), "{error:?}");
+    assert!(
+        matches!(error, StoreError::FutureRevision { .. }),
+        "{error:?}"
+    );
     assert_eq!(
         store.get(b"/c/c").await.expect("get").map(|kv| kv.value),
         Some(Bytes::from("1"))

@@ -31,12 +31,18 @@ async fn assert_quiet(stream: &mut WatchStream) {
 
 pub async fn watch_replays_then_follows_live_writes(store: Arc<dyn Store>) {
     let start = store.status().await.expect("status").revision;
-    let created = store.create("/w/a".into(), "1".into()).await.expect("create");
+    let created = store
+        .create("/w/a".into(), "1".into())
+        .await
+        .expect("create");
     let updated = store
         .update("/w/a".into(), "2".into(), created.mod_revision)
         .await
         .expect("update");
-    let mut stream = store.watch(KeyRange::prefix("/w/"), start).await.expect("watch");
+    let mut stream = store
+        .watch(KeyRange::prefix("/w/"), start)
+        .await
+        .expect("watch");
     let event = next_event(&mut stream).await;
     assert_eq!(event.kind, EventKind::Put);
     assert_eq!(event.kv, created);
@@ -51,7 +57,10 @@ pub async fn watch_replays_then_follows_live_writes(store: Arc<dyn Store>) {
     assert_eq!(event.kv.key, Bytes::from("/w/a"));
     assert_eq!(event.kv.mod_revision, deleted_at);
     assert_eq!(event.prev, Some(prev));
-    let again = store.create("/w/b".into(), "x".into()).await.expect("create");
+    let again = store
+        .create("/w/b".into(), "x".into())
+        .await
+        .expect("create");
     assert_eq!(next_event(&mut stream).await.kv, again);
     // A watch from the latest revision sees only what comes next.
     let mut later = store
@@ -68,20 +77,41 @@ pub async fn watch_replays_then_follows_live_writes(store: Arc<dyn Store>) {
 
 pub async fn watch_filters_by_prefix(store: Arc<dyn Store>) {
     let start = store.status().await.expect("status").revision;
-    let mut stream = store.watch(KeyRange::prefix("/f/in/"), start).await.expect("watch");
-    store.create("/f/out".into(), "x".into()).await.expect("create");
-    store.create("/f/in".into(), "x".into()).await.expect("create");
-    let inside = store.create("/f/in/a".into(), "x".into()).await.expect("create");
-    store.create("/f/inx".into(), "x".into()).await.expect("create");
+    let mut stream = store
+        .watch(KeyRange::prefix("/f/in/"), start)
+        .await
+        .expect("watch");
+    store
+        .create("/f/out".into(), "x".into())
+        .await
+        .expect("create");
+    store
+        .create("/f/in".into(), "x".into())
+        .await
+        .expect("create");
+    let inside = store
+        .create("/f/in/a".into(), "x".into())
+        .await
+        .expect("create");
+    store
+        .create("/f/inx".into(), "x".into())
+        .await
+        .expect("create");
     assert_eq!(next_event(&mut stream).await.kv, inside);
     assert_quiet(&mut stream).await;
-    let mut one = store.watch(KeyRange::key("/f/out"), start).await.expect("watch");
+    let mut one = store
+        .watch(KeyRange::key("/f/out"), start)
+        .await
+        .expect("watch");
     assert_eq!(next_event(&mut one).await.kv.key, Bytes::from("/f/out"));
     assert_quiet(&mut one).await;
 }
 
 pub async fn watch_refuses_future_and_compacted_revisions(store: Arc<dyn Store>) {
-    let first = store.create("/x/a".into(), "1".into()).await.expect("create");
+    let first = store
+        .create("/x/a".into(), "1".into())
+        .await
+        .expect("create");
     let mut last = first.clone();
     for value in ["2", "3", "4"] {
         last = store
@@ -89,13 +119,22 @@ pub async fn watch_refuses_future_and_compacted_revisions(store: Arc<dyn Store>)
             .await
             .expect("update");
     }
-    let error = match store.watch(KeyRange::prefix("/x/"), last.mod_revision + 5).await {
+    let error = match store
+        .watch(KeyRange::prefix("/x/"), last.mod_revision + 5)
+        .await
+    {
         Ok(_) => panic!("a watch from a future revision started"),
         Err(error) => error,
     };
-    assert!(matches!(error, StoreError::FutureRevision { .. }), "{error:?}");
+    assert!(
+        matches!(error, StoreError::FutureRevision { .. }),
+        "{error:?}"
+    );
     store.compact(last.mod_revision - 1).await.expect("compact");
-    let error = match store.watch(KeyRange::prefix("/x/"), first.mod_revision).await {
+    let error = match store
+        .watch(KeyRange::prefix("/x/"), first.mod_revision)
+        .await
+    {
         Ok(mut stream) => match tokio::time::timeout(PATIENCE, stream.next()).await {
             Ok(Some(Err(error))) => error,
             other => panic!("a watch below the compacted revision delivered {other:?}"),
@@ -151,7 +190,10 @@ async fn write_storm(store: Arc<dyn Store>, prefix: &str) -> Vec<Revision> {
 
 pub async fn watch_sees_every_write_of_concurrent_writers(store: Arc<dyn Store>) {
     let start = store.status().await.expect("status").revision;
-    let mut stream = store.watch(KeyRange::prefix("/s/"), start).await.expect("watch");
+    let mut stream = store
+        .watch(KeyRange::prefix("/s/"), start)
+        .await
+        .expect("watch");
     let revisions = write_storm(store.clone(), "/s/").await;
     let mut seen = Vec::new();
     let mut last = start;
@@ -161,7 +203,10 @@ pub async fn watch_sees_every_write_of_concurrent_writers(store: Arc<dyn Store>)
         last = event.revision();
         seen.push(event.revision());
     }
-    assert_eq!(seen, revisions, "every acknowledged write seen once, in order");
+    assert_eq!(
+        seen, revisions,
+        "every acknowledged write seen once, in order"
+    );
     assert_quiet(&mut stream).await;
 }
 
@@ -174,7 +219,10 @@ pub async fn watch_restart_from_last_seen_loses_and_duplicates_nothing(store: Ar
         let mut from = start;
         // Restart the watch every 37 events while the writers run.
         while seen.len() < WRITERS * WRITES_PER_WRITER {
-            let mut stream = shared.watch(KeyRange::prefix("/t/"), from).await.expect("watch");
+            let mut stream = shared
+                .watch(KeyRange::prefix("/t/"), from)
+                .await
+                .expect("watch");
             for _ in 0..37 {
                 if seen.len() == WRITERS * WRITES_PER_WRITER {
                     break;
