@@ -410,6 +410,44 @@ fn set_element_order_must_agree_with_the_patch_list() {
     );
 }
 
+#[test]
+fn primitive_list_cases_from_upstream() {
+    let finalizers = |list: Value| json!({"metadata": {"finalizers": list}});
+    let cases = [
+        // $setElementOrder may name items the list does not have.
+        (
+            json!(["1", "3"]),
+            json!({"$setElementOrder/finalizers": ["3", "2", "1"]}),
+            json!(["3", "1"]),
+        ),
+        // Deleting an absent item adds nothing.
+        (
+            json!(["1", "2"]),
+            json!({"$deleteFromPrimitiveList/finalizers": ["3"]}),
+            json!(["1", "2"]),
+        ),
+        // A null list stays null.
+        (
+            Value::Null,
+            json!({"$deleteFromPrimitiveList/finalizers": ["3"]}),
+            Value::Null,
+        ),
+    ];
+    for (live, patch, expected) in cases {
+        let patched = apply(CONFIG_MAP, &finalizers(live), json!({"metadata": patch}));
+        assert_eq!(patched, finalizers(expected), "patch {patch}");
+    }
+    let mismatch = json!({"metadata": {
+        "$setElementOrder/finalizers": ["1", "2", "3"],
+        "finalizers": ["3", "1"]
+    }});
+    let error = apply_err(CONFIG_MAP, &finalizers(json!(["1", "3", "2"])), mismatch);
+    assert!(
+        matches!(error, PatchError::SetElementOrderMismatch { .. }),
+        "{error:?}"
+    );
+}
+
 // ---- errors ----
 
 #[test]
