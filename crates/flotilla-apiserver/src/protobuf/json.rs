@@ -28,7 +28,9 @@ pub(crate) trait Message {
 pub(crate) enum Mode {
     /// `json:"x,omitempty"` on a non-pointer: zero values are left out.
     OmitEmpty,
-    /// `json:"x"` on a non-pointer: always written, a missing value as its zero.
+    /// `json:"x"` on a non-pointer: always written, a missing value as its zero. Go writes an
+    /// absent list or map as `null`; we write `[]`/`{}`, which every reader treats the same and
+    /// which typed clients (k8s-openapi's required `Vec`s) accept.
     Always,
     /// A pointer field: written whenever the sender set it, zero or not.
     Pointer,
