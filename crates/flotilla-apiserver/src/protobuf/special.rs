@@ -82,7 +82,6 @@ impl Message for IntOrString {
 fn embedded_json(raw: Option<&[u8]>, field: &'static str) -> Result<Value, ProtobufError> {
     match raw {
         None | Some([]) => Ok(Value::Null),
-        Some(bytes) if bytes.starts_with(&super::envelope::MAGIC) => super::decode(bytes),
         Some(bytes) => serde_json::from_slice(bytes)
             .map_err(|source| ProtobufError::EmbeddedJson { field, source }),
     }
@@ -94,7 +93,9 @@ impl Message for FieldsV1 {
     }
 }
 
-/// Embedded objects are JSON, or (from protobuf clients) a nested protobuf envelope.
+/// Embedded objects must be JSON. A nested protobuf envelope is refused rather than decoded
+/// recursively: no supported kind embeds one, and recursion would let a body choose our stack
+/// depth.
 impl Message for RawExtension {
     fn to_json(&self) -> Result<Value, ProtobufError> {
         embedded_json(self.raw.as_deref(), "RawExtension")

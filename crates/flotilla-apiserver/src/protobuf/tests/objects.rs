@@ -388,3 +388,80 @@ fn micro_time_has_six_fractional_digits() {
     assert_eq!(got, want);
     assert_openapi_round_trip::<oa::coordination::v1::Lease>(&got);
 }
+
+fn namespace_with(meta: meta::ObjectMeta) -> Vec<u8> {
+    super::encode_for_tests(
+        "v1",
+        "Namespace",
+        &core::Namespace {
+            metadata: Some(meta),
+            spec: None,
+            status: None,
+        },
+    )
+}
+
+#[test]
+fn managed_fields_carry_embedded_json() {
+    let mut m = go_meta("a", "");
+    m.creation_timestamp = Some(meta::Time {
+        seconds: Some(86_399),
+        nanos: Some(999_999_999),
+    });
+    m.managed_fields = vec![meta::ManagedFieldsEntry {
+        manager: s("kubectl-create"),
+        operation: s("Update"),
+        api_version: s("v1"),
+        time: Some(meta::Time {
+            seconds: Some(0),
+            nanos: Some(0),
+        }),
+        fields_type: s("FieldsV1"),
+        fields_v1: Some(meta::FieldsV1 {
+            raw: Some(br#"{"f:metadata":{}}"#.to_vec()),
+        }),
+        subresource: s(""),
+    }];
+    let got = super::decode(&namespace_with(m)).expect("decodes");
+    let want = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {
+        "name": "a", "creationTimestamp": "1970-01-01T23:59:59Z",
+        "managedFields": [{"manager": "kubectl-create", "operation": "Update", "apiVersion": "v1",
+                           "time": "1970-01-01T00:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {}}}],
+    }});
+    assert_eq!(got, want);
+    assert_openapi_round_trip::<oa::core::v1::Namespace>(&got);
+}
+
+#[test]
+fn bad_embedded_json_and_out_of_range_time_are_errors() {
+    let mut m = go_meta("a", "");
+    m.managed_fields = vec![meta::ManagedFieldsEntry {
+        fields_v1: Some(meta::FieldsV1 {
+            raw: Some(b"{oops".to_vec()),
+        }),
+        ..Default::default()
+    }];
+    let err = super::decode(&namespace_with(m)).expect_err("invalid JSON");
+    assert!(
+        matches!(
+            err,
+            super::ProtobufError::EmbeddedJson {
+                field: "FieldsV1",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(err.status_code(), 400);
+
+    let mut m = go_meta("a", "");
+    m.creation_timestamp = Some(meta::Time {
+        seconds: Some(i64::MAX),
+        nanos: Some(0),
+    });
+    let err = super::decode(&namespace_with(m)).expect_err("year out of range");
+    assert!(
+        matches!(err, super::ProtobufError::InvalidTime { .. }),
+        "{err}"
+    );
+}
