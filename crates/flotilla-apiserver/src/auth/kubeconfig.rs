@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::AuthError;
 use super::files::{SECRET_MODE, ensure_private_dir, write_atomic};
-use super::pki::ADMIN_USER;
+use super::pki::{ADMIN_USER, Pki};
 
 /// Names of the cluster, context and user entries.
 #[derive(Debug, Clone, Copy)]
@@ -41,6 +41,18 @@ pub struct KubeconfigCredentials<'a> {
     pub ca_pem: &'a str,
     pub client_cert_pem: &'a str,
     pub client_key_pem: &'a str,
+}
+
+impl<'a> KubeconfigCredentials<'a> {
+    /// The PKI's admin client certificate (`flotilla-admin`, `system:masters`) for `server_url`.
+    pub fn admin(pki: &'a Pki, server_url: &'a str) -> Self {
+        KubeconfigCredentials {
+            server_url,
+            ca_pem: pki.ca_cert_pem(),
+            client_cert_pem: &pki.admin().cert_pem,
+            client_key_pem: &pki.admin().key_pem,
+        }
+    }
 }
 
 impl std::fmt::Debug for KubeconfigCredentials<'_> {

@@ -7,23 +7,23 @@
 //! within 30 days, not signed by the CA, key mismatch).
 
 use std::fmt;
-use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rcgen::{
-    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
-    KeyUsagePurpose, PublicKeyData, SanType,
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
+    Issuer, KeyPair, KeyUsagePurpose, PublicKeyData, SanType,
 };
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use x509_parser::extensions::GeneralName;
 use x509_parser::prelude::{FromDer, X509Certificate};
 
 use super::AuthError;
 use super::authz::MASTERS_GROUP;
 use super::files::{PUBLIC_MODE, SECRET_MODE, ensure_private_dir, pem_encode, read_optional};
+use hosts::{Host, cert_hosts, serving_hosts};
 
+mod hosts;
 mod subject;
 #[cfg(test)]
 mod tests;
@@ -72,13 +72,6 @@ struct Ca {
     issuer: Issuer<'static, KeyPair>,
     /// Leaves never outlive the CA.
     not_after_unix: u64,
-}
-
-/// A DNS name or IP address a serving certificate must cover.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Host {
-    Ip(IpAddr),
-    Dns(String),
 }
 
 impl Pki {
@@ -266,6 +259,7 @@ impl Ca {
         let what = "CA certificate";
         let key = KeyPair::generate().map_err(|source| AuthError::Generate { what, source })?;
         let mut params = CertificateParams::default();
+        params.distinguished_name = DistinguishedName::new();
         params
             .distinguished_name
             .push(DnType::CommonName, CA_COMMON_NAME);
@@ -344,6 +338,8 @@ impl Ca {
         let generate = |source| AuthError::Generate { what, source };
         let key = KeyPair::generate().map_err(generate)?;
         let mut params = CertificateParams::default();
+        // Go's pkix.Name order (O before CN), like kubeadm's certificates.
+        params.distinguished_name = DistinguishedName::new();
         if let [org] = organizations {
             params
                 .distinguished_name
@@ -447,76 +443,4 @@ fn set_validity(params: &mut CertificateParams, lifetime: Duration, cap_unix: u6
     params.not_before = epoch + now.saturating_sub(BACKDATE);
     params.not_after = epoch + not_after;
     not_after.as_secs()
-}
-
-/// The hosts a serving certificate must cover: the defaults, then `extra`, without duplicates.
-fn serving_hosts(extra: &[String]) -> Result<Vec<Host>, AuthError> {
-    let mut hosts: Vec<Host> = Vec::new();
-    for raw in DEFAULT_HOSTS
-        .iter()
-        .copied()
-        .chain(extra.iter().map(String::as_str))
-    {
-        let host = Host::parse(raw)?;
-        if !hosts.contains(&host) {
-            hosts.push(host);
-        }
-    }
-    Ok(hosts)
-}
-
-impl Host {
-    fn parse(raw: &str) -> Result<Host, AuthError> {
-        let bad = |reason: &str| AuthError::BadHost {
-            host: raw.to_string(),
-            reason: reason.to_string(),
-        };
-        let trimmed = raw.trim();
-        let unbracketed = trimmed
-            .strip_prefix('[')
-            .and_then(|s| s.strip_suffix(']'))
-            .unwrap_or(trimmed);
-        if let Ok(ip) = unbracketed.parse::<IpAddr>() {
-            return Ok(Host::Ip(ip));
-        }
-        if trimmed.is_empty() {
-            return Err(bad("empty"));
-        }
-        let valid = trimmed.split('.').enumerate().all(|(i, label)| {
-            (i == 0 && label == "*")
-                || (!label.is_empty()
-                    && label.len() <= 63
-                    && label
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'-'))
-        });
-        if !valid || trimmed.len() > 253 {
-            return Err(bad("not an IP address or DNS name"));
-        }
-        Ok(Host::Dns(trimmed.to_ascii_lowercase()))
-    }
-}
-
-/// The DNS and IP subject alternative names of `cert`.
-fn cert_hosts(cert: &X509Certificate<'_>) -> Vec<Host> {
-    let Ok(Some(san)) = cert.subject_alternative_name() else {
-        return Vec::new();
-    };
-    san.value
-        .general_names
-        .iter()
-        .filter_map(|name| match name {
-            GeneralName::DNSName(dns) => Some(Host::Dns(dns.to_ascii_lowercase())),
-            GeneralName::IPAddress(bytes) => match bytes.len() {
-                4 => <[u8; 4]>::try_from(*bytes)
-                    .ok()
-                    .map(|b| Host::Ip(IpAddr::from(b))),
-                16 => <[u8; 16]>::try_from(*bytes)
-                    .ok()
-                    .map(|b| Host::Ip(IpAddr::from(b))),
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect()
 }

@@ -96,3 +96,22 @@ fn custom_names_are_used_consistently() {
 fn credentials_debug_hides_the_key() {
     assert!(!format!("{:?}", creds()).contains("PRIVATE KEY"));
 }
+
+#[test]
+fn admin_credentials_come_from_the_pki() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pki = Pki::load_or_create(dir.path(), &[]).expect("pki");
+    let creds = KubeconfigCredentials::admin(&pki, "https://localhost:6443");
+    let yaml = render_kubeconfig(&creds, &KubeconfigNames::default()).expect("render");
+    let doc: Value = yaml_serde::from_str(&yaml).expect("yaml");
+    let user = &doc["users"][0]["user"];
+    assert_eq!(decoded(&user["client-key-data"]), pki.admin().key_pem);
+    assert_eq!(
+        decoded(&user["client-certificate-data"]),
+        pki.admin().cert_pem
+    );
+    assert_eq!(
+        decoded(&doc["clusters"][0]["cluster"]["certificate-authority-data"]),
+        pki.ca_cert_pem()
+    );
+}
