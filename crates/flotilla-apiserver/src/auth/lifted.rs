@@ -1,0 +1,6 @@
+//! Kubernetes behaviour ported to Rust, each module naming the upstream file and function whose
+//! behaviour it follows (Kubernetes v1.32 sources, written anew here, not copied).
+
+pub(crate) mod bootstrap_policy;
+pub(crate) mod forbidden;
+pub(crate) mod token_file;
