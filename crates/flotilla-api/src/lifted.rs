@@ -1,0 +1,19 @@
+//! Kubernetes behaviour ported to Rust, written from upstream's documented behaviour and tests,
+//! never copied. Each item records the upstream file and functions it follows.
+//!
+//! - [`quantity`]: `resource.Quantity` — k8s.io/apimachinery v0.33 `pkg/api/resource`
+//!   (`quantity.go`: `ParseQuantity`, `CanonicalizeBytes`, `Cmp`, `Add`, `Sub`, `Value`,
+//!   `MilliValue`; `suffix.go`; `amount.go`; `math.go`; `scale_int.go`).
+//!
+//! Ported behaviour that lives with its owner rather than here:
+//! - [`crate::selector::label`]: k8s.io/apimachinery v0.33 `pkg/labels/selector.go` and
+//!   `pkg/apis/meta/v1/helpers.go` (`LabelSelectorAsSelector`).
+//! - [`crate::selector::field`]: k8s.io/apimachinery v0.33 `pkg/fields/selector.go`; the fields
+//!   per kind from kubernetes `pkg/apis/*/v1/conversion.go` and `pkg/registry/*/strategy.go`.
+//! - [`crate::validation`]: k8s.io/apimachinery v0.33 `pkg/util/validation/validation.go`,
+//!   `pkg/util/validation/field/{errors,path}.go`, `pkg/api/validation/{objectmeta,generic}.go`,
+//!   `pkg/api/validation/path/name.go`, `pkg/apis/meta/v1/validation/validation.go`,
+//!   `pkg/api/errors/errors.go` (`NewInvalid`), `pkg/util/errors/errors.go` (aggregate
+//!   messages); k8s.io/apiserver `pkg/storage/names/generate.go` (generateName).
+
+pub mod quantity;
