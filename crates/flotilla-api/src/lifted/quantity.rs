@@ -134,14 +134,6 @@ impl Quantity {
         self.mantissa.signum() as i32
     }
 
-    /// The negated value.
-    pub fn neg(self) -> Self {
-        Self {
-            mantissa: -self.mantissa,
-            ..self
-        }
-    }
-
     /// `self + other`, or `None` if the exact sum needs more than 38 digits. A zero `self` takes
     /// `other`'s format, as upstream.
     pub fn checked_add(&self, other: &Self) -> Option<Self> {
@@ -165,7 +157,7 @@ impl Quantity {
 
     /// `self - other`, or `None` on overflow (see [`Quantity::checked_add`]).
     pub fn checked_sub(&self, other: &Self) -> Option<Self> {
-        self.checked_add(&other.neg())
+        self.checked_add(&-*other)
     }
 
     /// The value rounded up to an integer (upstream's `Value()`), or `None` if it does not fit an
@@ -301,6 +293,18 @@ fn div_away_from_zero(value: i128, divisor: i128) -> i128 {
         quotient
     } else {
         quotient + value.signum()
+    }
+}
+
+impl std::ops::Neg for Quantity {
+    type Output = Self;
+
+    /// The negated value, same format.
+    fn neg(self) -> Self {
+        Self {
+            mantissa: -self.mantissa,
+            ..self
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 //! Provenance: k8s.io/apimachinery v0.33 `pkg/fields/selector.go` (`ParseSelector`, `splitTerms`,
 //! `splitTerm`, `EscapeValue`, `UnescapeValue`, `hasTerm`/`notHasTerm` matching). Terms are
 //! sorted by their canonical text (upstream sorts the raw terms), so a selector's `Display` is the
-//! same however it was written. Which fields each kind supports lives in [`fields`].
+//! same however it was written. Which fields each kind supports: [`supported_fields`] and [`fields_of`].
 
 mod fields;
 

@@ -163,7 +163,7 @@ pub(super) fn parse(input: &str) -> Result<Quantity, QuantityError> {
     if format == QuantityFormat::BinarySI {
         let max = Quantity::from_parts(i128::from(i64::MAX), 0, format);
         if quantity.abs_cmp(&max).is_gt() {
-            quantity = if negative { max.neg() } else { max };
+            quantity = if negative { -max } else { max };
         }
         if quantity.exponent < 0
             && quantity
