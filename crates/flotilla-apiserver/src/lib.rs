@@ -1,7 +1,139 @@
 //! The Kubernetes REST API over any `flotilla_store::Store`, served as a tower service.
 //!
+//! A request goes: [`server`] (path parsing, authentication, authorization) → [`registry`]
+//! (metadata rules, [`admission`], patch engines, optimistic concurrency) → the store; lists
+//! and watches are served from the [`cache`], which one store watch keeps current. The
+//! [`catalog`] knows every served resource (built-ins, Karmada's kinds, CRDs).
+//!
 //! Depends only on `flotilla-api` and `flotilla-store` among workspace crates.
 
+pub mod admission;
 pub mod auth;
+pub mod cache;
+pub mod catalog;
+pub mod client;
+pub mod discovery;
+pub mod error;
+pub mod filter;
+pub mod lifecycle;
+pub mod lifted;
+pub mod object;
+pub mod openapi;
 pub mod patch;
+pub mod patch_apply;
 pub mod protobuf;
+pub mod registry;
+pub mod request;
+pub mod scale;
+pub mod server;
+pub mod table;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_store::Store;
+
+pub use catalog::Catalog;
+pub use error::ApiError;
+pub use registry::{Clock, Registry, SystemClock};
+pub use server::{ApiServer, Identity};
+
+/// Builds and starts an API server over a store.
+#[derive(Debug)]
+pub struct Builder {
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    cache_window: usize,
+}
+
+/// A started API server; dropping it stops the watch cache feeder.
+#[derive(Debug)]
+pub struct Running {
+    pub server: ApiServer,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+/// The namespaces every control plane has.
+pub const SYSTEM_NAMESPACES: &[&str] = &[
+    "default",
+    "kube-system",
+    "kube-public",
+    "kube-node-lease",
+    "karmada-system",
+    "karmada-cluster",
+];
+
+impl Builder {
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        Builder {
+            store,
+            clock: Arc::new(SystemClock),
+            cache_window: 100_000,
+        }
+    }
+
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// How many recent changes the watch cache keeps for resuming watches.
+    pub fn cache_window(mut self, changes: usize) -> Self {
+        self.cache_window = changes;
+        self
+    }
+
+    /// Starts the watch cache and returns once it holds the store's current state.
+    pub async fn start(self) -> Result<Running, ApiError> {
+        let cache = cache::WatchCache::new(self.cache_window);
+        let feeder = tokio::spawn(cache.clone().run(self.store.clone()));
+        let status = self
+            .store
+            .status()
+            .await
+            .map_err(|e| ApiError::new(503, "ServiceUnavailable", e.to_string()))?;
+        if !cache
+            .wait_for(status.revision, Duration::from_secs(60))
+            .await
+        {
+            feeder.abort();
+            return Err(ApiError::new(
+                503,
+                "ServiceUnavailable",
+                "the watch cache did not load the store within 60 s",
+            ));
+        }
+        let registry = Registry::new(self.store, Catalog::with_builtins(), cache, self.clock);
+        let namespaces = registry
+            .catalog()
+            .get("", "v1", "namespaces")
+            .expect("namespaces are built in");
+        for name in SYSTEM_NAMESPACES {
+            let body = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+            match registry
+                .create(&namespaces, None, body, &registry::WriteOptions::default())
+                .await
+            {
+                Ok(_) => {}
+                Err(e) if e.reason == "AlreadyExists" => {}
+                Err(e) => {
+                    feeder.abort();
+                    return Err(e);
+                }
+            }
+        }
+        let lifecycle = tokio::spawn(lifecycle::run_namespace_finalizer(registry.clone()));
+        Ok(Running {
+            server: ApiServer::new(registry),
+            tasks: vec![feeder, lifecycle],
+        })
+    }
+}

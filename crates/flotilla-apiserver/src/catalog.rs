@@ -1,0 +1,240 @@
+//! The catalog of served resources: built-in kinds, Karmada's kinds, and CRDs added at run
+//! time. Everything the server knows about a resource (names, scope, subresources, printer
+//! columns, storage prefix) lives in one [`ResourceInfo`].
+
+mod builtin;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+
+pub use builtin::builtin_resources;
+
+/// A printer column, as CRDs' `additionalPrinterColumns` describe them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Column {
+    pub name: String,
+    /// `string`, `integer`, `number`, `boolean` or `date`.
+    pub type_: String,
+    /// A simple JSONPath (`.spec.replicas`, `.status.conditions[?(@.type=="Ready")].status`).
+    pub json_path: String,
+    /// 0: always shown; 1: only with `-o wide`.
+    pub priority: i32,
+    pub description: String,
+}
+
+/// Where `/scale` reads and writes replicas.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScalePaths {
+    pub spec_replicas: String,
+    pub status_replicas: String,
+    pub label_selector: Option<String>,
+}
+
+/// Which built-in printer renders a resource's table, when it has one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Printer {
+    /// Columns from [`ResourceInfo::columns`] (CRDs and Karmada kinds), NAME and AGE around them.
+    Columns,
+    /// A hand-written printer for a built-in kind (see `table.rs`).
+    BuiltIn,
+}
+
+/// Everything about one served resource of one group-version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceInfo {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub list_kind: String,
+    /// Plural, lower case: the URL segment.
+    pub plural: String,
+    pub singular: String,
+    pub namespaced: bool,
+    pub short_names: Vec<String>,
+    pub categories: Vec<String>,
+    /// Has a `/status` subresource (status changes only through it).
+    pub status: bool,
+    pub scale: Option<ScalePaths>,
+    pub columns: Vec<Column>,
+    pub printer: Printer,
+    /// `metadata.generation` is kept (bumped on spec changes).
+    pub generation: bool,
+    /// Served from a CustomResourceDefinition (by this name) rather than built in.
+    pub crd: Option<String>,
+}
+
+impl ResourceInfo {
+    /// `apps/v1`, or `v1` for the core group.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// `deployments.apps`, or `pods` for the core group: how errors name the resource.
+    pub fn qualified_plural(&self) -> String {
+        if self.group.is_empty() {
+            self.plural.clone()
+        } else {
+            format!("{}.{}", self.plural, self.group)
+        }
+    }
+
+    /// The storage prefix of the resource, shared by every version of it:
+    /// `/registry/<group>/<plural>/` (`core` for the core group).
+    pub fn storage_prefix(&self) -> String {
+        let group = if self.group.is_empty() {
+            "core"
+        } else {
+            &self.group
+        };
+        format!("/registry/{group}/{}/", self.plural)
+    }
+
+    /// The storage key of one object.
+    pub fn storage_key(&self, namespace: Option<&str>, name: &str) -> String {
+        match namespace {
+            Some(ns) if self.namespaced => format!("{}{ns}/{name}", self.storage_prefix()),
+            _ => format!("{}{name}", self.storage_prefix()),
+        }
+    }
+
+    /// The storage prefix of one namespace's objects, or of all of them.
+    pub fn storage_prefix_in(&self, namespace: Option<&str>) -> String {
+        match namespace {
+            Some(ns) if self.namespaced => format!("{}{ns}/", self.storage_prefix()),
+            _ => self.storage_prefix(),
+        }
+    }
+
+    /// Verbs served on the main resource.
+    pub fn verbs(&self) -> Vec<&'static str> {
+        vec![
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch",
+        ]
+    }
+}
+
+/// The set of served resources. Cheap to clone; CRD changes are seen by every clone.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    inner: Arc<RwLock<Inner>>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    /// (group, version, plural) → resource.
+    by_gvr: BTreeMap<(String, String, String), Arc<ResourceInfo>>,
+    /// group → versions in preference order.
+    versions: BTreeMap<String, Vec<String>>,
+}
+
+impl Catalog {
+    /// A catalog with the built-in and Karmada resources.
+    pub fn with_builtins() -> Self {
+        let catalog = Catalog::default();
+        for info in builtin_resources() {
+            catalog.insert(info);
+        }
+        catalog
+    }
+
+    /// Adds or replaces a resource.
+    pub fn insert(&self, info: ResourceInfo) {
+        let mut inner = self.inner.write();
+        let versions = inner.versions.entry(info.group.clone()).or_default();
+        if !versions.contains(&info.version) {
+            versions.push(info.version.clone());
+        }
+        inner.by_gvr.insert(
+            (
+                info.group.clone(),
+                info.version.clone(),
+                info.plural.clone(),
+            ),
+            Arc::new(info),
+        );
+    }
+
+    /// Removes every version of the resources served by CRD `crd_name`.
+    pub fn remove_crd(&self, crd_name: &str) {
+        let mut inner = self.inner.write();
+        inner
+            .by_gvr
+            .retain(|_, info| info.crd.as_deref() != Some(crd_name));
+        let served: Vec<(String, String)> = inner
+            .by_gvr
+            .keys()
+            .map(|(g, v, _)| (g.clone(), v.clone()))
+            .collect();
+        for (group, versions) in inner.versions.iter_mut() {
+            versions.retain(|v| served.iter().any(|(g, sv)| g == group && sv == v));
+        }
+        inner.versions.retain(|_, versions| !versions.is_empty());
+    }
+
+    pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+        self.inner
+            .read()
+            .by_gvr
+            .get(&(group.to_owned(), version.to_owned(), plural.to_owned()))
+            .cloned()
+    }
+
+    /// The resource of a kind in a group-version.
+    pub fn by_kind(&self, group: &str, version: &str, kind: &str) -> Option<Arc<ResourceInfo>> {
+        self.inner
+            .read()
+            .by_gvr
+            .values()
+            .find(|info| info.group == group && info.version == version && info.kind == kind)
+            .cloned()
+    }
+
+    /// Whether a group-version is served at all.
+    pub fn serves(&self, group: &str, version: &str) -> bool {
+        self.inner
+            .read()
+            .versions
+            .get(group)
+            .is_some_and(|versions| versions.iter().any(|v| v == version))
+    }
+
+    /// Groups in discovery order (core first, then built-ins in insertion order is not kept by a
+    /// map, so sorted by name), each with its versions in preference order.
+    pub fn groups(&self) -> Vec<(String, Vec<String>)> {
+        let inner = self.inner.read();
+        inner
+            .versions
+            .iter()
+            .map(|(group, versions)| (group.clone(), versions.clone()))
+            .collect()
+    }
+
+    /// Resources of one group-version, sorted by plural.
+    pub fn resources(&self, group: &str, version: &str) -> Vec<Arc<ResourceInfo>> {
+        self.inner
+            .read()
+            .by_gvr
+            .iter()
+            .filter(|((g, v, _), _)| g == group && v == version)
+            .map(|(_, info)| info.clone())
+            .collect()
+    }
+
+    /// Every resource, sorted by group, version and plural.
+    pub fn all(&self) -> Vec<Arc<ResourceInfo>> {
+        self.inner.read().by_gvr.values().cloned().collect()
+    }
+}

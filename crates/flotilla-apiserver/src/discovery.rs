@@ -1,0 +1,205 @@
+//! Discovery documents: aggregated (`apidiscovery.k8s.io/v2`) and legacy (`APIVersions`,
+//! `APIGroupList`, `APIGroup`, `APIResourceList`), all built from the catalog.
+
+use serde_json::{Value, json};
+
+use crate::catalog::{Catalog, ResourceInfo};
+
+/// The content type that tells client-go the body is aggregated discovery.
+pub const AGGREGATED_CONTENT_TYPE: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+/// Whether the client asked for aggregated discovery (v2 or v2beta1; we answer v2).
+pub fn wants_aggregated(accept: &str) -> bool {
+    accept.split(',').any(|part| {
+        let part = part.replace(' ', "");
+        part.contains("g=apidiscovery.k8s.io") && part.contains("as=APIGroupDiscoveryList")
+    })
+}
+
+/// Group order: the core group first, then the built-in groups as kube-apiserver orders them,
+/// then everything else by name.
+fn ordered_groups(catalog: &Catalog) -> Vec<(String, Vec<String>)> {
+    const PRIORITY: &[&str] = &[
+        "",
+        "apps",
+        "events.k8s.io",
+        "autoscaling",
+        "batch",
+        "networking.k8s.io",
+        "policy",
+        "rbac.authorization.k8s.io",
+        "coordination.k8s.io",
+        "apiextensions.k8s.io",
+    ];
+    let mut groups = catalog.groups();
+    groups.sort_by_key(|(name, _)| {
+        let rank = PRIORITY
+            .iter()
+            .position(|p| p == name)
+            .unwrap_or(PRIORITY.len());
+        (rank, name.clone())
+    });
+    groups
+}
+
+fn aggregated_resource(info: &ResourceInfo) -> Value {
+    let mut resource = json!({
+        "resource": info.plural,
+        "responseKind": {"group": info.group, "version": info.version, "kind": info.kind},
+        "scope": if info.namespaced { "Namespaced" } else { "Cluster" },
+        "singularResource": info.singular,
+        "verbs": info.verbs(),
+    });
+    if !info.short_names.is_empty() {
+        resource["shortNames"] = json!(info.short_names);
+    }
+    if !info.categories.is_empty() {
+        resource["categories"] = json!(info.categories);
+    }
+    let mut subresources = Vec::new();
+    if info.status {
+        subresources.push(json!({
+            "subresource": "status",
+            "responseKind": {"group": info.group, "version": info.version, "kind": info.kind},
+            "verbs": ["get", "patch", "update"],
+        }));
+    }
+    if info.scale.is_some() {
+        subresources.push(json!({
+            "subresource": "scale",
+            "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+            "verbs": ["get", "patch", "update"],
+        }));
+    }
+    if !subresources.is_empty() {
+        resource["subresources"] = Value::Array(subresources);
+    }
+    resource
+}
+
+/// `APIGroupDiscoveryList` for `/api` (`legacy`) or `/apis`.
+pub fn aggregated(catalog: &Catalog, legacy: bool) -> Value {
+    let items: Vec<Value> = ordered_groups(catalog)
+        .into_iter()
+        .filter(|(group, _)| group.is_empty() == legacy)
+        .map(|(group, versions)| {
+            let versions: Vec<Value> = versions
+                .iter()
+                .map(|version| {
+                    let resources: Vec<Value> = catalog
+                        .resources(&group, version)
+                        .iter()
+                        .map(|info| aggregated_resource(info))
+                        .collect();
+                    json!({"version": version, "resources": resources, "freshness": "Current"})
+                })
+                .collect();
+            json!({"metadata": {"name": group, "creationTimestamp": null}, "versions": versions})
+        })
+        .collect();
+    json!({
+        "kind": "APIGroupDiscoveryList",
+        "apiVersion": "apidiscovery.k8s.io/v2",
+        "metadata": {},
+        "items": items,
+    })
+}
+
+/// `APIVersions` for `/api`.
+pub fn api_versions() -> Value {
+    json!({
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}],
+    })
+}
+
+fn group_doc(group: &str, versions: &[String]) -> Value {
+    let versions: Vec<Value> = versions
+        .iter()
+        .map(|v| json!({"groupVersion": format!("{group}/{v}"), "version": v}))
+        .collect();
+    json!({
+        "name": group,
+        "versions": versions,
+        "preferredVersion": versions.first().cloned().unwrap_or(Value::Null),
+    })
+}
+
+/// `APIGroupList` for `/apis`.
+pub fn group_list(catalog: &Catalog) -> Value {
+    let groups: Vec<Value> = ordered_groups(catalog)
+        .into_iter()
+        .filter(|(group, _)| !group.is_empty())
+        .map(|(group, versions)| group_doc(&group, &versions))
+        .collect();
+    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+}
+
+/// `APIGroup` for `/apis/<group>`.
+pub fn group(catalog: &Catalog, name: &str) -> Option<Value> {
+    let (group, versions) = catalog
+        .groups()
+        .into_iter()
+        .find(|(group, _)| group == name && !group.is_empty())?;
+    let mut doc = group_doc(&group, &versions);
+    doc["kind"] = "APIGroup".into();
+    doc["apiVersion"] = "v1".into();
+    Some(doc)
+}
+
+/// `APIResourceList` for `/api/v1` or `/apis/<group>/<version>`.
+pub fn resource_list(catalog: &Catalog, group: &str, version: &str) -> Option<Value> {
+    if !catalog.serves(group, version) {
+        return None;
+    }
+    let mut resources = Vec::new();
+    for info in catalog.resources(group, version) {
+        let mut resource = json!({
+            "name": info.plural,
+            "singularName": info.singular,
+            "namespaced": info.namespaced,
+            "kind": info.kind,
+            "verbs": info.verbs(),
+        });
+        if !info.short_names.is_empty() {
+            resource["shortNames"] = json!(info.short_names);
+        }
+        if !info.categories.is_empty() {
+            resource["categories"] = json!(info.categories);
+        }
+        resources.push(resource);
+        if info.status {
+            resources.push(json!({
+                "name": format!("{}/status", info.plural),
+                "singularName": "",
+                "namespaced": info.namespaced,
+                "kind": info.kind,
+                "verbs": ["get", "patch", "update"],
+            }));
+        }
+        if info.scale.is_some() {
+            resources.push(json!({
+                "name": format!("{}/scale", info.plural),
+                "singularName": "",
+                "namespaced": info.namespaced,
+                "group": "autoscaling",
+                "version": "v1",
+                "kind": "Scale",
+                "verbs": ["get", "patch", "update"],
+            }));
+        }
+    }
+    let group_version = if group.is_empty() {
+        version.to_owned()
+    } else {
+        format!("{group}/{version}")
+    };
+    Some(json!({
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": group_version,
+        "resources": resources,
+    }))
+}

@@ -1,0 +1,3 @@
+//! Behaviour ported from Kubernetes, written in our own code. Each module names its source.
+
+pub mod duration;

@@ -1,0 +1,52 @@
+//! JSON schemas of the built-in kinds, generated from k8s-openapi's types.
+
+use serde_json::Value;
+
+fn schema<T: schemars::JsonSchema>() -> Value {
+    let settings = schemars::generate::SchemaSettings::openapi3().with(|s| {
+        s.inline_subschemas = true;
+    });
+    let schema = settings.into_generator().into_root_schema_for::<T>();
+    let mut value = serde_json::to_value(schema).unwrap_or(Value::Null);
+    if let Some(map) = value.as_object_mut() {
+        map.remove("$schema");
+        map.remove("definitions");
+        map.remove("$defs");
+    }
+    value
+}
+
+/// The schema of a built-in kind, if k8s-openapi has its type.
+pub fn for_kind(group: &str, version: &str, kind: &str) -> Option<Value> {
+    use k8s_openapi::api::{apps, batch, core, networking, policy, rbac};
+    Some(match (group, version, kind) {
+        ("", "v1", "Namespace") => schema::<core::v1::Namespace>(),
+        ("", "v1", "ConfigMap") => schema::<core::v1::ConfigMap>(),
+        ("", "v1", "Secret") => schema::<core::v1::Secret>(),
+        ("", "v1", "Service") => schema::<core::v1::Service>(),
+        ("", "v1", "ServiceAccount") => schema::<core::v1::ServiceAccount>(),
+        ("", "v1", "Pod") => schema::<core::v1::Pod>(),
+        ("", "v1", "Node") => schema::<core::v1::Node>(),
+        ("", "v1", "PersistentVolumeClaim") => schema::<core::v1::PersistentVolumeClaim>(),
+        ("", "v1", "Endpoints") => schema::<core::v1::Endpoints>(),
+        ("", "v1", "Event") => schema::<core::v1::Event>(),
+        ("", "v1", "ResourceQuota") => schema::<core::v1::ResourceQuota>(),
+        ("", "v1", "LimitRange") => schema::<core::v1::LimitRange>(),
+        ("apps", "v1", "Deployment") => schema::<apps::v1::Deployment>(),
+        ("apps", "v1", "StatefulSet") => schema::<apps::v1::StatefulSet>(),
+        ("apps", "v1", "DaemonSet") => schema::<apps::v1::DaemonSet>(),
+        ("apps", "v1", "ReplicaSet") => schema::<apps::v1::ReplicaSet>(),
+        ("batch", "v1", "Job") => schema::<batch::v1::Job>(),
+        ("batch", "v1", "CronJob") => schema::<batch::v1::CronJob>(),
+        ("networking.k8s.io", "v1", "Ingress") => schema::<networking::v1::Ingress>(),
+        ("networking.k8s.io", "v1", "NetworkPolicy") => schema::<networking::v1::NetworkPolicy>(),
+        ("policy", "v1", "PodDisruptionBudget") => schema::<policy::v1::PodDisruptionBudget>(),
+        ("rbac.authorization.k8s.io", "v1", "Role") => schema::<rbac::v1::Role>(),
+        ("rbac.authorization.k8s.io", "v1", "ClusterRole") => schema::<rbac::v1::ClusterRole>(),
+        ("rbac.authorization.k8s.io", "v1", "RoleBinding") => schema::<rbac::v1::RoleBinding>(),
+        ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding") => {
+            schema::<rbac::v1::ClusterRoleBinding>()
+        }
+        _ => return None,
+    })
+}

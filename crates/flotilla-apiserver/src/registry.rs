@@ -1,0 +1,110 @@
+//! The resource registry: reads (get, list) and writes (create, update, patch, delete) of every
+//! resource over the store, with Kubernetes' metadata rules. Handlers call it; it knows nothing
+//! about HTTP.
+
+mod list;
+pub mod write;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use flotilla_store::Store;
+use serde_json::Value;
+
+pub use list::{ListOptions, ListPage};
+pub use write::{DeleteOptions, PatchKind, WriteOptions};
+
+use crate::cache::WatchCache;
+use crate::catalog::{Catalog, ResourceInfo};
+use crate::error::ApiError;
+use crate::object;
+
+/// Time, injected so tests control it.
+pub trait Clock: Send + Sync + std::fmt::Debug + 'static {
+    fn now(&self) -> jiff::Timestamp;
+}
+
+/// The system clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> jiff::Timestamp {
+        jiff::Timestamp::now()
+    }
+}
+
+/// Formats a timestamp as Kubernetes does (RFC 3339, seconds precision, `Z`).
+pub fn format_time(ts: jiff::Timestamp) -> String {
+    ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// How long a consistent read waits for the watch cache to catch up with the store before it
+/// reads the store directly.
+const CONSISTENT_READ_WAIT: Duration = Duration::from_millis(500);
+
+/// The registry of all resources.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) catalog: Catalog,
+    pub(crate) cache: Arc<WatchCache>,
+    pub(crate) clock: Arc<dyn Clock>,
+}
+
+impl Registry {
+    pub fn new(
+        store: Arc<dyn Store>,
+        catalog: Catalog,
+        cache: Arc<WatchCache>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        Registry {
+            store,
+            catalog,
+            cache,
+            clock,
+        }
+    }
+
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    pub fn cache(&self) -> &Arc<WatchCache> {
+        &self.cache
+    }
+
+    fn key(info: &ResourceInfo, namespace: Option<&str>, name: &str) -> Bytes {
+        Bytes::from(info.storage_key(namespace, name))
+    }
+
+    /// Reads one object, consistently (from the store).
+    pub async fn get(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Value, ApiError> {
+        let key = Self::key(info, namespace, name);
+        match self.store.get(&key).await {
+            Ok(Some(kv)) => object::decode(&kv),
+            Ok(None) => Err(ApiError::not_found(info, name)),
+            Err(error) => Err(ApiError::from_store(error, info, name)),
+        }
+    }
+
+    /// Waits until the cache has every write acknowledged so far; false if it could not.
+    pub(crate) async fn cache_is_current(&self) -> Result<bool, ApiError> {
+        let status = self
+            .store
+            .status()
+            .await
+            .map_err(|e| ApiError::new(503, "ServiceUnavailable", e.to_string()))?;
+        Ok(self
+            .cache
+            .wait_for(status.revision, CONSISTENT_READ_WAIT)
+            .await)
+    }
+}

@@ -1,0 +1,242 @@
+//! Lists: from the watch cache when it is current, from the store for exact or continued
+//! reads, with limit/continue paging and selectors.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use bytes::Bytes;
+use flotilla_store::{KeyRange, RangeRequest, Revision};
+use serde_json::json;
+
+use super::Registry;
+use crate::catalog::ResourceInfo;
+use crate::error::ApiError;
+use crate::filter::Filter;
+use crate::object;
+use crate::request::Query;
+
+/// The options of a list request.
+#[derive(Debug, Clone, Default)]
+pub struct ListOptions {
+    pub filter: Filter,
+    pub limit: Option<usize>,
+    pub continue_token: Option<String>,
+    pub resource_version: Option<String>,
+    pub resource_version_match: Option<String>,
+}
+
+impl ListOptions {
+    pub fn from_query(info: &ResourceInfo, query: &Query) -> Result<Self, ApiError> {
+        let limit = match query.int("limit")? {
+            Some(n) if n > 0 => Some(n as usize),
+            _ => None,
+        };
+        Ok(ListOptions {
+            filter: Filter::parse(info, query.get("labelSelector"), query.get("fieldSelector"))?,
+            limit,
+            continue_token: query
+                .get("continue")
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned),
+            resource_version: query.get("resourceVersion").map(str::to_owned),
+            resource_version_match: query
+                .get("resourceVersionMatch")
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned),
+        })
+    }
+}
+
+/// One page of a list: each item's JSON, the list's resource version and the next token.
+#[derive(Debug, Clone)]
+pub struct ListPage {
+    pub items: Vec<Bytes>,
+    pub revision: Revision,
+    pub continue_token: Option<String>,
+}
+
+fn encode_continue(revision: Revision, start: &str) -> String {
+    BASE64.encode(json!({"v": "meta.k8s.io/v1", "rv": revision, "start": start}).to_string())
+}
+
+fn decode_continue(token: &str) -> Result<(Revision, String), ApiError> {
+    let invalid = || {
+        ApiError::bad_request(format!(
+            "invalid continue token {token:?}: it was not issued by this server"
+        ))
+    };
+    let bytes = BASE64.decode(token).map_err(|_| invalid())?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
+    if value["v"] != "meta.k8s.io/v1" {
+        return Err(invalid());
+    }
+    let revision = value["rv"].as_i64().ok_or_else(invalid)?;
+    let start = value["start"].as_str().ok_or_else(invalid)?.to_owned();
+    if start.contains("..") || start.starts_with('/') {
+        return Err(invalid());
+    }
+    Ok((revision, start))
+}
+
+impl Registry {
+    /// Lists `info` in `namespace` (or everywhere) with Kubernetes' resourceVersion semantics.
+    pub async fn list(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        options: &ListOptions,
+    ) -> Result<ListPage, ApiError> {
+        let prefix = info.storage_prefix_in(namespace);
+        if let Some(token) = &options.continue_token {
+            let (revision, start) = decode_continue(token)?;
+            return self
+                .list_from_store(info, &prefix, options, revision, Some(start))
+                .await
+                .map_err(|e| {
+                    if e.code == 410 {
+                        ApiError::expired(
+                            "The provided continue parameter is too old to display a consistent \
+                             list result. You can start a new list without the continue \
+                             parameter.",
+                        )
+                    } else {
+                        e
+                    }
+                });
+        }
+        let requested = match &options.resource_version {
+            Some(rv) => object::parse_resource_version(rv)?,
+            None => None,
+        };
+        match (options.resource_version_match.as_deref(), requested) {
+            (Some("Exact"), Some(revision)) if revision > 0 => {
+                self.list_from_store(info, &prefix, options, revision, None)
+                    .await
+            }
+            (Some("Exact"), _) => Err(ApiError::bad_request(
+                "resourceVersionMatch=Exact requires a non-zero resourceVersion",
+            )),
+            (Some("NotOlderThan"), None) => Err(ApiError::bad_request(
+                "resourceVersionMatch=NotOlderThan requires a resourceVersion",
+            )),
+            (Some(other), _) if other != "NotOlderThan" => Err(ApiError::bad_request(format!(
+                "unsupported resourceVersionMatch {other:?}: valid values are \"Exact\" and \"NotOlderThan\""
+            ))),
+            // resourceVersion="0": any state is fine.
+            (_, Some(0)) => Ok(self.list_from_cache(info, &prefix, options)),
+            // At least as new as the given version.
+            (_, Some(revision)) => {
+                if !self
+                    .cache
+                    .wait_for(revision, std::time::Duration::from_secs(3))
+                    .await
+                {
+                    let current = self.cache.revision();
+                    return Err(ApiError::too_large_resource_version(revision, current));
+                }
+                Ok(self.list_from_cache(info, &prefix, options))
+            }
+            // Unset: the most recent state.
+            (_, None) => {
+                if self.cache_is_current().await? {
+                    Ok(self.list_from_cache(info, &prefix, options))
+                } else {
+                    let status = self
+                        .store
+                        .status()
+                        .await
+                        .map_err(|e| ApiError::new(503, "ServiceUnavailable", e.to_string()))?;
+                    self.list_from_store(info, &prefix, options, status.revision, None)
+                        .await
+                }
+            }
+        }
+    }
+
+    fn list_from_cache(
+        &self,
+        info: &ResourceInfo,
+        prefix: &str,
+        options: &ListOptions,
+    ) -> ListPage {
+        let (objects, revision) = self.cache.list(prefix.as_bytes(), None);
+        let limit = options.limit.unwrap_or(usize::MAX);
+        let mut items = Vec::new();
+        let mut continue_token = None;
+        for object in objects {
+            if !options
+                .filter
+                .matches(info, &object.labels, &object.key, &object.json)
+            {
+                continue;
+            }
+            if items.len() == limit {
+                let last = String::from_utf8_lossy(&object.key[prefix.len()..]).into_owned();
+                continue_token = Some(encode_continue(revision, &last));
+                break;
+            }
+            items.push(object.json.clone());
+        }
+        ListPage {
+            items,
+            revision,
+            continue_token,
+        }
+    }
+
+    async fn list_from_store(
+        &self,
+        info: &ResourceInfo,
+        prefix: &str,
+        options: &ListOptions,
+        revision: Revision,
+        start: Option<String>,
+    ) -> Result<ListPage, ApiError> {
+        let limit = options.limit.unwrap_or(usize::MAX);
+        let range = KeyRange::prefix(Bytes::from(prefix.to_owned()));
+        let first = match &start {
+            Some(start) => Bytes::from(format!("{prefix}{start}")),
+            None => range.start.clone(),
+        };
+        let mut request = RangeRequest::new(range.resume_at(first))
+            .with_limit(limit.clamp(1, 1000))
+            .at_revision(revision);
+        let mut items = Vec::new();
+        loop {
+            let response = self
+                .store
+                .range(request.clone())
+                .await
+                .map_err(|e| ApiError::from_store(e, info, ""))?;
+            for kv in &response.kvs {
+                let value = object::decode(kv)?;
+                let json =
+                    serde_json::to_vec(&value).map_err(|e| ApiError::internal(e.to_string()))?;
+                if !options
+                    .filter
+                    .matches(info, &object::labels(&value), &kv.key, &json)
+                {
+                    continue;
+                }
+                if items.len() == limit {
+                    let next = String::from_utf8_lossy(&kv.key[prefix.len()..]).into_owned();
+                    return Ok(ListPage {
+                        items,
+                        revision,
+                        continue_token: Some(encode_continue(revision, &next)),
+                    });
+                }
+                items.push(Bytes::from(json));
+            }
+            match response.next_page(&request) {
+                Some(next) => request = next,
+                None => {
+                    return Ok(ListPage {
+                        items,
+                        revision,
+                        continue_token: None,
+                    });
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,554 @@
+//! Writes: create (generateName, dry run), update with optimistic concurrency, patch (JSON,
+//! merge, strategic, apply), delete (preconditions, finalizers, deletion timestamp), and the
+//! status and scale subresources.
+
+use flotilla_store::{KeyValue, StoreError};
+use serde_json::{Value, json};
+
+use super::{Registry, format_time};
+use crate::admission;
+use crate::catalog::ResourceInfo;
+use crate::error::ApiError;
+use crate::object;
+use crate::request::{FieldValidation, Query};
+
+/// Options shared by create, update and patch.
+#[derive(Debug, Clone)]
+pub struct WriteOptions {
+    pub dry_run: bool,
+    pub field_manager: Option<String>,
+    pub field_validation: FieldValidation,
+    pub force: bool,
+}
+
+impl WriteOptions {
+    pub fn from_query(query: &Query) -> Result<Self, ApiError> {
+        Ok(WriteOptions {
+            dry_run: query.dry_run()?,
+            field_manager: query.get("fieldManager").map(str::to_owned),
+            field_validation: query.field_validation()?,
+            force: query.flag("force")?,
+        })
+    }
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            dry_run: false,
+            field_manager: None,
+            field_validation: FieldValidation::Warn,
+            force: false,
+        }
+    }
+}
+
+/// The patch formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchKind {
+    Json,
+    Merge,
+    Strategic,
+    Apply,
+}
+
+impl PatchKind {
+    pub fn from_content_type(content_type: &str) -> Option<Self> {
+        match content_type.split(';').next().unwrap_or("").trim() {
+            "application/json-patch+json" => Some(PatchKind::Json),
+            "application/merge-patch+json" => Some(PatchKind::Merge),
+            "application/strategic-merge-patch+json" => Some(PatchKind::Strategic),
+            "application/apply-patch+yaml" | "application/apply-patch+json" => {
+                Some(PatchKind::Apply)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Options of a delete.
+#[derive(Debug, Clone, Default)]
+pub struct DeleteOptions {
+    pub dry_run: bool,
+    pub propagation_policy: Option<String>,
+    pub grace_period_seconds: Option<i64>,
+    pub precondition_uid: Option<String>,
+    pub precondition_resource_version: Option<String>,
+}
+
+impl DeleteOptions {
+    /// From the query and an optional `DeleteOptions` body (the body wins, as in Kubernetes).
+    pub fn parse(query: &Query, body: Option<&Value>) -> Result<Self, ApiError> {
+        let mut options = DeleteOptions {
+            dry_run: query.dry_run()?,
+            propagation_policy: query.get("propagationPolicy").map(str::to_owned),
+            grace_period_seconds: query.int("gracePeriodSeconds")?,
+            ..Default::default()
+        };
+        if let Some(body) = body {
+            if let Some(policy) = body.get("propagationPolicy").and_then(Value::as_str) {
+                options.propagation_policy = Some(policy.to_owned());
+            }
+            if let Some(grace) = body.get("gracePeriodSeconds").and_then(Value::as_i64) {
+                options.grace_period_seconds = Some(grace);
+            }
+            if let Some(dry) = body.get("dryRun").and_then(Value::as_array) {
+                options.dry_run |= dry.iter().any(|v| v == "All");
+            }
+            let pre = &body["preconditions"];
+            options.precondition_uid = pre["uid"].as_str().map(str::to_owned);
+            options.precondition_resource_version =
+                pre["resourceVersion"].as_str().map(str::to_owned);
+        }
+        match options.propagation_policy.as_deref() {
+            None | Some("Background") | Some("Foreground") | Some("Orphan") => Ok(options),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "propagationPolicy: Unsupported value: {other:?}: supported values: \"Foreground\", \"Background\", \"Orphan\""
+            ))),
+        }
+    }
+}
+
+/// Which part of an object a write may change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The main resource: everything but status (when the kind has a status subresource).
+    Main,
+    /// The status subresource: status only.
+    Status,
+}
+
+const MAX_PATCH_RETRIES: usize = 8;
+
+impl Registry {
+    /// Creates an object in `namespace` (URL namespace for namespaced kinds).
+    pub async fn create(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        mut body: Value,
+        options: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        admission::check_type(info, &body)?;
+        let meta = object::metadata_mut(&mut body);
+        match (namespace, meta.get("namespace").and_then(Value::as_str)) {
+            (Some(url), Some(obj)) if !obj.is_empty() && obj != url => {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+            _ => {}
+        }
+        if info.namespaced {
+            let ns = namespace.ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "{} is namespaced: create it in a namespace",
+                    info.qualified_plural()
+                ))
+            })?;
+            meta.insert("namespace".into(), ns.into());
+        } else {
+            meta.remove("namespace");
+        }
+        if meta
+            .get("resourceVersion")
+            .and_then(Value::as_str)
+            .is_some_and(|rv| !rv.is_empty())
+        {
+            return Err(ApiError::bad_request(
+                "resourceVersion should not be set on objects to be created",
+            ));
+        }
+        let generated = meta
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .is_empty();
+        if generated
+            && let Some(base) = meta.get("generateName").and_then(Value::as_str)
+            && !base.is_empty()
+        {
+            let name = format!("{base}{}", random_suffix());
+            meta.insert("name".into(), name.into());
+        }
+        let now = format_time(self.clock.now());
+        meta.insert("uid".into(), uuid::Uuid::new_v4().to_string().into());
+        meta.insert("creationTimestamp".into(), now.into());
+        meta.remove("deletionTimestamp");
+        meta.remove("deletionGracePeriodSeconds");
+        if info.generation {
+            meta.insert("generation".into(), 1.into());
+        } else {
+            meta.remove("generation");
+        }
+        admission::default_on_create(info, &mut body);
+        if info.status && info.kind != "Namespace" {
+            // Status is written through the status subresource only.
+            if let Some(map) = body.as_object_mut() {
+                map.remove("status");
+            }
+        }
+        let name = object::name(&body).unwrap_or("").to_owned();
+        admission::validate(info, &body, None)?;
+        if let Some(ns) = namespace.filter(|_| info.namespaced) {
+            self.check_namespace_open(ns).await?;
+        }
+        self.managed_fields_on_write(&mut body, None, options, "Update");
+        if options.dry_run {
+            return Ok(body);
+        }
+        let key = Self::key(info, namespace, &name);
+        let kv = self
+            .store
+            .create(key, object::encode(&body)?)
+            .await
+            .map_err(|e| ApiError::from_store(e, info, &name))?;
+        object::set_resource_version(&mut body, kv.mod_revision);
+        Ok(body)
+    }
+
+    /// Replaces an object (PUT), optimistic on the body's resourceVersion when set.
+    pub async fn update(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        body: Value,
+        part: Part,
+        options: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        admission::check_type(info, &body)?;
+        match object::name(&body) {
+            Some(n) if n != name => {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({n}) does not match the name on the URL ({name})"
+                )));
+            }
+            _ => {}
+        }
+        let expected = match object::meta_str(&body, "resourceVersion") {
+            Some(rv) => object::parse_resource_version(rv)?,
+            None => None,
+        };
+        let current = self.read_kv(info, namespace, name).await?;
+        if let Some(expected) = expected
+            && expected != current.mod_revision
+        {
+            return Err(ApiError::conflict(info, name));
+        }
+        self.write_update(info, namespace, name, &current, body, part, options)
+            .await
+    }
+
+    /// Applies a patch, retrying on concurrent writes unless the patch carries a precondition.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn patch(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        kind: PatchKind,
+        patch: &[u8],
+        part: Part,
+        options: &WriteOptions,
+    ) -> Result<(Value, bool), ApiError> {
+        for _ in 0..MAX_PATCH_RETRIES {
+            let current = match self.read_kv(info, namespace, name).await {
+                Ok(kv) => kv,
+                Err(e) if e.code == 404 && kind == PatchKind::Apply && part == Part::Main => {
+                    let body = crate::patch_apply::parse_apply_body(patch)?;
+                    let mut options = options.clone();
+                    options
+                        .field_manager
+                        .get_or_insert_with(|| "unknown".into());
+                    let created = self.create(info, namespace, body, &options).await?;
+                    return Ok((created, true));
+                }
+                Err(e) => return Err(e),
+            };
+            let original = object::decode(&current)?;
+            let patched = crate::patch_apply::apply_patch(info, &original, kind, patch, options)?;
+            if let Some(rv) = object::meta_str(&patched, "resourceVersion")
+                && object::parse_resource_version(rv)? != Some(current.mod_revision)
+            {
+                return Err(ApiError::conflict(info, name));
+            }
+            match self
+                .write_update(info, namespace, name, &current, patched, part, options)
+                .await
+            {
+                Err(e) if e.reason == "Conflict" => continue,
+                result => return result.map(|v| (v, false)),
+            }
+        }
+        Err(ApiError::conflict(info, name))
+    }
+
+    async fn read_kv(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<KeyValue, ApiError> {
+        let key = Self::key(info, namespace, name);
+        match self.store.get(&key).await {
+            Ok(Some(kv)) => Ok(kv),
+            Ok(None) => Err(ApiError::not_found(info, name)),
+            Err(e) => Err(ApiError::from_store(e, info, name)),
+        }
+    }
+
+    /// Carries what a write may not change from `current` into `new`, validates, and stores it
+    /// if anything changed. Finishes a deletion when the last finalizer goes.
+    #[allow(clippy::too_many_arguments)]
+    async fn write_update(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        current: &KeyValue,
+        mut new: Value,
+        part: Part,
+        options: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        let old = object::decode(current)?;
+        if part == Part::Status {
+            let status = new.get("status").cloned();
+            new = old.clone();
+            match status {
+                Some(status) => new["status"] = status,
+                None => {
+                    if let Some(map) = new.as_object_mut() {
+                        map.remove("status");
+                    }
+                }
+            }
+        } else if info.status && info.kind != "Namespace" {
+            match old.get("status") {
+                Some(status) => new["status"] = status.clone(),
+                None => {
+                    if let Some(map) = new.as_object_mut() {
+                        map.remove("status");
+                    }
+                }
+            }
+        }
+        admission::check_type(info, &new)?;
+        {
+            let old_meta = old.get("metadata").cloned().unwrap_or(json!({}));
+            let meta = object::metadata_mut(&mut new);
+            for field in [
+                "name",
+                "namespace",
+                "uid",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "generation",
+            ] {
+                match old_meta.get(field) {
+                    Some(value) => meta.insert(field.into(), value.clone()),
+                    None => meta.remove(field),
+                };
+            }
+            meta.insert(
+                "resourceVersion".into(),
+                current.mod_revision.to_string().into(),
+            );
+        }
+        if info.generation && part == Part::Main && spec_changed(&old, &new) {
+            let generation = old["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
+            object::metadata_mut(&mut new).insert("generation".into(), generation.into());
+        }
+        admission::default_on_update(info, &mut new);
+        admission::validate(info, &new, Some(&old))?;
+        self.managed_fields_on_write(&mut new, Some(&old), options, "Update");
+        let deleting = old["metadata"].get("deletionTimestamp").is_some();
+        let finalizers_gone = deleting && object::finalizers(&new).is_empty();
+        if old == new && !finalizers_gone {
+            return Ok(old);
+        }
+        if options.dry_run {
+            object::set_resource_version(&mut new, current.mod_revision);
+            return Ok(new);
+        }
+        let key = Self::key(info, namespace, name);
+        if finalizers_gone {
+            let (_, revision) = self
+                .store
+                .delete(key, Some(current.mod_revision))
+                .await
+                .map_err(|e| ApiError::from_store(e, info, name))?;
+            object::set_resource_version(&mut new, revision);
+            return Ok(new);
+        }
+        let kv = self
+            .store
+            .update(key, object::encode(&new)?, current.mod_revision)
+            .await
+            .map_err(|e| match e {
+                StoreError::NotFound { .. } => ApiError::not_found(info, name),
+                other => ApiError::from_store(other, info, name),
+            })?;
+        object::set_resource_version(&mut new, kv.mod_revision);
+        Ok(new)
+    }
+
+    /// Deletes an object: at once when nothing holds it, else marks it with a deletion
+    /// timestamp and leaves it to its finalizers. Returns the object and whether it is gone.
+    pub async fn delete(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        options: &DeleteOptions,
+    ) -> Result<(Value, bool), ApiError> {
+        for _ in 0..MAX_PATCH_RETRIES {
+            let current = self.read_kv(info, namespace, name).await?;
+            let mut obj = object::decode(&current)?;
+            if let Some(uid) = &options.precondition_uid
+                && object::meta_str(&obj, "uid") != Some(uid.as_str())
+            {
+                return Err(ApiError::conflict(info, name).with_message(format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                    object::meta_str(&obj, "uid").unwrap_or("")
+                )));
+            }
+            if let Some(rv) = &options.precondition_resource_version
+                && object::parse_resource_version(rv)? != Some(current.mod_revision)
+            {
+                return Err(ApiError::conflict(info, name).with_message(format!(
+                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                    current.mod_revision
+                )));
+            }
+            let mut finalizers = object::finalizers(&obj);
+            match options.propagation_policy.as_deref() {
+                Some("Foreground") if !finalizers.iter().any(|f| f == "foregroundDeletion") => {
+                    finalizers.push("foregroundDeletion".into())
+                }
+                Some("Orphan") if !finalizers.iter().any(|f| f == "orphan") => {
+                    finalizers.push("orphan".into())
+                }
+                _ => {}
+            }
+            let namespace_finalizers = info.kind == "Namespace" && info.group.is_empty();
+            if finalizers.is_empty() && !namespace_finalizers {
+                if options.dry_run {
+                    return Ok((obj, true));
+                }
+                let key = Self::key(info, namespace, name);
+                match self.store.delete(key, Some(current.mod_revision)).await {
+                    Ok((_, revision)) => {
+                        object::set_resource_version(&mut obj, revision);
+                        return Ok((obj, true));
+                    }
+                    Err(StoreError::Conflict { .. }) => continue,
+                    Err(e) => return Err(ApiError::from_store(e, info, name)),
+                }
+            }
+            // Something holds the object: mark it as being deleted.
+            if obj["metadata"].get("deletionTimestamp").is_some()
+                && object::finalizers(&obj) == finalizers
+            {
+                return Ok((obj, false));
+            }
+            let now = format_time(self.clock.now());
+            let meta = object::metadata_mut(&mut obj);
+            meta.entry("deletionTimestamp").or_insert(now.into());
+            meta.entry("deletionGracePeriodSeconds")
+                .or_insert(options.grace_period_seconds.unwrap_or(0).into());
+            if !finalizers.is_empty() {
+                meta.insert("finalizers".into(), finalizers.into());
+            }
+            if namespace_finalizers {
+                obj["status"]["phase"] = "Terminating".into();
+            }
+            if options.dry_run {
+                return Ok((obj, false));
+            }
+            let key = Self::key(info, namespace, name);
+            match self
+                .store
+                .update(key, object::encode(&obj)?, current.mod_revision)
+                .await
+            {
+                Ok(kv) => {
+                    object::set_resource_version(&mut obj, kv.mod_revision);
+                    return Ok((obj, false));
+                }
+                Err(StoreError::Conflict { .. }) => continue,
+                Err(e) => return Err(ApiError::from_store(e, info, name)),
+            }
+        }
+        Err(ApiError::conflict(info, name))
+    }
+
+    /// Refuses writes into a namespace that does not exist or is being deleted.
+    async fn check_namespace_open(&self, namespace: &str) -> Result<(), ApiError> {
+        let info = self
+            .catalog
+            .get("", "v1", "namespaces")
+            .expect("namespaces are built in");
+        let ns = self.get(&info, None, namespace).await?;
+        if ns["metadata"].get("deletionTimestamp").is_some() {
+            return Err(ApiError::forbidden(format!(
+                "unable to create new content in namespace {namespace} because it is being terminated"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Records the writing manager in `metadata.managedFields`.
+    fn managed_fields_on_write(
+        &self,
+        object: &mut Value,
+        old: Option<&Value>,
+        options: &WriteOptions,
+        operation: &str,
+    ) {
+        let Some(manager) = options.field_manager.clone() else {
+            return;
+        };
+        let api_version = object["apiVersion"].clone();
+        let time = format_time(self.clock.now());
+        let fields = crate::patch_apply::fields_v1(object);
+        let mut entries: Vec<Value> = old
+            .and_then(|o| o["metadata"]["managedFields"].as_array().cloned())
+            .or_else(|| object["metadata"]["managedFields"].as_array().cloned())
+            .unwrap_or_default();
+        entries.retain(|e| !(e["manager"] == manager.as_str() && e["operation"] == operation));
+        entries.push(json!({
+            "manager": manager,
+            "operation": operation,
+            "apiVersion": api_version,
+            "time": time,
+            "fieldsType": "FieldsV1",
+            "fieldsV1": fields,
+        }));
+        object::metadata_mut(object).insert("managedFields".into(), Value::Array(entries));
+    }
+}
+
+/// Whether anything but metadata and status differs.
+fn spec_changed(old: &Value, new: &Value) -> bool {
+    let strip = |v: &Value| -> Value {
+        let mut v = v.clone();
+        if let Some(map) = v.as_object_mut() {
+            map.remove("metadata");
+            map.remove("status");
+        }
+        v
+    };
+    strip(old) != strip(new)
+}
+
+/// Five characters from Kubernetes' generateName alphabet (no vowels, no confusable digits).
+fn random_suffix() -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let uuid = uuid::Uuid::new_v4();
+    uuid.as_bytes()[..5]
+        .iter()
+        .map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char)
+        .collect()
+}

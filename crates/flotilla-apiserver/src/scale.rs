@@ -1,0 +1,117 @@
+//! The `/scale` subresource: an `autoscaling/v1 Scale` view of a workload's replicas.
+
+use std::sync::Arc;
+
+use axum::extract::Request;
+use axum::response::Response;
+use http::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use flotilla_api::validation::FieldError;
+
+use crate::catalog::ResourceInfo;
+use crate::error::ApiError;
+use crate::registry::write::Part;
+use crate::registry::{PatchKind, Registry, WriteOptions};
+use crate::request::{Query, ResourcePath};
+use crate::server::json_response;
+
+fn scale_of(object: &Value) -> Value {
+    let meta = &object["metadata"];
+    let selector = crate::table::jsonpath(object, ".spec.selector")
+        .first()
+        .map(label_selector_string)
+        .unwrap_or_default();
+    json!({
+        "apiVersion": "autoscaling/v1",
+        "kind": "Scale",
+        "metadata": {
+            "name": meta["name"],
+            "namespace": meta["namespace"],
+            "uid": meta["uid"],
+            "resourceVersion": meta["resourceVersion"],
+            "creationTimestamp": meta["creationTimestamp"],
+        },
+        "spec": {"replicas": object["spec"]["replicas"].as_i64().unwrap_or(0)},
+        "status": {
+            "replicas": object["status"]["replicas"].as_i64().unwrap_or(0),
+            "selector": selector,
+        },
+    })
+}
+
+fn label_selector_string(selector: &Value) -> String {
+    let mut parts: Vec<String> = selector["matchLabels"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+                .collect()
+        })
+        .unwrap_or_default();
+    parts.sort();
+    parts.join(",")
+}
+
+pub async fn handle(
+    registry: &Registry,
+    info: &Arc<ResourceInfo>,
+    namespace: Option<&str>,
+    target: &ResourcePath,
+    method: &Method,
+    query: &Query,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let name = target.name.as_deref().ok_or_else(ApiError::no_route)?;
+    let options = WriteOptions::from_query(query)?;
+    let current = registry.get(info, namespace, name).await?;
+    let scale = scale_of(&current);
+    let desired = match method.as_str() {
+        "GET" => return Ok(json_response(StatusCode::OK, &scale)),
+        "PUT" => {
+            let headers = request.headers().clone();
+            let bytes = crate::server::body::read(request.into_body()).await?;
+            crate::server::body::decode_object(
+                &crate::server::body::content_type(&headers),
+                &bytes,
+            )?
+        }
+        "PATCH" => {
+            let content_type = crate::server::body::content_type(request.headers());
+            let kind = PatchKind::from_content_type(&content_type)
+                .ok_or_else(|| ApiError::unsupported_media_type(&content_type))?;
+            let bytes = crate::server::body::read(request.into_body()).await?;
+            crate::patch_apply::patch_plain(&scale, kind, &bytes)?
+        }
+        _ => {
+            return Err(ApiError::method_not_allowed(
+                "scale supports get, update and patch",
+            ));
+        }
+    };
+    let replicas = desired["spec"]["replicas"].as_i64().ok_or_else(|| {
+        ApiError::invalid(info, name, &[FieldError::required("spec.replicas", "")])
+    })?;
+    if replicas < 0 {
+        return Err(ApiError::invalid(
+            info,
+            name,
+            &[FieldError::invalid(
+                "spec.replicas",
+                replicas,
+                "must be greater than or equal to 0",
+            )],
+        ));
+    }
+    let mut updated = current.clone();
+    updated["spec"]["replicas"] = replicas.into();
+    if let Some(rv) = desired["metadata"]["resourceVersion"].as_str()
+        && !rv.is_empty()
+    {
+        updated["metadata"]["resourceVersion"] = rv.into();
+    }
+    let written = registry
+        .update(info, namespace, name, updated, Part::Main, &options)
+        .await?;
+    Ok(json_response(StatusCode::OK, &scale_of(&written)))
+}

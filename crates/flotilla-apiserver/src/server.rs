@@ -1,0 +1,210 @@
+//! The HTTP face of the API server: one axum fallback handler that parses Kubernetes paths
+//! itself (CRDs appear at run time), authentication and authorization, and the dispatch to
+//! discovery, OpenAPI, health and resource handlers.
+
+pub mod body;
+mod resource;
+mod watch;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::{IntoResponse, Response};
+use http::{HeaderValue, Method, StatusCode, header};
+
+use crate::auth::authn::UserInfo;
+use crate::auth::authz::{Authorizer, RequestAttributes};
+use crate::error::ApiError;
+use crate::registry::Registry;
+use crate::request::{Query, Target, parse_path};
+use crate::{discovery, openapi};
+
+/// The largest request body accepted (Kubernetes' limit is 3 MiB).
+pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
+
+/// The version reported on `/version`.
+pub const KUBERNETES_VERSION: (&str, &str) = ("1", "32");
+
+/// Shared state of the HTTP layer.
+#[derive(Debug, Clone)]
+pub struct ApiServer {
+    pub(crate) registry: Registry,
+    pub(crate) authorizer: Authorizer,
+}
+
+/// The identity of the caller, set per connection (client certificate) or per request (token)
+/// by the serving layer; requests without one are anonymous.
+#[derive(Debug, Clone)]
+pub struct Identity(pub Option<UserInfo>);
+
+impl ApiServer {
+    pub fn new(registry: Registry) -> Self {
+        ApiServer {
+            registry,
+            authorizer: Authorizer::new(),
+        }
+    }
+
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The whole API as an axum router (a tower service).
+    pub fn router(self) -> Router {
+        Router::new().fallback(dispatch).with_state(Arc::new(self))
+    }
+}
+
+async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Response {
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    let identity = request
+        .extensions()
+        .get::<Identity>()
+        .and_then(|i| i.0.clone());
+    let span = tracing::debug_span!("request", %method, %path, user = identity.as_ref().map(|u| u.name.as_str()).unwrap_or("anonymous"));
+    let _enter = span.enter();
+    match path.as_str() {
+        "/healthz" | "/livez" | "/readyz" => return text(StatusCode::OK, "ok"),
+        "/version" => return json_response(StatusCode::OK, &version()),
+        _ => {}
+    }
+    let Some(user) = identity else {
+        return error_response(&ApiError::unauthorized());
+    };
+    let query = Query::parse(request.uri().query());
+    if let Some(rest) = path.strip_prefix("/openapi/v3") {
+        return match openapi::serve(&server.registry, rest) {
+            Ok(doc) => json_response(StatusCode::OK, &doc),
+            Err(e) => error_response(&e),
+        };
+    }
+    let Some(target) = parse_path(&path) else {
+        return error_response(&ApiError::no_route());
+    };
+    let accept = request
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    match target {
+        Target::Root { legacy } => {
+            if method != Method::GET {
+                return error_response(&ApiError::method_not_allowed("only GET is allowed"));
+            }
+            let catalog = server.registry.catalog();
+            if discovery::wants_aggregated(&accept) {
+                let doc = discovery::aggregated(catalog, legacy);
+                let mut response = json_response(StatusCode::OK, &doc);
+                response.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static(discovery::AGGREGATED_CONTENT_TYPE),
+                );
+                response
+            } else if legacy {
+                json_response(StatusCode::OK, &discovery::api_versions())
+            } else {
+                json_response(StatusCode::OK, &discovery::group_list(catalog))
+            }
+        }
+        Target::Group { group } => match discovery::group(server.registry.catalog(), &group) {
+            Some(doc) => json_response(StatusCode::OK, &doc),
+            None => error_response(&ApiError::no_route()),
+        },
+        Target::GroupVersion { group, version } => {
+            match discovery::resource_list(server.registry.catalog(), &group, &version) {
+                Some(doc) => json_response(StatusCode::OK, &doc),
+                None => error_response(&ApiError::no_route()),
+            }
+        }
+        Target::Resource(target) => {
+            let Some(info) =
+                server
+                    .registry
+                    .catalog()
+                    .get(&target.group, &target.version, &target.resource)
+            else {
+                return error_response(&ApiError::new(
+                    404,
+                    "NotFound",
+                    format!(
+                        "the server could not find the requested resource (resource {:?} in group-version \"{}\")",
+                        target.resource,
+                        if target.group.is_empty() {
+                            target.version.clone()
+                        } else {
+                            format!("{}/{}", target.group, target.version)
+                        }
+                    ),
+                ));
+            };
+            let verb = resource::verb(&method, &target, &query);
+            let attributes = RequestAttributes {
+                user: &user,
+                verb,
+                group: &target.group,
+                resource: &target.resource,
+                subresource: target.subresource.as_deref().unwrap_or(""),
+                namespace: target.namespace.as_deref(),
+                name: target.name.as_deref(),
+                path: &path,
+            };
+            let decision = server.authorizer.authorize(&attributes);
+            if !decision.allowed {
+                return error_response(&ApiError::forbidden(decision.reason));
+            }
+            resource::handle(&server, info, target, method, query, accept, request).await
+        }
+    }
+}
+
+fn version() -> serde_json::Value {
+    let (major, minor) = KUBERNETES_VERSION;
+    serde_json::json!({
+        "major": major,
+        "minor": minor,
+        "gitVersion": format!("v{major}.{minor}.0-flotilla.{}", env!("CARGO_PKG_VERSION")),
+        "gitCommit": "",
+        "gitTreeState": "clean",
+        "buildDate": "1970-01-01T00:00:00Z",
+        "goVersion": "rust",
+        "compiler": "rustc",
+        "platform": format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+    })
+}
+
+pub(crate) fn text(status: StatusCode, body: &'static str) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        body,
+    )
+        .into_response()
+}
+
+pub(crate) fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {
+    let body = serde_json::to_vec(value).expect("JSON values serialize");
+    json_bytes(status, body.into())
+}
+
+pub(crate) fn json_bytes(status: StatusCode, body: bytes::Bytes) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// The one place errors become responses.
+pub(crate) fn error_response(error: &ApiError) -> Response {
+    if error.code >= 500 {
+        tracing::warn!(code = error.code, reason = error.reason, message = %error.message, "request failed");
+    }
+    let status = StatusCode::from_u16(error.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    json_response(status, &error.to_status())
+}

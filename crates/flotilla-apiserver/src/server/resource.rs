@@ -1,0 +1,247 @@
+//! Resource requests: the verb from method and query, and its handler.
+
+use std::sync::Arc;
+
+use axum::extract::Request;
+use axum::response::Response;
+use http::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use super::{ApiServer, body, error_response, json_bytes, json_response};
+use crate::catalog::ResourceInfo;
+use crate::error::ApiError;
+use crate::object;
+use crate::registry::write::Part;
+use crate::registry::{DeleteOptions, ListOptions, PatchKind, WriteOptions};
+use crate::request::{Query, ResourcePath};
+use crate::{scale, table};
+
+/// The Kubernetes verb of a request.
+pub fn verb(method: &Method, target: &ResourcePath, query: &Query) -> &'static str {
+    let watch = query.flag("watch").unwrap_or(false);
+    match (method.as_str(), target.name.is_some()) {
+        ("GET", _) if watch => "watch",
+        ("GET", true) => "get",
+        ("GET", false) => "list",
+        ("POST", _) => "create",
+        ("PUT", _) => "update",
+        ("PATCH", _) => "patch",
+        ("DELETE", true) => "delete",
+        ("DELETE", false) => "deletecollection",
+        _ => "unknown",
+    }
+}
+
+pub async fn handle(
+    server: &Arc<ApiServer>,
+    info: Arc<ResourceInfo>,
+    target: ResourcePath,
+    method: Method,
+    query: Query,
+    accept: String,
+    request: Request,
+) -> Response {
+    match handle_inner(server, &info, &target, &method, &query, &accept, request).await {
+        Ok(response) => response,
+        Err(error) => error_response(&error),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn handle_inner(
+    server: &Arc<ApiServer>,
+    info: &Arc<ResourceInfo>,
+    target: &ResourcePath,
+    method: &Method,
+    query: &Query,
+    accept: &str,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let registry = &server.registry;
+    let namespace = target.namespace.as_deref();
+    if info.namespaced && target.name.is_some() && namespace.is_none() {
+        return Err(ApiError::no_route());
+    }
+    let ns = if info.namespaced { namespace } else { None };
+    let part = match target.subresource.as_deref() {
+        None => Part::Main,
+        Some("status") if info.status => Part::Status,
+        Some("scale") if info.scale.is_some() => {
+            return scale::handle(registry, info, ns, target, method, query, request).await;
+        }
+        Some(other) => {
+            return Err(ApiError::new(
+                404,
+                "NotFound",
+                format!(
+                    "the server could not find the requested resource ({} {}/{other})",
+                    info.qualified_plural(),
+                    target.name.as_deref().unwrap_or("")
+                ),
+            ));
+        }
+    };
+    let headers = request.headers().clone();
+    let table_wanted = table::wants_table(accept);
+    match (method.as_str(), target.name.as_deref()) {
+        ("GET", None) if query.flag("watch")? => {
+            super::watch::serve(registry, info, ns, query, table_wanted).await
+        }
+        ("GET", None) => {
+            let options = ListOptions::from_query(info, query)?;
+            let page = registry.list(info, ns, &options).await?;
+            if table_wanted {
+                let items: Vec<Value> = page
+                    .items
+                    .iter()
+                    .filter_map(|b| serde_json::from_slice(b).ok())
+                    .collect();
+                let doc = table::render(
+                    info,
+                    &items,
+                    page.revision,
+                    page.continue_token.as_deref(),
+                    registry.clock.now(),
+                    query.get("includeObject"),
+                );
+                return Ok(json_response(StatusCode::OK, &doc));
+            }
+            Ok(json_bytes(StatusCode::OK, list_body(info, &page)))
+        }
+        ("GET", Some(name)) => {
+            let object = registry.get(info, ns, name).await?;
+            if table_wanted {
+                let doc = table::render(
+                    info,
+                    std::slice::from_ref(&object),
+                    0,
+                    None,
+                    registry.clock.now(),
+                    query.get("includeObject"),
+                );
+                return Ok(json_response(StatusCode::OK, &doc));
+            }
+            Ok(json_response(StatusCode::OK, &object))
+        }
+        ("POST", None) if part == Part::Main => {
+            let bytes = body::read(request.into_body()).await?;
+            let object = body::decode_object(&body::content_type(&headers), &bytes)?;
+            let options = WriteOptions::from_query(query)?;
+            let created = registry.create(info, ns, object, &options).await?;
+            Ok(json_response(StatusCode::CREATED, &created))
+        }
+        ("PUT", Some(name)) => {
+            let bytes = body::read(request.into_body()).await?;
+            let object = body::decode_object(&body::content_type(&headers), &bytes)?;
+            let options = WriteOptions::from_query(query)?;
+            let updated = registry
+                .update(info, ns, name, object, part, &options)
+                .await?;
+            Ok(json_response(StatusCode::OK, &updated))
+        }
+        ("PATCH", Some(name)) => {
+            let content_type = body::content_type(&headers);
+            let kind = PatchKind::from_content_type(&content_type)
+                .ok_or_else(|| ApiError::unsupported_media_type(&content_type))?;
+            let bytes = body::read(request.into_body()).await?;
+            let options = WriteOptions::from_query(query)?;
+            if kind == PatchKind::Apply && options.field_manager.is_none() {
+                return Err(ApiError::bad_request(
+                    "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+                ));
+            }
+            let (object, created) = registry
+                .patch(info, ns, name, kind, &bytes, part, &options)
+                .await?;
+            let status = if created {
+                StatusCode::CREATED
+            } else {
+                StatusCode::OK
+            };
+            Ok(json_response(status, &object))
+        }
+        ("DELETE", Some(name)) => {
+            let bytes = body::read(request.into_body()).await?;
+            let delete_body = if bytes.iter().all(u8::is_ascii_whitespace) {
+                None
+            } else {
+                Some(body::decode_object(&body::content_type(&headers), &bytes)?)
+            };
+            let options = DeleteOptions::parse(query, delete_body.as_ref())?;
+            let (object, gone) = registry.delete(info, ns, name, &options).await?;
+            let status = if gone {
+                StatusCode::OK
+            } else {
+                StatusCode::ACCEPTED
+            };
+            Ok(json_response(status, &object))
+        }
+        ("DELETE", None) => {
+            let bytes = body::read(request.into_body()).await?;
+            let delete_body = if bytes.iter().all(u8::is_ascii_whitespace) {
+                None
+            } else {
+                Some(body::decode_object(&body::content_type(&headers), &bytes)?)
+            };
+            let options = DeleteOptions::parse(query, delete_body.as_ref())?;
+            let list_options = ListOptions::from_query(info, query)?;
+            let page = registry.list(info, ns, &list_options).await?;
+            let mut deleted = Vec::new();
+            for item in &page.items {
+                let value: Value =
+                    serde_json::from_slice(item).map_err(|e| ApiError::internal(e.to_string()))?;
+                let name = object::name(&value).unwrap_or("").to_owned();
+                let item_ns = object::namespace(&value).map(str::to_owned);
+                match registry
+                    .delete(info, item_ns.as_deref(), &name, &options)
+                    .await
+                {
+                    Ok((object, _)) => deleted.push(object),
+                    Err(e) if e.code == 404 => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            let list = json!({
+                "apiVersion": info.api_version(),
+                "kind": info.list_kind,
+                "metadata": {"resourceVersion": page.revision.to_string()},
+                "items": deleted,
+            });
+            Ok(json_response(StatusCode::OK, &list))
+        }
+        _ => Err(ApiError::method_not_allowed(format!(
+            "{method} is not supported on {}",
+            if target.name.is_some() {
+                "a single object"
+            } else {
+                "a collection"
+            }
+        ))),
+    }
+}
+
+/// A `<Kind>List` body assembled from items' JSON without re-serializing them.
+fn list_body(info: &ResourceInfo, page: &crate::registry::ListPage) -> bytes::Bytes {
+    let mut metadata = json!({"resourceVersion": page.revision.to_string()});
+    if let Some(token) = &page.continue_token {
+        metadata["continue"] = token.clone().into();
+    }
+    let head = json!({
+        "apiVersion": info.api_version(),
+        "kind": info.list_kind,
+        "metadata": metadata,
+    })
+    .to_string();
+    let size = page.items.iter().map(|i| i.len() + 1).sum::<usize>() + head.len() + 16;
+    let mut out = Vec::with_capacity(size);
+    out.extend_from_slice(&head.as_bytes()[..head.len() - 1]);
+    out.extend_from_slice(b",\"items\":[");
+    for (i, item) in page.items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(item);
+    }
+    out.extend_from_slice(b"]}");
+    out.into()
+}

@@ -1,0 +1,222 @@
+//! Watch streams: newline-delimited JSON events, served from the watch cache, with bookmarks
+//! when asked, in-stream 410 for too-old versions, and a bounded lifetime.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use futures::StreamExt;
+use http::{HeaderValue, StatusCode, header};
+use serde_json::json;
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::cache::{Change, ChangeKind, Subscription};
+use crate::catalog::ResourceInfo;
+use crate::error::ApiError;
+use crate::filter::Filter;
+use crate::object;
+use crate::registry::Registry;
+use crate::request::Query;
+
+/// How often a bookmark is sent when the client allows them.
+const BOOKMARK_PERIOD: Duration = Duration::from_secs(60);
+
+pub async fn serve(
+    registry: &Registry,
+    info: &Arc<ResourceInfo>,
+    namespace: Option<&str>,
+    query: &Query,
+    _table: bool,
+) -> Result<Response, ApiError> {
+    let filter = Filter::parse(info, query.get("labelSelector"), query.get("fieldSelector"))?;
+    let requested = match query.get("resourceVersion") {
+        Some(rv) => object::parse_resource_version(rv)?,
+        None => None,
+    };
+    let send_initial = query.flag("sendInitialEvents")?;
+    let bookmarks = query.flag("allowWatchBookmarks")?;
+    let timeout = match query.int("timeoutSeconds")? {
+        Some(seconds) if seconds > 0 => Duration::from_secs(seconds as u64),
+        // kube-apiserver picks between 30 and 60 minutes.
+        _ => Duration::from_secs(1800 + u64::from(uuid::Uuid::new_v4().as_bytes()[0]) * 7),
+    };
+    let after = match requested {
+        Some(0) | None => None,
+        Some(_) if send_initial => None,
+        Some(revision) => Some(revision),
+    };
+    if let Some(revision) = after
+        && revision > registry.cache().revision()
+        && !registry
+            .cache()
+            .wait_for(revision, Duration::from_secs(3))
+            .await
+    {
+        return Err(ApiError::too_large_resource_version(
+            revision,
+            registry.cache().revision(),
+        ));
+    }
+    if after.is_none() {
+        // The initial state includes every write acknowledged before the watch started.
+        registry.cache_is_current().await?;
+    }
+    let prefix = info.storage_prefix_in(namespace);
+    let stream = match registry.cache().subscribe(prefix.as_bytes(), after) {
+        Ok(subscription) => events(
+            info.clone(),
+            prefix.clone(),
+            filter,
+            subscription,
+            send_initial && bookmarks,
+            bookmarks,
+            timeout,
+        )
+        .boxed(),
+        Err(too_old) => {
+            let status = ApiError::expired(format!(
+                "too old resource version: {} ({})",
+                too_old.requested, too_old.oldest
+            ))
+            .to_status();
+            let line = event_line("ERROR", status.to_string().as_bytes());
+            futures::stream::once(async move { Ok::<_, std::convert::Infallible>(line) }).boxed()
+        }
+    };
+    let mut response = Response::new(Body::from_stream(stream));
+    *response.status_mut() = StatusCode::OK;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Ok(response)
+}
+
+fn event_line(kind: &str, object: &[u8]) -> Bytes {
+    let mut line = Vec::with_capacity(object.len() + 32);
+    line.extend_from_slice(b"{\"type\":\"");
+    line.extend_from_slice(kind.as_bytes());
+    line.extend_from_slice(b"\",\"object\":");
+    line.extend_from_slice(object);
+    line.extend_from_slice(b"}\n");
+    line.into()
+}
+
+fn bookmark(info: &ResourceInfo, revision: i64, initial_end: bool) -> Bytes {
+    let mut metadata = json!({"resourceVersion": revision.to_string()});
+    if initial_end {
+        metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+    }
+    let object = json!({"apiVersion": info.api_version(), "kind": info.kind, "metadata": metadata});
+    event_line("BOOKMARK", object.to_string().as_bytes())
+}
+
+/// What a change looks like to a watcher with a filter: objects moving into the selection are
+/// added, moving out are deleted.
+fn translate(info: &ResourceInfo, filter: &Filter, change: &Change) -> Option<Bytes> {
+    let now = filter.matches(
+        info,
+        &change.object.labels,
+        &change.object.key,
+        &change.object.json,
+    );
+    let before = change
+        .prev
+        .as_ref()
+        .is_some_and(|prev| filter.matches(info, &prev.labels, &prev.key, &prev.json));
+    let kind = match (change.kind, before, now) {
+        (ChangeKind::Deleted, true, _) => "DELETED",
+        (ChangeKind::Deleted, false, _) => return None,
+        (ChangeKind::Added, _, true) => "ADDED",
+        (ChangeKind::Modified, true, true) => "MODIFIED",
+        (ChangeKind::Modified, false, true) => "ADDED",
+        (ChangeKind::Modified, true, false) => "DELETED",
+        _ => return None,
+    };
+    Some(event_line(kind, &change.object.json))
+}
+
+fn events(
+    info: Arc<ResourceInfo>,
+    prefix: String,
+    filter: Filter,
+    subscription: Subscription,
+    initial_end_bookmark: bool,
+    bookmarks: bool,
+    timeout: Duration,
+) -> impl futures::Stream<Item = Result<Bytes, std::convert::Infallible>> + Send {
+    async_stream(move |tx| async move {
+        let Subscription {
+            revision,
+            backlog,
+            mut live,
+        } = subscription;
+        let mut last = revision;
+        for change in &backlog {
+            if let Some(line) = translate(&info, &filter, change)
+                && tx.send(line).await.is_err()
+            {
+                return;
+            }
+            last = last.max(change.revision);
+        }
+        if initial_end_bookmark && tx.send(bookmark(&info, revision, true)).await.is_err() {
+            return;
+        }
+        let deadline = tokio::time::sleep(timeout);
+        tokio::pin!(deadline);
+        let mut ticker = tokio::time::interval(BOOKMARK_PERIOD);
+        ticker.tick().await;
+        loop {
+            tokio::select! {
+                _ = &mut deadline => return,
+                _ = ticker.tick(), if bookmarks => {
+                    if tx.send(bookmark(&info, last, false)).await.is_err() {
+                        return;
+                    }
+                }
+                received = live.recv() => match received {
+                    Ok(change) => {
+                        // The backlog already covered everything up to the subscription.
+                        if change.revision <= revision {
+                            continue;
+                        }
+                        last = last.max(change.revision);
+                        if !change.object.key.starts_with(prefix.as_bytes()) {
+                            continue;
+                        }
+                        if let Some(line) = translate(&info, &filter, &change)
+                            && tx.send(line).await.is_err()
+                        {
+                            return;
+                        }
+                    }
+                    Err(RecvError::Lagged(_)) => {
+                        let status = ApiError::expired(format!(
+                            "too old resource version: {last}: the watcher fell behind"
+                        ))
+                        .to_status();
+                        let _ = tx.send(event_line("ERROR", status.to_string().as_bytes())).await;
+                        return;
+                    }
+                    Err(RecvError::Closed) => return,
+                }
+            }
+        }
+    })
+}
+
+/// A stream fed by a task through a small channel; the task ends when the client goes away.
+fn async_stream<F, Fut>(
+    f: F,
+) -> impl futures::Stream<Item = Result<Bytes, std::convert::Infallible>> + Send
+where
+    F: FnOnce(tokio::sync::mpsc::Sender<Bytes>) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    tokio::spawn(f(tx));
+    tokio_stream::wrappers::ReceiverStream::new(rx).map(Ok)
+}

@@ -1,0 +1,347 @@
+//! Built-in printers: the columns kube-apiserver prints for the kinds users look at most.
+
+use serde_json::Value;
+
+use super::{Cells, ColumnDef, age};
+use crate::catalog::ResourceInfo;
+
+fn col(name: &str, type_: &'static str, priority: i32) -> ColumnDef {
+    ColumnDef {
+        name: name.into(),
+        type_,
+        format: if name == "Name" { "name" } else { "" },
+        priority,
+        description: "",
+    }
+}
+
+fn int(value: &Value) -> i64 {
+    value.as_i64().unwrap_or(0)
+}
+
+fn string(value: &Value) -> String {
+    value.as_str().unwrap_or("").to_owned()
+}
+
+fn or_none(text: String) -> Value {
+    if text.is_empty() {
+        "<none>".into()
+    } else {
+        text.into()
+    }
+}
+
+fn containers(spec: &Value) -> (String, String) {
+    let list = spec["containers"].as_array().cloned().unwrap_or_default();
+    let names = list.iter().map(|c| string(&c["name"])).collect::<Vec<_>>();
+    let images = list.iter().map(|c| string(&c["image"])).collect::<Vec<_>>();
+    (names.join(","), images.join(","))
+}
+
+fn selector_text(selector: &Value) -> String {
+    let mut parts: Vec<String> = selector["matchLabels"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+                .collect()
+        })
+        .unwrap_or_default();
+    for expr in selector["matchExpressions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let key = string(&expr["key"]);
+        let values = expr["values"]
+            .as_array()
+            .map(|v| v.iter().map(string).collect::<Vec<_>>().join(","))
+            .unwrap_or_default();
+        parts.push(match expr["operator"].as_str().unwrap_or("") {
+            "In" => format!("{key} in ({values})"),
+            "NotIn" => format!("{key} notin ({values})"),
+            "Exists" => key,
+            "DoesNotExist" => format!("!{key}"),
+            other => format!("{key} {other} ({values})"),
+        });
+    }
+    parts.join(",")
+}
+
+fn condition(object: &Value, kind: &str) -> String {
+    object["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == kind)
+        .map(|c| string(&c["status"]))
+        .unwrap_or_default()
+}
+
+/// The printer of a built-in kind, if it has one.
+pub(super) fn builtin(
+    info: &ResourceInfo,
+    now: jiff::Timestamp,
+) -> Option<(Vec<ColumnDef>, Cells)> {
+    let name = |o: &Value| o["metadata"]["name"].clone();
+    let printer: (Vec<ColumnDef>, Cells) = match (info.group.as_str(), info.kind.as_str()) {
+        ("apps", "Deployment") => (
+            vec![
+                col("Name", "string", 0),
+                col("Ready", "string", 0),
+                col("Up-to-date", "integer", 0),
+                col("Available", "integer", 0),
+                col("Age", "string", 0),
+                col("Containers", "string", 1),
+                col("Images", "string", 1),
+                col("Selector", "string", 1),
+            ],
+            Box::new(move |o: &Value| {
+                let (names, images) = containers(&o["spec"]["template"]["spec"]);
+                vec![
+                    name(o),
+                    format!(
+                        "{}/{}",
+                        int(&o["status"]["readyReplicas"]),
+                        o["spec"]["replicas"].as_i64().unwrap_or(1)
+                    )
+                    .into(),
+                    int(&o["status"]["updatedReplicas"]).into(),
+                    int(&o["status"]["availableReplicas"]).into(),
+                    age(o, now).into(),
+                    names.into(),
+                    images.into(),
+                    selector_text(&o["spec"]["selector"]).into(),
+                ]
+            }),
+        ),
+        ("apps", "ReplicaSet") => (
+            vec![
+                col("Name", "string", 0),
+                col("Desired", "integer", 0),
+                col("Current", "integer", 0),
+                col("Ready", "integer", 0),
+                col("Age", "string", 0),
+            ],
+            Box::new(move |o: &Value| {
+                vec![
+                    name(o),
+                    o["spec"]["replicas"].as_i64().unwrap_or(1).into(),
+                    int(&o["status"]["replicas"]).into(),
+                    int(&o["status"]["readyReplicas"]).into(),
+                    age(o, now).into(),
+                ]
+            }),
+        ),
+        ("apps", "StatefulSet") => (
+            vec![
+                col("Name", "string", 0),
+                col("Ready", "string", 0),
+                col("Age", "string", 0),
+            ],
+            Box::new(move |o: &Value| {
+                vec![
+                    name(o),
+                    format!(
+                        "{}/{}",
+                        int(&o["status"]["readyReplicas"]),
+                        o["spec"]["replicas"].as_i64().unwrap_or(1)
+                    )
+                    .into(),
+                    age(o, now).into(),
+                ]
+            }),
+        ),
+        ("", "Pod") => (
+            vec![
+                col("Name", "string", 0),
+                col("Ready", "string", 0),
+                col("Status", "string", 0),
+                col("Restarts", "string", 0),
+                col("Age", "string", 0),
+                col("IP", "string", 1),
+                col("Node", "string", 1),
+            ],
+            Box::new(move |o: &Value| {
+                let statuses = o["status"]["containerStatuses"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                let total = o["spec"]["containers"].as_array().map_or(0, Vec::len);
+                let ready = statuses.iter().filter(|s| s["ready"] == true).count();
+                let restarts: i64 = statuses.iter().map(|s| int(&s["restartCount"])).sum();
+                let status = if o["metadata"].get("deletionTimestamp").is_some() {
+                    "Terminating".to_owned()
+                } else {
+                    let reason = string(&o["status"]["reason"]);
+                    if reason.is_empty() {
+                        string(&o["status"]["phase"])
+                    } else {
+                        reason
+                    }
+                };
+                vec![
+                    name(o),
+                    format!("{ready}/{total}").into(),
+                    status.into(),
+                    restarts.to_string().into(),
+                    age(o, now).into(),
+                    or_none(string(&o["status"]["podIP"])),
+                    or_none(string(&o["spec"]["nodeName"])),
+                ]
+            }),
+        ),
+        ("", "Namespace") => (
+            vec![
+                col("Name", "string", 0),
+                col("Status", "string", 0),
+                col("Age", "string", 0),
+            ],
+            Box::new(move |o: &Value| {
+                vec![
+                    name(o),
+                    string(&o["status"]["phase"]).into(),
+                    age(o, now).into(),
+                ]
+            }),
+        ),
+        ("", "ConfigMap") => (
+            vec![
+                col("Name", "string", 0),
+                col("Data", "string", 0),
+                col("Age", "string", 0),
+            ],
+            Box::new(move |o: &Value| {
+                let n = o["data"].as_object().map_or(0, |m| m.len())
+                    + o["binaryData"].as_object().map_or(0, |m| m.len());
+                vec![name(o), n.into(), age(o, now).into()]
+            }),
+        ),
+        ("", "Secret") => (
+            vec![
+                col("Name", "string", 0),
+                col("Type", "string", 0),
+                col("Data", "string", 0),
+                col("Age", "string", 0),
+            ],
+            Box::new(move |o: &Value| {
+                let n = o["data"].as_object().map_or(0, |m| m.len());
+                let type_ = o["type"].as_str().unwrap_or("Opaque").to_owned();
+                vec![name(o), type_.into(), n.into(), age(o, now).into()]
+            }),
+        ),
+        ("", "Service") => (
+            vec![
+                col("Name", "string", 0),
+                col("Type", "string", 0),
+                col("Cluster-IP", "string", 0),
+                col("External-IP", "string", 0),
+                col("Port(s)", "string", 0),
+                col("Age", "string", 0),
+                col("Selector", "string", 1),
+            ],
+            Box::new(move |o: &Value| {
+                let ports = o["spec"]["ports"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|p| {
+                        let proto = p["protocol"].as_str().unwrap_or("TCP");
+                        match p["nodePort"].as_i64() {
+                            Some(node) => format!("{}:{node}/{proto}", int(&p["port"])),
+                            None => format!("{}/{proto}", int(&p["port"])),
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(",");
+                let selector = o["spec"]["selector"]
+                    .as_object()
+                    .map(|m| {
+                        m.iter()
+                            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    })
+                    .unwrap_or_default();
+                vec![
+                    name(o),
+                    o["spec"]["type"].as_str().unwrap_or("ClusterIP").into(),
+                    or_none(string(&o["spec"]["clusterIP"])),
+                    or_none(
+                        o["spec"]["externalIPs"]
+                            .as_array()
+                            .map(|a| a.iter().map(string).collect::<Vec<_>>().join(","))
+                            .unwrap_or_default(),
+                    ),
+                    or_none(ports),
+                    age(o, now).into(),
+                    or_none(selector),
+                ]
+            }),
+        ),
+        ("", "Node") => (
+            vec![
+                col("Name", "string", 0),
+                col("Status", "string", 0),
+                col("Roles", "string", 0),
+                col("Age", "string", 0),
+                col("Version", "string", 0),
+            ],
+            Box::new(move |o: &Value| {
+                let ready = match condition(o, "Ready").as_str() {
+                    "True" => "Ready",
+                    "" => "Unknown",
+                    _ => "NotReady",
+                };
+                let roles = o["metadata"]["labels"]
+                    .as_object()
+                    .map(|m| {
+                        m.keys()
+                            .filter_map(|k| k.strip_prefix("node-role.kubernetes.io/"))
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    })
+                    .unwrap_or_default();
+                vec![
+                    name(o),
+                    ready.into(),
+                    or_none(roles),
+                    age(o, now).into(),
+                    string(&o["status"]["nodeInfo"]["kubeletVersion"]).into(),
+                ]
+            }),
+        ),
+        ("cluster.karmada.io", "Cluster") => (
+            vec![
+                col("Name", "string", 0),
+                col("Version", "string", 0),
+                col("Mode", "string", 0),
+                col("Ready", "string", 0),
+                col("Age", "string", 0),
+                col("APIEndpoint", "string", 1),
+            ],
+            Box::new(move |o: &Value| {
+                let ready = condition(o, "Ready");
+                vec![
+                    name(o),
+                    string(&o["status"]["kubernetesVersion"]).into(),
+                    string(&o["spec"]["syncMode"]).into(),
+                    if ready.is_empty() {
+                        "Unknown".into()
+                    } else {
+                        ready
+                    }
+                    .into(),
+                    age(o, now).into(),
+                    string(&o["spec"]["apiEndpoint"]).into(),
+                ]
+            }),
+        ),
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => (
+            vec![col("Name", "string", 0), col("Created At", "date", 0)],
+            Box::new(move |o: &Value| vec![name(o), o["metadata"]["creationTimestamp"].clone()]),
+        ),
+        _ => return None,
+    };
+    Some(printer)
+}

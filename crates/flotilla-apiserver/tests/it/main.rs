@@ -1,0 +1,9 @@
+//! Integration tests of the API server, through its tower service: raw HTTP requests and a
+//! kube-rs client over the in-process service.
+
+mod support;
+
+mod discovery;
+mod http_api;
+mod kube_rs;
+mod watch;

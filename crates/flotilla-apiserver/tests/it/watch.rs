@@ -1,0 +1,219 @@
+//! Watch streams over raw HTTP: initial state, resume from a version, selectors, 410 in-stream.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use http::StatusCode;
+use serde_json::{Value, json};
+use tower::ServiceExt as _;
+
+use crate::support::*;
+
+/// Opens a watch and returns a stream of parsed events.
+async fn open(
+    cp: &flotilla_apiserver::Running,
+    uri: &str,
+) -> (StatusCode, futures::stream::BoxStream<'static, Value>) {
+    let mut request = get(uri);
+    request
+        .extensions_mut()
+        .insert(flotilla_apiserver::Identity(Some(admin())));
+    let response = cp
+        .server
+        .clone()
+        .router()
+        .oneshot(request)
+        .await
+        .expect("router");
+    let status = response.status();
+    let mut body = response.into_body().into_data_stream();
+    let stream = async_stream_lines(move |tx| async move {
+        let mut buffer = Vec::new();
+        while let Some(Ok(chunk)) = body.next().await {
+            buffer.extend_from_slice(&chunk);
+            while let Some(pos) = buffer.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = buffer.drain(..=pos).collect();
+                let value: Value =
+                    serde_json::from_slice(&line).expect("each line is one JSON event");
+                if tx.send(value).await.is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    (status, stream)
+}
+
+fn async_stream_lines<F, Fut>(f: F) -> futures::stream::BoxStream<'static, Value>
+where
+    F: FnOnce(tokio::sync::mpsc::Sender<Value>) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    tokio::spawn(f(tx));
+    tokio_stream::wrappers::ReceiverStream::new(rx).boxed()
+}
+
+async fn next(stream: &mut futures::stream::BoxStream<'static, Value>) -> Value {
+    tokio::time::timeout(Duration::from_secs(10), stream.next())
+        .await
+        .expect("an event within 10 s")
+        .expect("the stream is open")
+}
+
+#[tokio::test]
+async fn watch_sends_initial_state_then_live_changes() {
+    let cp = control_plane().await;
+    send(
+        &cp,
+        json(
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            &json!({"metadata": {"name": "a"}}),
+        ),
+    )
+    .await;
+    let (status, mut events) = open(&cp, "/api/v1/namespaces/default/configmaps?watch=true").await;
+    assert_eq!(status, StatusCode::OK);
+    let first = next(&mut events).await;
+    assert_eq!(first["type"], "ADDED");
+    assert_eq!(first["object"]["metadata"]["name"], "a");
+    assert_eq!(first["object"]["kind"], "ConfigMap");
+    send(
+        &cp,
+        json(
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            &json!({"metadata": {"name": "b"}}),
+        ),
+    )
+    .await;
+    let added = next(&mut events).await;
+    assert_eq!(
+        (
+            added["type"].as_str(),
+            added["object"]["metadata"]["name"].as_str()
+        ),
+        (Some("ADDED"), Some("b"))
+    );
+    send(
+        &cp,
+        with_body(
+            "DELETE",
+            "/api/v1/namespaces/default/configmaps/a",
+            "application/json",
+            "",
+        ),
+    )
+    .await;
+    let deleted = next(&mut events).await;
+    assert_eq!(deleted["type"], "DELETED");
+    assert_eq!(deleted["object"]["metadata"]["name"], "a");
+}
+
+#[tokio::test]
+async fn watch_from_a_resource_version_and_label_selector() {
+    let cp = control_plane().await;
+    let created = send(
+        &cp,
+        json(
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            &json!({"metadata": {"name": "a", "labels": {"app": "x"}}}),
+        ),
+    )
+    .await;
+    let rv = created.body["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("rv")
+        .to_owned();
+    let (_, mut events) = open(&cp, &format!("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={rv}&labelSelector=app%3Dx&allowWatchBookmarks=true")).await;
+    // Relabel out of the selection: the watcher sees a DELETED; back in: ADDED.
+    send(
+        &cp,
+        with_body(
+            "PATCH",
+            "/api/v1/namespaces/default/configmaps/a",
+            "application/merge-patch+json",
+            r#"{"metadata":{"labels":{"app":"y"}}}"#,
+        ),
+    )
+    .await;
+    let out = next(&mut events).await;
+    assert_eq!(out["type"], "DELETED");
+    send(
+        &cp,
+        with_body(
+            "PATCH",
+            "/api/v1/namespaces/default/configmaps/a",
+            "application/merge-patch+json",
+            r#"{"metadata":{"labels":{"app":"x"}}}"#,
+        ),
+    )
+    .await;
+    let back = next(&mut events).await;
+    assert_eq!(back["type"], "ADDED");
+    assert!(
+        back["object"]["metadata"]["resourceVersion"]
+            .as_str()
+            .expect("rv")
+            .parse::<i64>()
+            .expect("n")
+            > rv.parse::<i64>().expect("n")
+    );
+}
+
+#[tokio::test]
+async fn too_old_resource_version_is_an_in_stream_410() {
+    let store: std::sync::Arc<dyn flotilla_store::Store> =
+        std::sync::Arc::new(flotilla_store::MemoryStore::new());
+    let cp = flotilla_apiserver::Builder::new(store)
+        .cache_window(3)
+        .start()
+        .await
+        .expect("start");
+    for i in 0..10 {
+        send(
+            &cp,
+            json(
+                "POST",
+                "/api/v1/namespaces/default/configmaps",
+                &json!({"metadata": {"name": format!("c{i}")}}),
+            ),
+        )
+        .await;
+    }
+    let (status, mut events) = open(
+        &cp,
+        "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=2",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "expired watches still answer 200");
+    let error = next(&mut events).await;
+    assert_eq!(error["type"], "ERROR");
+    assert_eq!(error["object"]["code"], 410);
+    assert_eq!(error["object"]["reason"], "Expired");
+}
+
+#[tokio::test]
+async fn send_initial_events_ends_with_a_bookmark() {
+    let cp = control_plane().await;
+    send(
+        &cp,
+        json(
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            &json!({"metadata": {"name": "a"}}),
+        ),
+    )
+    .await;
+    let (_, mut events) = open(&cp, "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=0&allowWatchBookmarks=true").await;
+    assert_eq!(next(&mut events).await["type"], "ADDED");
+    let bookmark = next(&mut events).await;
+    assert_eq!(bookmark["type"], "BOOKMARK");
+    assert_eq!(
+        bookmark["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
+        "true"
+    );
+    assert_eq!(bookmark["object"]["kind"], "ConfigMap");
+}
