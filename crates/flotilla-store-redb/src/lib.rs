@@ -1,0 +1,47 @@
+//! The embedded durable backend of Flotilla's storage layer (the default), on redb.
+//!
+//! Implements [`flotilla_store::Store`] with the memory backend's semantics, durably: a write is
+//! acknowledged only once it is on disk. Depends on `flotilla-store` only.
+//!
+//! # Layout
+//!
+//! One redb file, `flotilla.redb`, in the store's directory, with four tables:
+//!
+//! | table | key | value |
+//! |---|---|---|
+//! | `current` | key | create revision, modification revision, version (24 bytes) |
+//! | `history` | (key, modification revision) | put: create revision, version, value; or a tombstone |
+//! | `log` | revision | that revision's events: kind, previous modification revision, key |
+//! | `meta` | name | `revision` (last committed), `compacted`, `format` (layout version) |
+//!
+//! Each value is written once, in `history`; `current` and `log` point into it. A read at the
+//! current revision walks `current` (counting every key, loading values only for the page it
+//! returns); a read at a past revision `R` walks `history` and keeps, per key, the latest version
+//! at or below `R`. A watch catching up rebuilds events from `log` + `history` (the previous
+//! value of an event is the version at its recorded previous revision). Compaction at `C` drops
+//! `log` below `C` and, for the keys those entries name, every version but the one visible at
+//! `C - 1` (which the event at `C` names as its previous value).
+//!
+//! # Group commit
+//!
+//! Transactions are checked against the limits by the caller, then queued to one writer thread.
+//! The writer takes everything queued (up to a bound), applies each transaction in order inside
+//! ONE redb write transaction, each getting its own revision, writes the last revision to `meta`,
+//! and commits once with `Durability::Immediate` (one fsync for the whole group). Only then does
+//! it answer every caller and publish each revision's [`Batch`](flotilla_store::watch::Batch) to
+//! the [`WatchHub`](flotilla_store::watch::WatchHub), in revision order. While it fsyncs, new
+//! requests queue up and form the next group, so concurrent writers share fsyncs. A failed
+//! commit answers every caller of the group with the error; redb aborted the whole transaction,
+//! so none of it is visible, and the writer reopens the file to carry on from the last commit.
+//! Compaction also runs on the writer, in chunks between groups.
+
+mod codec;
+mod error;
+mod options;
+mod shared;
+mod store;
+mod tables;
+mod writer;
+
+pub use options::RedbOptions;
+pub use store::{DATABASE_FILE, RedbStats, RedbStore};

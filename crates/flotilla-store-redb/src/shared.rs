@@ -1,0 +1,223 @@
+//! State shared by the store handle, the writer thread and watchers: the database (which the
+//! writer may reopen after a failure), the committed and compacted revisions, counters.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use flotilla_store::watch::{Batch, EventLog, WatchHub};
+use flotilla_store::{Revision, StoreError};
+use parking_lot::RwLock;
+use redb::{Database, ReadTransaction, ReadableDatabase, ReadableTable};
+
+use crate::error::{closed, storage};
+use crate::tables::{
+    CURRENT, FORMAT, HISTORY, LOG, META, META_COMPACTED, META_FORMAT, META_REVISION, read_log,
+};
+
+#[derive(Debug)]
+pub(crate) struct Shared {
+    /// The database file.
+    pub file: PathBuf,
+    pub durable: bool,
+    /// `None` once closed, or while the writer reopens it after a failure.
+    db: RwLock<Option<Arc<Database>>>,
+    pub hub: WatchHub,
+    /// The last committed revision.
+    pub revision: AtomicI64,
+    /// The compacted revision.
+    pub compacted: AtomicI64,
+    pub stats: Counters,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub commits: AtomicU64,
+    pub writes: AtomicU64,
+    pub txns: AtomicU64,
+    pub failed_commits: AtomicU64,
+}
+
+/// The revisions recorded in the meta table.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MetaState {
+    pub revision: Revision,
+    pub compacted: Revision,
+}
+
+impl Shared {
+    pub fn new(file: PathBuf, durable: bool, db: Database, meta: MetaState) -> Self {
+        Shared {
+            file,
+            durable,
+            db: RwLock::new(Some(Arc::new(db))),
+            hub: WatchHub::new(4096),
+            revision: AtomicI64::new(meta.revision),
+            compacted: AtomicI64::new(meta.compacted),
+            stats: Counters::default(),
+        }
+    }
+
+    /// The open database, or `Unavailable` when closed (or being reopened).
+    pub fn db(&self) -> Result<Arc<Database>, StoreError> {
+        self.db.read().clone().ok_or_else(closed)
+    }
+
+    /// A read transaction and the revisions it sees.
+    pub fn begin_read(&self) -> Result<(ReadTransaction, MetaState), StoreError> {
+        let db = self.db()?;
+        let rtx = db.begin_read().map_err(storage("begin read"))?;
+        let meta = read_meta(&rtx)?;
+        Ok((rtx, meta))
+    }
+
+    /// The database, reopening it if an earlier failure dropped it.
+    pub fn db_or_reopen(&self) -> Result<Arc<Database>, StoreError> {
+        if let Some(db) = self.db.read().clone() {
+            return Ok(db);
+        }
+        self.reopen();
+        self.db()
+    }
+
+    /// Closes the database for good; readers get `Unavailable` from now on.
+    pub fn close(&self) {
+        let old = self.db.write().take();
+        if let Some(old) = old {
+            wait_for_readers(old);
+        }
+    }
+
+    /// Drops the database handle and opens the file again, so that writes continue from the
+    /// last committed state after a failure that redb does not recover from in place.
+    pub fn reopen(&self) {
+        let mut slot = self.db.write();
+        if let Some(old) = slot.take() {
+            wait_for_readers(old);
+        }
+        match open_database(&self.file).and_then(|db| Ok((initialize(&db)?, db))) {
+            Ok((meta, db)) => {
+                self.revision.store(meta.revision, Ordering::Release);
+                self.compacted.store(meta.compacted, Ordering::Release);
+                *slot = Some(Arc::new(db));
+                tracing::info!(path = %self.file.display(), revision = meta.revision, "reopened redb store");
+            }
+            Err(error) => {
+                tracing::error!(%error, path = %self.file.display(), "cannot reopen redb store; will retry on the next write");
+            }
+        }
+    }
+}
+
+/// Waits (briefly) until no reader holds the database, then closes it.
+fn wait_for_readers(mut db: Arc<Database>) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match Arc::try_unwrap(db) {
+            Ok(db) => {
+                drop(db);
+                return;
+            }
+            Err(shared) if Instant::now() < deadline => {
+                db = shared;
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Err(_) => {
+                tracing::error!("a reader kept the redb database open for 30 s; leaving it");
+                return;
+            }
+        }
+    }
+}
+
+impl EventLog for Shared {
+    fn read_after(&self, after: Revision, max: usize) -> Result<Vec<Batch>, StoreError> {
+        let (rtx, meta) = self.begin_read()?;
+        if after + 1 < meta.compacted {
+            return Err(StoreError::Compacted {
+                requested: after + 1,
+                compacted: meta.compacted,
+            });
+        }
+        let log = rtx.open_table(LOG).map_err(storage("open table"))?;
+        let history = rtx.open_table(HISTORY).map_err(storage("open table"))?;
+        read_log(&log, &history, after, max)
+    }
+}
+
+/// Opens (or creates) the database file, turning every failure, including a panic inside redb
+/// on a damaged file, into an error naming the file.
+pub(crate) fn open_database(file: &Path) -> Result<Database, StoreError> {
+    let opened = std::panic::catch_unwind(|| Database::builder().create(file));
+    match opened {
+        Ok(Ok(db)) => Ok(db),
+        Ok(Err(error)) => Err(StoreError::backend(
+            format!("cannot open redb database {}", file.display()),
+            redb::Error::from(error),
+        )),
+        Err(_) => Err(StoreError::Backend {
+            message: format!(
+                "cannot open redb database {}: the file is damaged (redb panicked reading it)",
+                file.display()
+            ),
+            source: None,
+        }),
+    }
+}
+
+/// Creates the tables of a new database, checks the layout version of an existing one, and
+/// returns its revisions.
+pub(crate) fn initialize(db: &Database) -> Result<MetaState, StoreError> {
+    let wtx = db.begin_write().map_err(storage("begin write"))?;
+    let meta = {
+        wtx.open_table(CURRENT).map_err(storage("create table"))?;
+        wtx.open_table(HISTORY).map_err(storage("create table"))?;
+        wtx.open_table(LOG).map_err(storage("create table"))?;
+        let mut meta = wtx.open_table(META).map_err(storage("create table"))?;
+        let format = meta
+            .get(META_FORMAT)
+            .map_err(storage("read meta"))?
+            .map(|guard| guard.value());
+        match format {
+            None => {
+                meta.insert(META_FORMAT, FORMAT)
+                    .map_err(storage("write meta"))?;
+                meta.insert(META_REVISION, 1)
+                    .map_err(storage("write meta"))?;
+                meta.insert(META_COMPACTED, 0)
+                    .map_err(storage("write meta"))?;
+            }
+            Some(FORMAT) => {}
+            Some(other) => {
+                return Err(StoreError::Backend {
+                    message: format!(
+                        "store layout version {other} is not supported (this build reads {FORMAT})"
+                    ),
+                    source: None,
+                });
+            }
+        }
+        read_meta_table(&meta)?
+    };
+    wtx.commit().map_err(storage("commit initialization"))?;
+    Ok(meta)
+}
+
+fn read_meta(rtx: &ReadTransaction) -> Result<MetaState, StoreError> {
+    let meta = rtx.open_table(META).map_err(storage("open table"))?;
+    read_meta_table(&meta)
+}
+
+fn read_meta_table(meta: &impl ReadableTable<&'static str, i64>) -> Result<MetaState, StoreError> {
+    let get = |name: &str| -> Result<i64, StoreError> {
+        meta.get(name)
+            .map_err(storage("read meta"))?
+            .map(|guard| guard.value())
+            .ok_or_else(|| crate::codec::corrupt(format!("meta entry {name:?} missing")))
+    };
+    Ok(MetaState {
+        revision: get(META_REVISION)?,
+        compacted: get(META_COMPACTED)?,
+    })
+}

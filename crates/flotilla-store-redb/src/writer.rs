@@ -1,0 +1,330 @@
+//! The writer thread: group commit. It takes every queued transaction, applies each (each its
+//! own revision, in queue order) inside ONE redb write transaction, commits once (one fsync
+//! when durable), then answers every caller and publishes each revision's batch to the
+//! [`WatchHub`](flotilla_store::watch::WatchHub) in revision order. Compaction runs here too,
+//! in bounded chunks between groups, so it never races a write.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, TryRecvError};
+
+use bytes::Bytes;
+use flotilla_store::watch::Batch;
+use flotilla_store::{
+    Event, EventKind, KeyValue, Op, OpResult, Revision, StoreError, Txn, TxnResponse,
+};
+use redb::{Durability, Table, WriteTransaction};
+use tokio::sync::oneshot;
+
+use crate::codec::{CurrentMeta, HistoryRecord, PUT_HEADER, encode_log_event};
+use crate::error::storage;
+use crate::shared::Shared;
+use crate::tables::{CURRENT, HISTORY, LOG, META, META_REVISION, load_current};
+
+mod compaction;
+
+/// Most transactions committed together in one group.
+const MAX_GROUP: usize = 4096;
+
+/// A request to the writer thread.
+pub(crate) enum Request {
+    Txn {
+        txn: Txn,
+        reply: oneshot::Sender<Result<TxnResponse, StoreError>>,
+    },
+    Compact {
+        revision: Revision,
+        /// `None`: nobody waits (the background compactor).
+        reply: Option<oneshot::Sender<Result<(), StoreError>>>,
+    },
+}
+
+type TxnReply = oneshot::Sender<Result<TxnResponse, StoreError>>;
+
+/// The compaction being carried out, and who waits for it.
+struct PendingCompaction {
+    target: Revision,
+    waiters: Vec<oneshot::Sender<Result<(), StoreError>>>,
+}
+
+pub(crate) struct Writer {
+    shared: Arc<Shared>,
+    receiver: Receiver<Request>,
+    compaction: Option<PendingCompaction>,
+}
+
+/// The open tables of one write transaction.
+struct Tables<'txn> {
+    current: Table<'txn, &'static [u8], &'static [u8]>,
+    history: Table<'txn, (&'static [u8], i64), &'static [u8]>,
+}
+
+impl Writer {
+    pub fn new(shared: Arc<Shared>, receiver: Receiver<Request>) -> Self {
+        Writer {
+            shared,
+            receiver,
+            compaction: None,
+        }
+    }
+
+    /// Serves requests until every sender is gone.
+    pub fn run(mut self) {
+        loop {
+            let first = if self.compaction.is_some() {
+                match self.receiver.try_recv() {
+                    Ok(request) => Some(request),
+                    Err(TryRecvError::Empty) => None,
+                    Err(TryRecvError::Disconnected) => break,
+                }
+            } else {
+                match self.receiver.recv() {
+                    Ok(request) => Some(request),
+                    Err(_) => break,
+                }
+            };
+            let mut txns = Vec::new();
+            let mut replies = Vec::new();
+            let mut next = first;
+            while let Some(request) = next.take() {
+                match request {
+                    Request::Txn { txn, reply } => {
+                        txns.push(txn);
+                        replies.push(reply);
+                    }
+                    Request::Compact { revision, reply } => {
+                        self.request_compaction(revision, reply)
+                    }
+                }
+                if txns.len() < MAX_GROUP {
+                    next = self.receiver.try_recv().ok();
+                }
+            }
+            if !txns.is_empty() {
+                self.commit_group(txns, replies);
+            }
+            if self.compaction.is_some() {
+                self.compaction_step();
+            }
+        }
+        tracing::debug!(path = %self.shared.file.display(), "redb writer stopped");
+    }
+
+    fn durability(&self) -> Durability {
+        if self.shared.durable {
+            Durability::Immediate
+        } else {
+            Durability::None
+        }
+    }
+
+    /// Begins a write transaction at the configured durability, reopening the database first
+    /// if an earlier failure closed it.
+    fn begin(&self) -> Result<WriteTransaction, StoreError> {
+        let db = self.shared.db_or_reopen()?;
+        let mut wtx = db.begin_write().map_err(storage("begin write"))?;
+        wtx.set_durability(self.durability())
+            .map_err(storage("set durability"))?;
+        Ok(wtx)
+    }
+
+    fn commit_group(&mut self, txns: Vec<Txn>, replies: Vec<TxnReply>) {
+        let count = txns.len();
+        match self.apply_group(txns) {
+            Ok((responses, batches, committed)) => {
+                if committed {
+                    self.shared.stats.commits.fetch_add(1, Ordering::Relaxed);
+                }
+                self.shared
+                    .stats
+                    .writes
+                    .fetch_add(batches.len() as u64, Ordering::Relaxed);
+                self.shared
+                    .stats
+                    .txns
+                    .fetch_add(count as u64, Ordering::Relaxed);
+                for (reply, response) in replies.into_iter().zip(responses) {
+                    // A caller that went away no longer needs its answer.
+                    let _ = reply.send(Ok(response));
+                }
+                for batch in batches {
+                    self.shared.hub.publish(batch);
+                }
+            }
+            Err(error) => {
+                tracing::error!(%error, transactions = count, "redb group commit failed");
+                self.shared
+                    .stats
+                    .failed_commits
+                    .fetch_add(1, Ordering::Relaxed);
+                for reply in replies {
+                    let _ = reply.send(Err(error.clone()));
+                }
+                // redb may refuse every later write after an I/O error: start again from what
+                // was last committed.
+                self.shared.reopen();
+            }
+        }
+    }
+
+    /// Applies the group in one write transaction and commits it. Returns each transaction's
+    /// response, the batches of the revisions written, and whether anything was committed.
+    fn apply_group(
+        &mut self,
+        txns: Vec<Txn>,
+    ) -> Result<(Vec<TxnResponse>, Vec<Batch>, bool), StoreError> {
+        let wtx = self.begin()?;
+        let start = self.shared.revision.load(Ordering::Acquire);
+        let mut revision = start;
+        let mut responses = Vec::with_capacity(txns.len());
+        let mut batches = Vec::new();
+        {
+            let mut tables = Tables {
+                current: wtx.open_table(CURRENT).map_err(storage("open table"))?,
+                history: wtx.open_table(HISTORY).map_err(storage("open table"))?,
+            };
+            let mut log = wtx.open_table(LOG).map_err(storage("open table"))?;
+            let mut record = Vec::new();
+            for txn in txns {
+                record.clear();
+                let (response, events) = tables.apply(txn, revision + 1, &mut record)?;
+                if !events.is_empty() {
+                    revision += 1;
+                    log.insert(revision, &record[..])
+                        .map_err(storage("append to the log"))?;
+                    batches.push(Batch {
+                        revision,
+                        events: events.into(),
+                    });
+                }
+                responses.push(response);
+            }
+            if revision != start {
+                let mut meta = wtx.open_table(META).map_err(storage("open table"))?;
+                meta.insert(META_REVISION, revision)
+                    .map_err(storage("write the revision"))?;
+            }
+        }
+        if revision == start {
+            // Reads and failed compares only: nothing to make durable.
+            wtx.abort().map_err(storage("abort a read-only group"))?;
+            return Ok((responses, batches, false));
+        }
+        wtx.commit().map_err(storage("commit"))?;
+        self.shared.revision.store(revision, Ordering::Release);
+        Ok((responses, batches, true))
+    }
+}
+
+impl Tables<'_> {
+    /// Applies one transaction at revision `next`. Returns its response and its events; when
+    /// there are events, `record` holds the revision's encoded log record.
+    fn apply(
+        &mut self,
+        txn: Txn,
+        next: Revision,
+        record: &mut Vec<u8>,
+    ) -> Result<(TxnResponse, Vec<Event>), StoreError> {
+        let mut succeeded = true;
+        for compare in &txn.compares {
+            let with_value = matches!(compare.target, flotilla_store::CompareTarget::Value(_));
+            let current = load_current(&self.current, &self.history, &compare.key, with_value)?;
+            if !compare.evaluate(current.as_ref()) {
+                succeeded = false;
+                break;
+            }
+        }
+        let ops = if succeeded { txn.success } else { txn.failure };
+        let mut results = Vec::with_capacity(ops.len());
+        let mut events = Vec::new();
+        for op in ops {
+            match op {
+                Op::Get { key } => results.push(OpResult::Get(self.load(&key)?)),
+                Op::Put { key, value } => {
+                    let prev = self.load(&key)?;
+                    let kv = self.put(key, value, prev.as_ref(), next)?;
+                    encode_log_event(
+                        record,
+                        EventKind::Put,
+                        prev.as_ref().map_or(0, |p| p.mod_revision),
+                        &kv.key,
+                    );
+                    events.push(Event {
+                        kind: EventKind::Put,
+                        kv: kv.clone(),
+                        prev: prev.clone(),
+                    });
+                    results.push(OpResult::Put { kv, prev });
+                }
+                Op::Delete { key } => {
+                    let prev = self.load(&key)?;
+                    if let Some(prev) = &prev {
+                        self.history
+                            .insert((&key[..], next), &HistoryRecord::tombstone()[..])
+                            .map_err(storage("write a tombstone"))?;
+                        self.current
+                            .remove(&key[..])
+                            .map_err(storage("remove a key"))?;
+                        encode_log_event(record, EventKind::Delete, prev.mod_revision, &key);
+                        events.push(Event {
+                            kind: EventKind::Delete,
+                            kv: KeyValue::tombstone(key, next),
+                            prev: Some(prev.clone()),
+                        });
+                    }
+                    results.push(OpResult::Delete { prev });
+                }
+            }
+        }
+        let revision = if events.is_empty() { next - 1 } else { next };
+        Ok((
+            TxnResponse {
+                succeeded,
+                revision,
+                results,
+            },
+            events,
+        ))
+    }
+
+    fn load(&self, key: &Bytes) -> Result<Option<KeyValue>, StoreError> {
+        load_current(&self.current, &self.history, key, true)
+    }
+
+    fn put(
+        &mut self,
+        key: Bytes,
+        value: Bytes,
+        prev: Option<&KeyValue>,
+        revision: Revision,
+    ) -> Result<KeyValue, StoreError> {
+        let meta = CurrentMeta {
+            create_revision: prev.map_or(revision, |p| p.create_revision),
+            mod_revision: revision,
+            version: prev.map_or(1, |p| p.version + 1),
+        };
+        {
+            // Written in place: no intermediate buffer per value.
+            let mut slot = self
+                .history
+                .insert_reserve((&key[..], revision), PUT_HEADER + value.len())
+                .map_err(storage("write history"))?;
+            let bytes = slot.as_mut();
+            bytes[..PUT_HEADER].copy_from_slice(&HistoryRecord::put_header(
+                meta.create_revision,
+                meta.version,
+            ));
+            bytes[PUT_HEADER..].copy_from_slice(&value);
+        }
+        self.current
+            .insert(&key[..], &meta.encode()[..])
+            .map_err(storage("write current state"))?;
+        Ok(KeyValue {
+            key,
+            value,
+            create_revision: meta.create_revision,
+            mod_revision: meta.mod_revision,
+            version: meta.version,
+        })
+    }
+}
