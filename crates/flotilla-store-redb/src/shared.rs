@@ -1,12 +1,13 @@
 //! State shared by the store handle, the writer thread and watchers: the database (which the
-//! writer may reopen after a failure), the committed and compacted revisions, counters.
+//! writer may reopen after a failure), the committed and compacted revisions, counters. Not the
+//! watch hub: watch streams hold this, and the hub must close when the store goes.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use flotilla_store::watch::{Batch, EventLog, WatchHub};
+use flotilla_store::watch::{Batch, EventLog};
 use flotilla_store::{Revision, StoreError};
 use parking_lot::RwLock;
 use redb::{Database, ReadTransaction, ReadableDatabase, ReadableTable};
@@ -23,7 +24,6 @@ pub(crate) struct Shared {
     pub durable: bool,
     /// `None` once closed, or while the writer reopens it after a failure.
     db: RwLock<Option<Arc<Database>>>,
-    pub hub: WatchHub,
     /// The last committed revision.
     pub revision: AtomicI64,
     /// The compacted revision.
@@ -52,7 +52,6 @@ impl Shared {
             file,
             durable,
             db: RwLock::new(Some(Arc::new(db))),
-            hub: WatchHub::new(4096),
             revision: AtomicI64::new(meta.revision),
             compacted: AtomicI64::new(meta.compacted),
             stats: Counters::default(),
@@ -152,10 +151,13 @@ pub(crate) fn open_database(file: &Path) -> Result<Database, StoreError> {
     let opened = std::panic::catch_unwind(|| Database::builder().create(file));
     match opened {
         Ok(Ok(db)) => Ok(db),
-        Ok(Err(error)) => Err(StoreError::backend(
-            format!("cannot open redb database {}", file.display()),
-            redb::Error::from(error),
-        )),
+        Ok(Err(error)) => {
+            let error = redb::Error::from(error);
+            Err(StoreError::backend(
+                format!("cannot open redb database {}: {error}", file.display()),
+                error,
+            ))
+        }
         Err(_) => Err(StoreError::Backend {
             message: format!(
                 "cannot open redb database {}: the file is damaged (redb panicked reading it)",

@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use flotilla_store::watch::EventLog;
+use flotilla_store::watch::{EventLog, WatchHub};
 use flotilla_store::{
     Compactor, KeyRange, RangeRequest, RangeResponse, Retention, Revision, Store, StoreError,
     StoreLimits, StoreStatus, Txn, TxnResponse, WatchStream,
@@ -24,6 +24,9 @@ use crate::writer::{Request, Writer};
 /// The name of the database file inside the store's directory.
 pub const DATABASE_FILE: &str = "flotilla.redb";
 
+/// Revisions the live watch feed buffers; a watcher further behind catches up from the log.
+const WATCH_BUFFER: usize = 4096;
+
 /// The embedded durable [`Store`] on redb. Dropping it stops the writer thread and the
 /// background compactor and closes the file.
 #[derive(Debug)]
@@ -36,6 +39,9 @@ pub struct RedbStore {
 #[derive(Debug)]
 struct Inner {
     shared: Arc<Shared>,
+    /// Watchers' live feed; the writer holds the other sender. Both go when the store does,
+    /// which ends every watch.
+    hub: WatchHub,
     limits: StoreLimits,
     sender: Option<Sender<Request>>,
     writer: Option<JoinHandle<()>>,
@@ -72,13 +78,15 @@ impl RedbStore {
         })?;
         let shared = Arc::new(Shared::new(file, options.durable, db, meta));
         let (sender, receiver) = std::sync::mpsc::channel();
-        let writer = Writer::new(shared.clone(), receiver);
+        let hub = WatchHub::new(WATCH_BUFFER);
+        let writer = Writer::new(shared.clone(), hub.clone(), receiver);
         let writer = std::thread::Builder::new()
             .name("redb-writer".into())
             .spawn(move || writer.run())
             .map_err(|error| StoreError::backend("cannot start the redb writer thread", error))?;
         let inner = Arc::new(Inner {
             shared,
+            hub,
             limits: options.limits,
             sender: Some(sender),
             writer: Some(writer),
@@ -247,7 +255,7 @@ impl Store for RedbStore {
             });
         }
         let log: Arc<dyn EventLog> = self.inner.shared.clone();
-        Ok(self.inner.shared.hub.watch(log, range, after))
+        Ok(self.inner.hub.watch(log, range, after))
     }
 
     async fn compact(&self, revision: Revision) -> Result<(), StoreError> {

@@ -7,9 +7,10 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, TryRecvError};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use flotilla_store::watch::Batch;
+use flotilla_store::watch::{Batch, WatchHub};
 use flotilla_store::{
     Event, EventKind, KeyValue, Op, OpResult, Revision, StoreError, Txn, TxnResponse,
 };
@@ -25,6 +26,10 @@ mod compaction;
 
 /// Most transactions committed together in one group.
 const MAX_GROUP: usize = 4096;
+/// How long the writer waits for the callers of the last group to come back (see
+/// [`Writer::gather`]). Far below an fsync, so it costs little latency and only arises when
+/// several writers are active.
+const GATHER_WINDOW: Duration = Duration::from_micros(500);
 
 /// A request to the writer thread.
 pub(crate) enum Request {
@@ -49,8 +54,11 @@ struct PendingCompaction {
 
 pub(crate) struct Writer {
     shared: Arc<Shared>,
+    hub: WatchHub,
     receiver: Receiver<Request>,
     compaction: Option<PendingCompaction>,
+    /// Size of the last group committed.
+    last_group: usize,
 }
 
 /// The open tables of one write transaction.
@@ -60,47 +68,21 @@ struct Tables<'txn> {
 }
 
 impl Writer {
-    pub fn new(shared: Arc<Shared>, receiver: Receiver<Request>) -> Self {
+    pub fn new(shared: Arc<Shared>, hub: WatchHub, receiver: Receiver<Request>) -> Self {
         Writer {
             shared,
+            hub,
             receiver,
             compaction: None,
+            last_group: 0,
         }
     }
 
     /// Serves requests until every sender is gone.
     pub fn run(mut self) {
-        loop {
-            let first = if self.compaction.is_some() {
-                match self.receiver.try_recv() {
-                    Ok(request) => Some(request),
-                    Err(TryRecvError::Empty) => None,
-                    Err(TryRecvError::Disconnected) => break,
-                }
-            } else {
-                match self.receiver.recv() {
-                    Ok(request) => Some(request),
-                    Err(_) => break,
-                }
-            };
-            let mut txns = Vec::new();
-            let mut replies = Vec::new();
-            let mut next = first;
-            while let Some(request) = next.take() {
-                match request {
-                    Request::Txn { txn, reply } => {
-                        txns.push(txn);
-                        replies.push(reply);
-                    }
-                    Request::Compact { revision, reply } => {
-                        self.request_compaction(revision, reply)
-                    }
-                }
-                if txns.len() < MAX_GROUP {
-                    next = self.receiver.try_recv().ok();
-                }
-            }
+        while let Some((txns, replies)) = self.gather() {
             if !txns.is_empty() {
+                self.last_group = txns.len();
                 self.commit_group(txns, replies);
             }
             if self.compaction.is_some() {
@@ -108,6 +90,47 @@ impl Writer {
             }
         }
         tracing::debug!(path = %self.shared.file.display(), "redb writer stopped");
+    }
+
+    /// Takes the next group: waits for a first request (unless a compaction has work to do),
+    /// then everything queued. When fewer are queued than the last group had, the callers just
+    /// answered are most likely sending their next write: wait a moment for them, so that a
+    /// steady set of writers shares each fsync instead of splitting into alternating groups.
+    /// `None` once every sender is gone.
+    fn gather(&mut self) -> Option<(Vec<Txn>, Vec<TxnReply>)> {
+        let mut txns = Vec::new();
+        let mut replies = Vec::new();
+        let mut next = if self.compaction.is_some() {
+            match self.receiver.try_recv() {
+                Ok(request) => Some(request),
+                Err(TryRecvError::Empty) => None,
+                Err(TryRecvError::Disconnected) => return None,
+            }
+        } else {
+            Some(self.receiver.recv().ok()?)
+        };
+        let mut deadline = None;
+        while let Some(request) = next.take() {
+            match request {
+                Request::Txn { txn, reply } => {
+                    txns.push(txn);
+                    replies.push(reply);
+                }
+                Request::Compact { revision, reply } => self.request_compaction(revision, reply),
+            }
+            if txns.len() >= MAX_GROUP {
+                break;
+            }
+            next = self.receiver.try_recv().ok();
+            if next.is_none() && !txns.is_empty() && txns.len() < self.last_group {
+                let until = *deadline.get_or_insert_with(|| Instant::now() + GATHER_WINDOW);
+                let now = Instant::now();
+                if now < until {
+                    next = self.receiver.recv_timeout(until - now).ok();
+                }
+            }
+        }
+        Some((txns, replies))
     }
 
     fn durability(&self) -> Durability {
@@ -148,7 +171,7 @@ impl Writer {
                     let _ = reply.send(Ok(response));
                 }
                 for batch in batches {
-                    self.shared.hub.publish(batch);
+                    self.hub.publish(batch);
                 }
             }
             Err(error) => {
