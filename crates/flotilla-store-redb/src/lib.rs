@@ -37,11 +37,15 @@
 
 mod codec;
 mod error;
+#[cfg(feature = "failpoints")]
+mod faults;
 mod options;
 mod shared;
 mod store;
 mod tables;
 mod writer;
 
+#[cfg(feature = "failpoints")]
+pub use faults::FaultSwitch;
 pub use options::RedbOptions;
 pub use store::{DATABASE_FILE, RedbStats, RedbStore};

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use flotilla_store::watch::{Batch, EventLog};
@@ -22,8 +22,12 @@ pub(crate) struct Shared {
     /// The database file.
     pub file: PathBuf,
     pub durable: bool,
+    /// How to open the file again after a failure.
+    opener: Opener,
     /// `None` once closed, or while the writer reopens it after a failure.
     db: RwLock<Option<Arc<Database>>>,
+    /// Set when the store is dropped: distinguishes "closed" from "being reopened".
+    closed: AtomicBool,
     /// The last committed revision.
     pub revision: AtomicI64,
     /// The compacted revision.
@@ -47,20 +51,50 @@ pub(crate) struct MetaState {
 }
 
 impl Shared {
-    pub fn new(file: PathBuf, durable: bool, db: Database, meta: MetaState) -> Self {
+    pub fn new(
+        file: PathBuf,
+        durable: bool,
+        db: Database,
+        meta: MetaState,
+        opener: Opener,
+    ) -> Self {
         Shared {
             file,
             durable,
+            opener,
             db: RwLock::new(Some(Arc::new(db))),
+            closed: AtomicBool::new(false),
             revision: AtomicI64::new(meta.revision),
             compacted: AtomicI64::new(meta.compacted),
             stats: Counters::default(),
         }
     }
 
-    /// The open database, or `Unavailable` when closed (or being reopened).
+    /// The open database. After a failed write the writer drops it and opens the file again;
+    /// if that failed too, the first caller to need it tries again. `Unavailable` when closed or
+    /// when the file still cannot be opened.
     pub fn db(&self) -> Result<Arc<Database>, StoreError> {
-        self.db.read().clone().ok_or_else(closed)
+        if let Some(db) = self.db.read().clone() {
+            return Ok(db);
+        }
+        if self.closed.load(Ordering::Acquire) {
+            return Err(closed());
+        }
+        let mut slot = self.db.write();
+        if let Some(db) = slot.clone() {
+            return Ok(db);
+        }
+        if self.closed.load(Ordering::Acquire) {
+            return Err(closed());
+        }
+        self.open_into(&mut slot)
+            .map_err(|error| StoreError::Unavailable {
+                message: format!(
+                    "redb database {} cannot be reopened after a failed write: {error}",
+                    self.file.display()
+                ),
+                source: Some(Arc::new(error)),
+            })
     }
 
     /// A read transaction and the revisions it sees.
@@ -71,17 +105,9 @@ impl Shared {
         Ok((rtx, meta))
     }
 
-    /// The database, reopening it if an earlier failure dropped it.
-    pub fn db_or_reopen(&self) -> Result<Arc<Database>, StoreError> {
-        if let Some(db) = self.db.read().clone() {
-            return Ok(db);
-        }
-        self.reopen();
-        self.db()
-    }
-
     /// Closes the database for good; readers get `Unavailable` from now on.
     pub fn close(&self) {
+        self.closed.store(true, Ordering::Release);
         let old = self.db.write().take();
         if let Some(old) = old {
             wait_for_readers(old);
@@ -90,20 +116,31 @@ impl Shared {
 
     /// Drops the database handle and opens the file again, so that writes continue from the
     /// last committed state after a failure that redb does not recover from in place.
-    pub fn reopen(&self) {
+    pub fn reopen(&self) -> Result<(), StoreError> {
         let mut slot = self.db.write();
         if let Some(old) = slot.take() {
             wait_for_readers(old);
         }
-        match open_database(&self.file).and_then(|db| Ok((initialize(&db)?, db))) {
+        self.open_into(&mut slot).map(|_| ())
+    }
+
+    fn open_into(&self, slot: &mut Option<Arc<Database>>) -> Result<Arc<Database>, StoreError> {
+        match self
+            .opener
+            .open(&self.file)
+            .and_then(|db| Ok((initialize(&db)?, db)))
+        {
             Ok((meta, db)) => {
                 self.revision.store(meta.revision, Ordering::Release);
                 self.compacted.store(meta.compacted, Ordering::Release);
-                *slot = Some(Arc::new(db));
+                let db = Arc::new(db);
+                *slot = Some(db.clone());
                 tracing::info!(path = %self.file.display(), revision = meta.revision, "reopened redb store");
+                Ok(db)
             }
             Err(error) => {
-                tracing::error!(%error, path = %self.file.display(), "cannot reopen redb store; will retry on the next write");
+                tracing::error!(%error, path = %self.file.display(), "cannot reopen redb store; will retry");
+                Err(error)
             }
         }
     }
@@ -145,26 +182,50 @@ impl EventLog for Shared {
     }
 }
 
-/// Opens (or creates) the database file, turning every failure, including a panic inside redb
-/// on a damaged file, into an error naming the file.
-pub(crate) fn open_database(file: &Path) -> Result<Database, StoreError> {
-    let opened = std::panic::catch_unwind(|| Database::builder().create(file));
-    match opened {
-        Ok(Ok(db)) => Ok(db),
-        Ok(Err(error)) => {
-            let error = redb::Error::from(error);
-            Err(StoreError::backend(
-                format!("cannot open redb database {}: {error}", file.display()),
-                error,
-            ))
+/// How the database file is opened: plainly, or through a fault-injecting backend.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Opener {
+    #[cfg(feature = "failpoints")]
+    pub faults: Option<crate::faults::FaultSwitch>,
+}
+
+impl Opener {
+    /// Opens (or creates) the database file, turning every failure, including a panic inside
+    /// redb on a damaged file, into an error naming the file.
+    pub fn open(&self, file: &Path) -> Result<Database, StoreError> {
+        let opened = std::panic::catch_unwind(|| self.open_unguarded(file));
+        match opened {
+            Ok(Ok(db)) => Ok(db),
+            Ok(Err(error)) => {
+                let error = redb::Error::from(error);
+                Err(StoreError::backend(
+                    format!("cannot open redb database {}: {error}", file.display()),
+                    error,
+                ))
+            }
+            Err(_) => Err(StoreError::Backend {
+                message: format!(
+                    "cannot open redb database {}: the file is damaged (redb panicked reading it)",
+                    file.display()
+                ),
+                source: None,
+            }),
         }
-        Err(_) => Err(StoreError::Backend {
-            message: format!(
-                "cannot open redb database {}: the file is damaged (redb panicked reading it)",
-                file.display()
-            ),
-            source: None,
-        }),
+    }
+
+    fn open_unguarded(&self, file: &Path) -> Result<Database, redb::DatabaseError> {
+        #[cfg(feature = "failpoints")]
+        if let Some(faults) = &self.faults {
+            let handle = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(file)
+                .map_err(|error| redb::DatabaseError::Storage(redb::StorageError::Io(error)))?;
+            return Database::builder().create_with_backend(faults.backend(handle)?);
+        }
+        Database::builder().create(file)
     }
 }
 

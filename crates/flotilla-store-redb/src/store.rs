@@ -17,7 +17,7 @@ use tokio::sync::oneshot;
 
 use crate::error::{closed, storage};
 use crate::options::RedbOptions;
-use crate::shared::{Shared, initialize, open_database};
+use crate::shared::{Opener, Shared, initialize};
 use crate::tables::{CURRENT, HISTORY, range_at, range_current};
 use crate::writer::{Request, Writer};
 
@@ -65,10 +65,33 @@ impl RedbStore {
     /// ([`DATABASE_FILE`]) when missing. Starts the background compactor on the current tokio
     /// runtime, if there is one.
     pub fn open(path: impl AsRef<Path>, options: RedbOptions) -> Result<RedbStore, StoreError> {
-        let dir = path.as_ref();
+        Self::open_with(path.as_ref(), options, Opener::default())
+    }
+
+    /// [`RedbStore::open`] with injected faults (feature `failpoints`, for tests).
+    #[cfg(feature = "failpoints")]
+    pub fn open_with_faults(
+        path: impl AsRef<Path>,
+        options: RedbOptions,
+        faults: crate::faults::FaultSwitch,
+    ) -> Result<RedbStore, StoreError> {
+        Self::open_with(
+            path.as_ref(),
+            options,
+            Opener {
+                faults: Some(faults),
+            },
+        )
+    }
+
+    fn open_with(
+        dir: &Path,
+        options: RedbOptions,
+        opener: Opener,
+    ) -> Result<RedbStore, StoreError> {
         prepare_dir(dir)?;
         let file = dir.join(DATABASE_FILE);
-        let db = open_database(&file)?;
+        let db = opener.open(&file)?;
         let meta = initialize(&db).map_err(|error| StoreError::Backend {
             message: format!(
                 "cannot initialize redb database {}: {error}",
@@ -76,7 +99,7 @@ impl RedbStore {
             ),
             source: Some(Arc::new(error)),
         })?;
-        let shared = Arc::new(Shared::new(file, options.durable, db, meta));
+        let shared = Arc::new(Shared::new(file, options.durable, db, meta, opener));
         let (sender, receiver) = std::sync::mpsc::channel();
         let hub = WatchHub::new(WATCH_BUFFER);
         let writer = Writer::new(shared.clone(), hub.clone(), receiver);

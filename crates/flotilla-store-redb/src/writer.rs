@@ -144,7 +144,7 @@ impl Writer {
     /// Begins a write transaction at the configured durability, reopening the database first
     /// if an earlier failure closed it.
     fn begin(&self) -> Result<WriteTransaction, StoreError> {
-        let db = self.shared.db_or_reopen()?;
+        let db = self.shared.db()?;
         let mut wtx = db.begin_write().map_err(storage("begin write"))?;
         wtx.set_durability(self.durability())
             .map_err(storage("set durability"))?;
@@ -185,7 +185,8 @@ impl Writer {
                 }
                 // redb may refuse every later write after an I/O error: start again from what
                 // was last committed.
-                self.shared.reopen();
+                // A failure is logged by `reopen`; the next group tries again.
+                let _ = self.shared.reopen();
             }
         }
     }

@@ -73,7 +73,8 @@ impl Writer {
                 let _ = waiter.send(outcome.clone().map(|_| ()));
             }
             if outcome.is_err() {
-                self.shared.reopen();
+                // A failure is logged by `reopen`; the next write tries again.
+                let _ = self.shared.reopen();
             }
         }
     }
