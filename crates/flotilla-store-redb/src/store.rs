@@ -290,3 +290,6 @@ impl Store for RedbStore {
         answer.await.map_err(|_| closed())?
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -3,6 +3,7 @@
 
 mod store {
     pub mod crash;
+    pub mod edges;
     pub mod failed_commit;
     pub mod group_commit;
     pub mod lifecycle;
