@@ -34,6 +34,23 @@
 //! commit answers every caller of the group with the error; redb aborted the whole transaction,
 //! so none of it is visible, and the writer reopens the file to carry on from the last commit.
 //! Compaction also runs on the writer, in chunks between groups.
+//!
+//! When fewer requests are queued than the last group held, the writer waits up to 500 µs for
+//! the callers it just answered to send their next write, so a steady set of writers shares
+//! every fsync instead of splitting into alternating half-size groups. A lone writer never
+//! waits (its last group had one transaction).
+//!
+//! # Other choices
+//!
+//! - Reads (`range`, `get`, watch catch-up) run in a redb read transaction on the caller's
+//!   thread: they never wait for the writer, and see exactly one committed revision.
+//! - The background compactor ([`flotilla_store::Compactor`]) runs on the tokio runtime that
+//!   opened the store (none when opened outside one). It holds the store only through a weak
+//!   reference, so dropping the [`RedbStore`] stops it, stops the writer and closes the file.
+//! - After a failed commit, redb refuses further I/O on that handle; the writer drops it and
+//!   opens the file again (retried by the next caller if that fails too, who gets
+//!   `Unavailable` meanwhile). The feature `failpoints` adds `RedbStore::open_with_faults` to
+//!   test this with a simulated full disk.
 
 mod codec;
 mod error;
