@@ -42,41 +42,51 @@ impl CurrentMeta {
 
 const TOMBSTONE: u8 = 0;
 const PUT: u8 = 1;
-/// Bytes of a put record before the value: kind, create revision, version.
-pub(crate) const PUT_HEADER: usize = 17;
 
-/// One version in the `history` table (keyed by key and modification revision).
+/// One version in the `history` table (keyed by key and modification revision). A put names
+/// its value's slot in the `values` table, keyed by (modification revision, slot).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum HistoryRecord<'a> {
+pub(crate) enum HistoryRecord {
     Put {
         create_revision: Revision,
         version: i64,
-        value: &'a [u8],
+        slot: u32,
     },
     Tombstone,
 }
 
-impl<'a> HistoryRecord<'a> {
-    /// Writes a put record's header into the first [`PUT_HEADER`] bytes of `out`.
-    pub fn put_header(create_revision: Revision, version: i64) -> [u8; PUT_HEADER] {
-        let mut out = [0u8; PUT_HEADER];
-        out[0] = PUT;
-        out[1..9].copy_from_slice(&create_revision.to_le_bytes());
-        out[9..17].copy_from_slice(&version.to_le_bytes());
-        out
+impl HistoryRecord {
+    const PUT_LEN: usize = 21;
+
+    /// A put: kind, create revision, version, value slot (21 bytes); a tombstone: kind.
+    pub fn encode(&self) -> ([u8; Self::PUT_LEN], usize) {
+        let mut out = [0u8; Self::PUT_LEN];
+        match *self {
+            HistoryRecord::Put {
+                create_revision,
+                version,
+                slot,
+            } => {
+                out[0] = PUT;
+                out[1..9].copy_from_slice(&create_revision.to_le_bytes());
+                out[9..17].copy_from_slice(&version.to_le_bytes());
+                out[17..21].copy_from_slice(&slot.to_le_bytes());
+                (out, Self::PUT_LEN)
+            }
+            HistoryRecord::Tombstone => {
+                out[0] = TOMBSTONE;
+                (out, 1)
+            }
+        }
     }
 
-    pub fn tombstone() -> [u8; 1] {
-        [TOMBSTONE]
-    }
-
-    pub fn decode(bytes: &'a [u8]) -> Result<Self, StoreError> {
+    pub fn decode(bytes: &[u8]) -> Result<Self, StoreError> {
         match bytes.first() {
             Some(&TOMBSTONE) if bytes.len() == 1 => Ok(HistoryRecord::Tombstone),
-            Some(&PUT) if bytes.len() >= PUT_HEADER => Ok(HistoryRecord::Put {
+            Some(&PUT) if bytes.len() == Self::PUT_LEN => Ok(HistoryRecord::Put {
                 create_revision: read_i64(bytes, 1)?,
                 version: read_i64(bytes, 9)?,
-                value: &bytes[PUT_HEADER..],
+                slot: u32::from_le_bytes(bytes[17..21].try_into().expect("length checked")),
             }),
             _ => Err(corrupt(format!(
                 "history record of {} bytes with kind {:?}",
@@ -171,20 +181,20 @@ mod tests {
             version: 4,
         };
         assert_eq!(CurrentMeta::decode(&meta.encode()).expect("decode"), meta);
-        let mut put = HistoryRecord::put_header(3, 4).to_vec();
-        put.extend_from_slice(b"value");
-        assert_eq!(
-            HistoryRecord::decode(&put).expect("decode"),
+        for record in [
             HistoryRecord::Put {
                 create_revision: 3,
                 version: 4,
-                value: b"value"
-            }
-        );
-        assert_eq!(
-            HistoryRecord::decode(&HistoryRecord::tombstone()).expect("decode"),
-            HistoryRecord::Tombstone
-        );
+                slot: 7,
+            },
+            HistoryRecord::Tombstone,
+        ] {
+            let (bytes, len) = record.encode();
+            assert_eq!(
+                HistoryRecord::decode(&bytes[..len]).expect("decode"),
+                record
+            );
+        }
         let mut log = Vec::new();
         encode_log_event(&mut log, EventKind::Put, 0, b"/a");
         encode_log_event(&mut log, EventKind::Delete, 7, b"/bb");

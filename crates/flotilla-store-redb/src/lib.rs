@@ -5,22 +5,26 @@
 //!
 //! # Layout
 //!
-//! One redb file, `flotilla.redb`, in the store's directory, with four tables:
+//! One redb file, `flotilla.redb`, in the store's directory, with five tables:
 //!
 //! | table | key | value |
 //! |---|---|---|
 //! | `current` | key | create revision, modification revision, version (24 bytes) |
-//! | `history` | (key, modification revision) | put: create revision, version, value; or a tombstone |
+//! | `history` | (key, modification revision) | put: create revision, version, value slot; or a tombstone |
+//! | `values` | (modification revision, slot) | the value bytes of one put |
 //! | `log` | revision | that revision's events: kind, previous modification revision, key |
 //! | `meta` | name | `revision` (last committed), `compacted`, `format` (layout version) |
 //!
-//! Each value is written once, in `history`; `current` and `log` point into it. A read at the
-//! current revision walks `current` (counting every key, loading values only for the page it
-//! returns); a read at a past revision `R` walks `history` and keeps, per key, the latest version
-//! at or below `R`. A watch catching up rebuilds events from `log` + `history` (the previous
-//! value of an event is the version at its recorded previous revision). Compaction at `C` drops
-//! `log` below `C` and, for the keys those entries name, every version but the one visible at
-//! `C - 1` (which the event at `C` names as its previous value).
+//! Each value is written once, in `values`, keyed by revision: a group's values are appended
+//! together at the end of that tree instead of splitting one leaf per key across the file,
+//! which roughly halves the bytes each put writes. `current`, `history` and `log` hold small
+//! records that point there. A read at the current revision walks `current` (counting every
+//! key, loading values only for the page it returns); a read at a past revision `R` walks
+//! `history` and keeps, per key, the latest version at or below `R`. A watch catching up
+//! rebuilds events from `log` + `history` + `values` (the previous value of an event is the
+//! version at its recorded previous revision). Compaction at `C` drops `log` below `C` and,
+//! for the keys those entries name, every version (and value) but the one visible at `C - 1`,
+//! which the event at `C` names as its previous value.
 //!
 //! # Group commit
 //!

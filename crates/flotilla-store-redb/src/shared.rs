@@ -14,7 +14,8 @@ use redb::{Database, ReadTransaction, ReadableDatabase, ReadableTable};
 
 use crate::error::{closed, storage};
 use crate::tables::{
-    CURRENT, FORMAT, HISTORY, LOG, META, META_COMPACTED, META_FORMAT, META_REVISION, read_log,
+    CURRENT, FORMAT, HISTORY, LOG, META, META_COMPACTED, META_FORMAT, META_REVISION, VALUES,
+    Versions, read_log,
 };
 
 #[derive(Debug)]
@@ -177,8 +178,11 @@ impl EventLog for Shared {
             });
         }
         let log = rtx.open_table(LOG).map_err(storage("open table"))?;
-        let history = rtx.open_table(HISTORY).map_err(storage("open table"))?;
-        read_log(&log, &history, after, max)
+        let versions = Versions {
+            history: rtx.open_table(HISTORY).map_err(storage("open table"))?,
+            values: rtx.open_table(VALUES).map_err(storage("open table"))?,
+        };
+        read_log(&log, &versions, after, max)
     }
 }
 
@@ -237,6 +241,7 @@ pub(crate) fn initialize(db: &Database) -> Result<MetaState, StoreError> {
         wtx.open_table(CURRENT).map_err(storage("create table"))?;
         wtx.open_table(HISTORY).map_err(storage("create table"))?;
         wtx.open_table(LOG).map_err(storage("create table"))?;
+        wtx.open_table(VALUES).map_err(storage("create table"))?;
         let mut meta = wtx.open_table(META).map_err(storage("create table"))?;
         let format = meta
             .get(META_FORMAT)

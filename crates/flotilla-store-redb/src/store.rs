@@ -18,7 +18,7 @@ use tokio::sync::oneshot;
 use crate::error::{closed, storage};
 use crate::options::RedbOptions;
 use crate::shared::{Opener, Shared, initialize};
-use crate::tables::{CURRENT, HISTORY, range_at, range_current};
+use crate::tables::{CURRENT, HISTORY, VALUES, Versions, range_at, range_current};
 use crate::writer::{Request, Writer};
 
 /// The name of the database file inside the store's directory.
@@ -247,12 +247,15 @@ impl Store for RedbStore {
             });
         }
         let limit = request.limit.unwrap_or(usize::MAX);
-        let history = rtx.open_table(HISTORY).map_err(storage("open table"))?;
+        let versions = Versions {
+            history: rtx.open_table(HISTORY).map_err(storage("open table"))?,
+            values: rtx.open_table(VALUES).map_err(storage("open table"))?,
+        };
         if revision == meta.revision {
             let current = rtx.open_table(CURRENT).map_err(storage("open table"))?;
-            range_current(&current, &history, &request.range, limit, revision)
+            range_current(&current, &versions, &request.range, limit, revision)
         } else {
-            range_at(&history, &request.range, limit, revision)
+            range_at(&versions, &request.range, limit, revision)
         }
     }
 

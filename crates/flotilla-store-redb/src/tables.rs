@@ -11,11 +11,15 @@ use redb::{AccessGuard, ReadableTable, TableDefinition};
 use crate::codec::{CurrentMeta, HistoryRecord, decode_log};
 use crate::error::storage;
 
-/// Live keys: key → [`CurrentMeta`]. Values are not duplicated here; they live in `history`.
+/// Live keys: key → [`CurrentMeta`]. Values are not duplicated here; they live in `values`.
 pub(crate) const CURRENT: TableDefinition<'static, &[u8], &[u8]> = TableDefinition::new("current");
 /// Every retained version: (key, modification revision) → [`HistoryRecord`].
 pub(crate) const HISTORY: TableDefinition<'static, (&[u8], i64), &[u8]> =
     TableDefinition::new("history");
+/// Every retained value: (modification revision, slot) → value bytes. Keyed by revision so
+/// that a group's values are appended together, not scattered across the file.
+pub(crate) const VALUES: TableDefinition<'static, (i64, u32), &[u8]> =
+    TableDefinition::new("values");
 /// The change log: revision → that revision's events (see [`crate::codec::encode_log_event`]).
 pub(crate) const LOG: TableDefinition<'static, i64, &[u8]> = TableDefinition::new("log");
 /// Bookkeeping: [`META_REVISION`], [`META_COMPACTED`], [`META_FORMAT`].
@@ -26,6 +30,12 @@ pub(crate) const META_COMPACTED: &str = "compacted";
 pub(crate) const META_FORMAT: &str = "format";
 /// The layout version written by this crate.
 pub(crate) const FORMAT: i64 = 1;
+
+/// The tables holding versions: `history` and `values`.
+pub(crate) struct Versions<H, V> {
+    pub history: H,
+    pub values: V,
+}
 
 /// Both bounds of a key range over byte keys.
 pub(crate) type Bounds<'a> = (Bound<&'a [u8]>, Bound<&'a [u8]>);
@@ -47,12 +57,16 @@ pub(crate) fn key_bounds(range: &KeyRange) -> Option<Bounds<'_>> {
 
 /// The current key-value of `key`, with its value only when `with_value` is set (compares on
 /// revisions and versions need no value).
-pub(crate) fn load_current(
+pub(crate) fn load_current<H, V>(
     current: &impl ReadableTable<&'static [u8], &'static [u8]>,
-    history: &impl ReadableTable<(&'static [u8], i64), &'static [u8]>,
+    versions: &Versions<H, V>,
     key: &Bytes,
     with_value: bool,
-) -> Result<Option<KeyValue>, StoreError> {
+) -> Result<Option<KeyValue>, StoreError>
+where
+    H: ReadableTable<(&'static [u8], i64), &'static [u8]>,
+    V: ReadableTable<(i64, u32), &'static [u8]>,
+{
     let Some(meta) = current
         .get(&key[..])
         .map_err(storage("read current state"))?
@@ -61,7 +75,10 @@ pub(crate) fn load_current(
     };
     let meta = CurrentMeta::decode(meta.value())?;
     let value = if with_value {
-        load_value(history, key, meta.mod_revision)?
+        match versions.load(key, meta.mod_revision)? {
+            Some(kv) => kv.value,
+            None => return Err(missing(key, meta.mod_revision)),
+        }
     } else {
         Bytes::new()
     };
@@ -74,45 +91,48 @@ pub(crate) fn load_current(
     }))
 }
 
-/// The value of the put at `(key, revision)`.
-fn load_value(
-    history: &impl ReadableTable<(&'static [u8], i64), &'static [u8]>,
-    key: &[u8],
-    revision: Revision,
-) -> Result<Bytes, StoreError> {
-    match load_version(history, key, revision)? {
-        Some(kv) => Ok(kv.value),
-        None => Err(missing(key, revision)),
+impl<H, V> Versions<H, V>
+where
+    H: ReadableTable<(&'static [u8], i64), &'static [u8]>,
+    V: ReadableTable<(i64, u32), &'static [u8]>,
+{
+    /// The version of `key` written at `revision` (`None`: a tombstone).
+    pub fn load(&self, key: &[u8], revision: Revision) -> Result<Option<KeyValue>, StoreError> {
+        let record = self
+            .history
+            .get((key, revision))
+            .map_err(storage("read history"))?
+            .ok_or_else(|| missing(key, revision))?;
+        self.to_kv(key, revision, HistoryRecord::decode(record.value())?)
     }
-}
 
-/// The put at `(key, revision)` as a key-value (`None`: a tombstone).
-fn load_version(
-    history: &impl ReadableTable<(&'static [u8], i64), &'static [u8]>,
-    key: &[u8],
-    revision: Revision,
-) -> Result<Option<KeyValue>, StoreError> {
-    let record = history
-        .get((key, revision))
-        .map_err(storage("read history"))?
-        .ok_or_else(|| missing(key, revision))?;
-    Ok(to_kv(key, revision, HistoryRecord::decode(record.value())?))
-}
-
-fn to_kv(key: &[u8], revision: Revision, record: HistoryRecord<'_>) -> Option<KeyValue> {
-    match record {
-        HistoryRecord::Put {
+    /// A history record as a key-value, with its value (`None`: a tombstone).
+    fn to_kv(
+        &self,
+        key: &[u8],
+        revision: Revision,
+        record: HistoryRecord,
+    ) -> Result<Option<KeyValue>, StoreError> {
+        let HistoryRecord::Put {
             create_revision,
             version,
-            value,
-        } => Some(KeyValue {
+            slot,
+        } = record
+        else {
+            return Ok(None);
+        };
+        let value = self
+            .values
+            .get((revision, slot))
+            .map_err(storage("read a value"))?
+            .ok_or_else(|| missing(key, revision))?;
+        Ok(Some(KeyValue {
             key: Bytes::copy_from_slice(key),
-            value: Bytes::copy_from_slice(value),
+            value: Bytes::copy_from_slice(value.value()),
             create_revision,
             mod_revision: revision,
             version,
-        }),
-        HistoryRecord::Tombstone => None,
+        }))
     }
 }
 
@@ -125,13 +145,17 @@ fn missing(key: &[u8], revision: Revision) -> StoreError {
 
 /// Reads the live keys of `range`: all of them are counted, at most `limit` are returned with
 /// their values.
-pub(crate) fn range_current(
+pub(crate) fn range_current<H, V>(
     current: &impl ReadableTable<&'static [u8], &'static [u8]>,
-    history: &impl ReadableTable<(&'static [u8], i64), &'static [u8]>,
+    versions: &Versions<H, V>,
     range: &KeyRange,
     limit: usize,
     revision: Revision,
-) -> Result<RangeResponse, StoreError> {
+) -> Result<RangeResponse, StoreError>
+where
+    H: ReadableTable<(&'static [u8], i64), &'static [u8]>,
+    V: ReadableTable<(i64, u32), &'static [u8]>,
+{
     let mut kvs = Vec::new();
     let mut count = 0;
     if let Some(bounds) = key_bounds(range) {
@@ -141,13 +165,10 @@ pub(crate) fn range_current(
             if kvs.len() < limit {
                 let meta = CurrentMeta::decode(meta.value())?;
                 let key = key.value();
-                kvs.push(KeyValue {
-                    key: Bytes::copy_from_slice(key),
-                    value: load_value(history, key, meta.mod_revision)?,
-                    create_revision: meta.create_revision,
-                    mod_revision: meta.mod_revision,
-                    version: meta.version,
-                });
+                let kv = versions
+                    .load(key, meta.mod_revision)?
+                    .ok_or_else(|| missing(key, meta.mod_revision))?;
+                kvs.push(kv);
             }
         }
     }
@@ -160,12 +181,16 @@ pub(crate) fn range_current(
 }
 
 /// Reads `range` as it was at the past `revision`: per key, the latest version at or below it.
-pub(crate) fn range_at(
-    history: &impl ReadableTable<(&'static [u8], i64), &'static [u8]>,
+pub(crate) fn range_at<H, V>(
+    versions: &Versions<H, V>,
     range: &KeyRange,
     limit: usize,
     revision: Revision,
-) -> Result<RangeResponse, StoreError> {
+) -> Result<RangeResponse, StoreError>
+where
+    H: ReadableTable<(&'static [u8], i64), &'static [u8]>,
+    V: ReadableTable<(i64, u32), &'static [u8]>,
+{
     let mut kvs = Vec::new();
     let mut count = 0;
     if let Some((start, end)) = key_bounds(range) {
@@ -178,20 +203,22 @@ pub(crate) fn range_at(
             _ => Bound::Unbounded,
         };
         // The latest version at or below `revision` of the key being scanned.
-        let mut visible: Option<(Revision, AccessGuard<'_, &'static [u8]>)> = None;
+        let mut visible: Option<(Revision, HistoryRecord)> = None;
         let mut scanned: Option<AccessGuard<'_, (&'static [u8], i64)>> = None;
-        let mut take = |key: &[u8], visible: Option<(Revision, AccessGuard<'_, &'static [u8]>)>| {
-            if let Some((rev, record)) = visible
-                && let Some(kv) = to_kv(key, rev, HistoryRecord::decode(record.value())?)
-            {
+        // Counts every live key; loads values only for the page returned.
+        let mut take = |key: &[u8], visible: Option<(Revision, HistoryRecord)>| {
+            if let Some((rev, record @ HistoryRecord::Put { .. })) = visible {
                 count += 1;
-                if kvs.len() < limit {
+                if kvs.len() < limit
+                    && let Some(kv) = versions.to_kv(key, rev, record)?
+                {
                     kvs.push(kv);
                 }
             }
             Ok::<(), StoreError>(())
         };
-        for entry in history
+        for entry in versions
+            .history
             .range::<(&[u8], i64)>((lower, upper))
             .map_err(storage("range history"))?
         {
@@ -205,7 +232,7 @@ pub(crate) fn range_at(
                 scanned = Some(entry_key);
             }
             if rev <= revision {
-                visible = Some((rev, record));
+                visible = Some((rev, HistoryRecord::decode(record.value())?));
             }
         }
         if let Some(done) = scanned.take() {
@@ -221,12 +248,16 @@ pub(crate) fn range_at(
 }
 
 /// Up to `max` log batches after `after`, rebuilt from the log and history tables.
-pub(crate) fn read_log(
+pub(crate) fn read_log<H, V>(
     log: &impl ReadableTable<i64, &'static [u8]>,
-    history: &impl ReadableTable<(&'static [u8], i64), &'static [u8]>,
+    versions: &Versions<H, V>,
     after: Revision,
     max: usize,
-) -> Result<Vec<Batch>, StoreError> {
+) -> Result<Vec<Batch>, StoreError>
+where
+    H: ReadableTable<(&'static [u8], i64), &'static [u8]>,
+    V: ReadableTable<(i64, u32), &'static [u8]>,
+{
     let mut batches = Vec::new();
     let from = after.saturating_add(1);
     for entry in log.range::<i64>(from..).map_err(storage("read log"))? {
@@ -240,10 +271,11 @@ pub(crate) fn read_log(
             let prev = if logged.prev_revision == 0 {
                 None
             } else {
-                load_version(history, &logged.key, logged.prev_revision)?
+                versions.load(&logged.key, logged.prev_revision)?
             };
             let kv = match logged.kind {
-                EventKind::Put => load_version(history, &logged.key, revision)?
+                EventKind::Put => versions
+                    .load(&logged.key, revision)?
                     .ok_or_else(|| missing(&logged.key, revision))?,
                 EventKind::Delete => KeyValue::tombstone(logged.key.clone(), revision),
             };

@@ -17,10 +17,10 @@ use flotilla_store::{
 use redb::{Durability, Table, WriteTransaction};
 use tokio::sync::oneshot;
 
-use crate::codec::{CurrentMeta, HistoryRecord, PUT_HEADER, encode_log_event};
+use crate::codec::{CurrentMeta, HistoryRecord, encode_log_event};
 use crate::error::storage;
 use crate::shared::Shared;
-use crate::tables::{CURRENT, HISTORY, LOG, META, META_REVISION, load_current};
+use crate::tables::{CURRENT, HISTORY, LOG, META, META_REVISION, VALUES, Versions, load_current};
 
 mod compaction;
 
@@ -64,7 +64,10 @@ pub(crate) struct Writer {
 /// The open tables of one write transaction.
 struct Tables<'txn> {
     current: Table<'txn, &'static [u8], &'static [u8]>,
-    history: Table<'txn, (&'static [u8], i64), &'static [u8]>,
+    versions: Versions<
+        Table<'txn, (&'static [u8], i64), &'static [u8]>,
+        Table<'txn, (i64, u32), &'static [u8]>,
+    >,
 }
 
 impl Writer {
@@ -205,7 +208,10 @@ impl Writer {
         {
             let mut tables = Tables {
                 current: wtx.open_table(CURRENT).map_err(storage("open table"))?,
-                history: wtx.open_table(HISTORY).map_err(storage("open table"))?,
+                versions: Versions {
+                    history: wtx.open_table(HISTORY).map_err(storage("open table"))?,
+                    values: wtx.open_table(VALUES).map_err(storage("open table"))?,
+                },
             };
             let mut log = wtx.open_table(LOG).map_err(storage("open table"))?;
             let mut record = Vec::new();
@@ -252,7 +258,7 @@ impl Tables<'_> {
         let mut succeeded = true;
         for compare in &txn.compares {
             let with_value = matches!(compare.target, flotilla_store::CompareTarget::Value(_));
-            let current = load_current(&self.current, &self.history, &compare.key, with_value)?;
+            let current = load_current(&self.current, &self.versions, &compare.key, with_value)?;
             if !compare.evaluate(current.as_ref()) {
                 succeeded = false;
                 break;
@@ -261,12 +267,14 @@ impl Tables<'_> {
         let ops = if succeeded { txn.success } else { txn.failure };
         let mut results = Vec::with_capacity(ops.len());
         let mut events = Vec::new();
+        let mut slot = 0u32;
         for op in ops {
             match op {
                 Op::Get { key } => results.push(OpResult::Get(self.load(&key)?)),
                 Op::Put { key, value } => {
                     let prev = self.load(&key)?;
-                    let kv = self.put(key, value, prev.as_ref(), next)?;
+                    let kv = self.put(key, value, prev.as_ref(), next, slot)?;
+                    slot += 1;
                     encode_log_event(
                         record,
                         EventKind::Put,
@@ -283,8 +291,10 @@ impl Tables<'_> {
                 Op::Delete { key } => {
                     let prev = self.load(&key)?;
                     if let Some(prev) = &prev {
-                        self.history
-                            .insert((&key[..], next), &HistoryRecord::tombstone()[..])
+                        let (tombstone, len) = HistoryRecord::Tombstone.encode();
+                        self.versions
+                            .history
+                            .insert((&key[..], next), &tombstone[..len])
                             .map_err(storage("write a tombstone"))?;
                         self.current
                             .remove(&key[..])
@@ -312,7 +322,7 @@ impl Tables<'_> {
     }
 
     fn load(&self, key: &Bytes) -> Result<Option<KeyValue>, StoreError> {
-        load_current(&self.current, &self.history, key, true)
+        load_current(&self.current, &self.versions, key, true)
     }
 
     fn put(
@@ -321,6 +331,7 @@ impl Tables<'_> {
         value: Bytes,
         prev: Option<&KeyValue>,
         revision: Revision,
+        slot: u32,
     ) -> Result<KeyValue, StoreError> {
         let meta = CurrentMeta {
             create_revision: prev.map_or(revision, |p| p.create_revision),
@@ -329,17 +340,23 @@ impl Tables<'_> {
         };
         {
             // Written in place: no intermediate buffer per value.
-            let mut slot = self
-                .history
-                .insert_reserve((&key[..], revision), PUT_HEADER + value.len())
-                .map_err(storage("write history"))?;
-            let bytes = slot.as_mut();
-            bytes[..PUT_HEADER].copy_from_slice(&HistoryRecord::put_header(
-                meta.create_revision,
-                meta.version,
-            ));
-            bytes[PUT_HEADER..].copy_from_slice(&value);
+            let mut stored = self
+                .versions
+                .values
+                .insert_reserve((revision, slot), value.len())
+                .map_err(storage("write a value"))?;
+            stored.as_mut().copy_from_slice(&value);
         }
+        let (record, len) = HistoryRecord::Put {
+            create_revision: meta.create_revision,
+            version: meta.version,
+            slot,
+        }
+        .encode();
+        self.versions
+            .history
+            .insert((&key[..], revision), &record[..len])
+            .map_err(storage("write history"))?;
         self.current
             .insert(&key[..], &meta.encode()[..])
             .map_err(storage("write current state"))?;

@@ -7,16 +7,14 @@ use redb::ReadableTableMetadata;
 use super::*;
 use crate::tables::LOG;
 
-/// Rows in the history and log tables.
-fn rows(store: &RedbStore) -> (u64, u64) {
+/// Rows in the history, values and log tables.
+fn rows(store: &RedbStore) -> (u64, u64, u64) {
     let (rtx, _) = store.inner.shared.begin_read().expect("read");
-    let history = rtx
-        .open_table(HISTORY)
-        .expect("history")
-        .len()
-        .expect("len");
-    let log = rtx.open_table(LOG).expect("log").len().expect("len");
-    (history, log)
+    let count = |name: &str, len: Result<u64, redb::StorageError>| len.expect(name);
+    let history = count("history", rtx.open_table(HISTORY).expect("history").len());
+    let values = count("values", rtx.open_table(VALUES).expect("values").len());
+    let log = count("log", rtx.open_table(LOG).expect("log").len());
+    (history, values, log)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -29,10 +27,10 @@ async fn compaction_drops_superseded_versions_and_old_log_entries() {
     }
     store.create("/d".into(), "x".into()).await.expect("create");
     let (_, deleted_at) = store.delete("/d".into(), None).await.expect("delete");
-    assert_eq!(rows(&store), (52, 52));
+    assert_eq!(rows(&store), (52, 51, 52));
     store.compact(deleted_at).await.expect("compact");
     // /k keeps its live version; /d keeps the put its delete event names, and the tombstone.
-    assert_eq!(rows(&store), (3, 1));
+    assert_eq!(rows(&store), (3, 2, 1));
     let k = store.get(b"/k").await.expect("get").expect("/k");
     assert_eq!(k.value, Bytes::from("49"));
     assert_eq!(k.version, 50);
@@ -42,7 +40,7 @@ async fn compaction_drops_superseded_versions_and_old_log_entries() {
         .expect("put");
     store.compact(next.revision).await.expect("compact");
     // /d is gone entirely; /k keeps the version the event at the compacted revision replaced.
-    assert_eq!(rows(&store), (2, 1));
+    assert_eq!(rows(&store), (2, 2, 1));
     let all = store
         .range(RangeRequest::new(KeyRange::all()).at_revision(next.revision))
         .await
@@ -78,5 +76,5 @@ async fn compaction_of_more_than_a_chunk_finishes_and_answers() {
     );
     // One live version per key (40), plus the version the event at the compacted revision
     // replaced.
-    assert_eq!(rows(&store), (41, 1));
+    assert_eq!(rows(&store), (41, 41, 1));
 }

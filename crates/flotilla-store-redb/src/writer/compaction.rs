@@ -17,7 +17,7 @@ use tokio::sync::oneshot;
 use super::{PendingCompaction, Writer};
 use crate::codec::{HistoryRecord, decode_log};
 use crate::error::storage;
-use crate::tables::{HISTORY, LOG, META, META_COMPACTED};
+use crate::tables::{HISTORY, LOG, META, META_COMPACTED, VALUES};
 
 /// Most log entries dropped by one compaction transaction.
 const CHUNK: usize = 4096;
@@ -92,6 +92,7 @@ impl Writer {
 fn compact_in(wtx: &WriteTransaction, target: Revision) -> Result<Revision, StoreError> {
     let mut log = wtx.open_table(LOG).map_err(storage("open table"))?;
     let mut history = wtx.open_table(HISTORY).map_err(storage("open table"))?;
+    let mut values = wtx.open_table(VALUES).map_err(storage("open table"))?;
     let mut keys = BTreeSet::new();
     let mut dropped = Vec::new();
     for entry in log.range::<i64>(..target).map_err(storage("read log"))? {
@@ -113,7 +114,7 @@ fn compact_in(wtx: &WriteTransaction, target: Revision) -> Result<Revision, Stor
         log.remove(*revision).map_err(storage("drop log entry"))?;
     }
     for key in &keys {
-        prune_key(&mut history, key, reached - 1)?;
+        prune_key(&mut history, &mut values, key, reached - 1)?;
     }
     let mut meta = wtx.open_table(META).map_err(storage("open table"))?;
     meta.insert(META_COMPACTED, reached)
@@ -121,9 +122,11 @@ fn compact_in(wtx: &WriteTransaction, target: Revision) -> Result<Revision, Stor
     Ok(reached)
 }
 
-/// Drops the versions of `key` at or below `cut` except the live one visible at `cut`.
+/// Drops the versions of `key` at or below `cut` (and their values) except the live one
+/// visible at `cut`.
 fn prune_key(
     history: &mut redb::Table<'_, (&'static [u8], i64), &'static [u8]>,
+    values: &mut redb::Table<'_, (i64, u32), &'static [u8]>,
     key: &Bytes,
     cut: Revision,
 ) -> Result<(), StoreError> {
@@ -133,18 +136,23 @@ fn prune_key(
         .map_err(storage("read history"))?
     {
         let (version, record) = entry.map_err(storage("read history"))?;
-        let live = matches!(
-            HistoryRecord::decode(record.value())?,
-            HistoryRecord::Put { .. }
-        );
-        versions.push((version.value().1, live));
+        let slot = match HistoryRecord::decode(record.value())? {
+            HistoryRecord::Put { slot, .. } => Some(slot),
+            HistoryRecord::Tombstone => None,
+        };
+        versions.push((version.value().1, slot));
     }
-    let keep_last = versions.last().is_some_and(|(_, live)| *live);
+    let keep_last = versions.last().is_some_and(|(_, slot)| slot.is_some());
     let drop_count = versions.len() - usize::from(keep_last);
-    for (revision, _) in &versions[..drop_count] {
+    for (revision, slot) in &versions[..drop_count] {
         history
             .remove((&key[..], *revision))
             .map_err(storage("drop history"))?;
+        if let Some(slot) = slot {
+            values
+                .remove((*revision, *slot))
+                .map_err(storage("drop a value"))?;
+        }
     }
     Ok(())
 }
