@@ -61,13 +61,13 @@ pub(crate) struct Writer {
     last_group: usize,
 }
 
+type HistoryTable<'txn> = Table<'txn, (&'static [u8], i64), &'static [u8]>;
+type ValuesTable<'txn> = Table<'txn, (i64, u32), &'static [u8]>;
+
 /// The open tables of one write transaction.
 struct Tables<'txn> {
     current: Table<'txn, &'static [u8], &'static [u8]>,
-    versions: Versions<
-        Table<'txn, (&'static [u8], i64), &'static [u8]>,
-        Table<'txn, (i64, u32), &'static [u8]>,
-    >,
+    versions: Versions<HistoryTable<'txn>, ValuesTable<'txn>>,
 }
 
 impl Writer {
