@@ -4,42 +4,6 @@
 use bytes::Bytes;
 use flotilla_store::{EventKind, Revision, StoreError};
 
-/// The state of a live key in the `current` table: create revision, modification revision,
-/// version (three little-endian i64).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct CurrentMeta {
-    pub create_revision: Revision,
-    pub mod_revision: Revision,
-    pub version: i64,
-}
-
-impl CurrentMeta {
-    pub const LEN: usize = 24;
-
-    pub fn encode(&self) -> [u8; Self::LEN] {
-        let mut out = [0u8; Self::LEN];
-        out[0..8].copy_from_slice(&self.create_revision.to_le_bytes());
-        out[8..16].copy_from_slice(&self.mod_revision.to_le_bytes());
-        out[16..24].copy_from_slice(&self.version.to_le_bytes());
-        out
-    }
-
-    pub fn decode(bytes: &[u8]) -> Result<Self, StoreError> {
-        if bytes.len() != Self::LEN {
-            return Err(corrupt(format!(
-                "current-state record of {} bytes, expected {}",
-                bytes.len(),
-                Self::LEN
-            )));
-        }
-        Ok(CurrentMeta {
-            create_revision: read_i64(bytes, 0)?,
-            mod_revision: read_i64(bytes, 8)?,
-            version: read_i64(bytes, 16)?,
-        })
-    }
-}
-
 const TOMBSTONE: u8 = 0;
 const PUT: u8 = 1;
 
@@ -175,12 +139,6 @@ mod tests {
 
     #[test]
     fn records_round_trip() {
-        let meta = CurrentMeta {
-            create_revision: 3,
-            mod_revision: 9,
-            version: 4,
-        };
-        assert_eq!(CurrentMeta::decode(&meta.encode()).expect("decode"), meta);
         for record in [
             HistoryRecord::Put {
                 create_revision: 3,
@@ -206,7 +164,6 @@ mod tests {
 
     #[test]
     fn truncated_records_are_errors_not_panics() {
-        assert!(CurrentMeta::decode(&[0; 5]).is_err());
         assert!(HistoryRecord::decode(&[1, 2, 3]).is_err());
         assert!(HistoryRecord::decode(&[]).is_err());
         assert!(HistoryRecord::decode(&[9]).is_err());

@@ -5,26 +5,30 @@
 //!
 //! # Layout
 //!
-//! One redb file, `flotilla.redb`, in the store's directory, with five tables:
+//! One redb file, `flotilla.redb`, in the store's directory, with four tables:
 //!
 //! | table | key | value |
 //! |---|---|---|
-//! | `current` | key | create revision, modification revision, version (24 bytes) |
 //! | `history` | (key, modification revision) | put: create revision, version, value slot; or a tombstone |
 //! | `values` | (modification revision, slot) | the value bytes of one put |
 //! | `log` | revision | that revision's events: kind, previous modification revision, key |
 //! | `meta` | name | `revision` (last committed), `compacted`, `format` (layout version) |
 //!
-//! Each value is written once, in `values`, keyed by revision: a group's values are appended
-//! together at the end of that tree instead of splitting one leaf per key across the file,
-//! which roughly halves the bytes each put writes. `current`, `history` and `log` hold small
-//! records that point there. A read at the current revision walks `current` (counting every
-//! key, loading values only for the page it returns); a read at a past revision `R` walks
-//! `history` and keeps, per key, the latest version at or below `R`. A watch catching up
-//! rebuilds events from `log` + `history` + `values` (the previous value of an event is the
-//! version at its recorded previous revision). Compaction at `C` drops `log` below `C` and,
-//! for the keys those entries name, every version (and value) but the one visible at `C - 1`,
-//! which the event at `C` names as its previous value.
+//! A key's current state is its last `history` entry; there is no separate current-state
+//! table, so a put touches one small random `history` leaf and appends its value. Each value
+//! is written once, in `values`, keyed by revision: a group's values land together at the end
+//! of that tree instead of splitting one leaf per key across the file. Measured on 2 KiB puts
+//! in groups of 64, this layout writes about 10 KB per put, against 17 KB with values inside
+//! `history` and a separate current-state table.
+//!
+//! Every read walks `history` with two seeks per key, however many versions the key has: one
+//! to find the next key, one (`next_back` on `(key, ..=R)`) for its latest version at or below
+//! the read revision `R`, which serves reads at the current revision and in the past alike.
+//! Every live key of the range is counted; values are loaded only for the page returned. A
+//! watch catching up rebuilds events from `log` + `history` + `values` (the previous value of
+//! an event is the version at its recorded previous revision). Compaction at `C` drops `log`
+//! below `C` and, for the keys those entries name, every version (and value) but the one
+//! visible at `C - 1`, which the event at `C` names as its previous value.
 //!
 //! # Group commit
 //!

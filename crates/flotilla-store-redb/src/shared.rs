@@ -14,8 +14,8 @@ use redb::{Database, ReadTransaction, ReadableDatabase, ReadableTable};
 
 use crate::error::{closed, storage};
 use crate::tables::{
-    CURRENT, FORMAT, HISTORY, LOG, META, META_COMPACTED, META_FORMAT, META_REVISION, VALUES,
-    Versions, read_log,
+    FORMAT, HISTORY, LOG, META, META_COMPACTED, META_FORMAT, META_REVISION, VALUES, Versions,
+    read_log,
 };
 
 #[derive(Debug)]
@@ -238,7 +238,6 @@ impl Opener {
 pub(crate) fn initialize(db: &Database) -> Result<MetaState, StoreError> {
     let wtx = db.begin_write().map_err(storage("begin write"))?;
     let meta = {
-        wtx.open_table(CURRENT).map_err(storage("create table"))?;
         wtx.open_table(HISTORY).map_err(storage("create table"))?;
         wtx.open_table(LOG).map_err(storage("create table"))?;
         wtx.open_table(VALUES).map_err(storage("create table"))?;

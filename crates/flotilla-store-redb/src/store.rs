@@ -18,7 +18,7 @@ use tokio::sync::oneshot;
 use crate::error::{closed, storage};
 use crate::options::RedbOptions;
 use crate::shared::{Opener, Shared, initialize};
-use crate::tables::{CURRENT, HISTORY, VALUES, Versions, range_at, range_current};
+use crate::tables::{HISTORY, VALUES, Versions};
 use crate::writer::{Request, Writer};
 
 /// The name of the database file inside the store's directory.
@@ -251,12 +251,7 @@ impl Store for RedbStore {
             history: rtx.open_table(HISTORY).map_err(storage("open table"))?,
             values: rtx.open_table(VALUES).map_err(storage("open table"))?,
         };
-        if revision == meta.revision {
-            let current = rtx.open_table(CURRENT).map_err(storage("open table"))?;
-            range_current(&current, &versions, &request.range, limit, revision)
-        } else {
-            range_at(&versions, &request.range, limit, revision)
-        }
+        versions.range(&request.range, limit, revision)
     }
 
     async fn txn(&self, txn: Txn) -> Result<TxnResponse, StoreError> {

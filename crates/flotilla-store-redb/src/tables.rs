@@ -6,14 +6,13 @@ use bytes::Bytes;
 use flotilla_store::{
     Event, EventKind, KeyRange, KeyValue, RangeResponse, Revision, StoreError, watch::Batch,
 };
-use redb::{AccessGuard, ReadableTable, TableDefinition};
+use redb::{ReadableTable, TableDefinition};
 
-use crate::codec::{CurrentMeta, HistoryRecord, decode_log};
+use crate::codec::{HistoryRecord, decode_log};
 use crate::error::storage;
 
-/// Live keys: key → [`CurrentMeta`]. Values are not duplicated here; they live in `values`.
-pub(crate) const CURRENT: TableDefinition<'static, &[u8], &[u8]> = TableDefinition::new("current");
-/// Every retained version: (key, modification revision) → [`HistoryRecord`].
+/// Every retained version: (key, modification revision) → [`HistoryRecord`]. A key's current
+/// state is its last entry.
 pub(crate) const HISTORY: TableDefinition<'static, (&[u8], i64), &[u8]> =
     TableDefinition::new("history");
 /// Every retained value: (modification revision, slot) → value bytes. Keyed by revision so
@@ -29,12 +28,150 @@ pub(crate) const META_REVISION: &str = "revision";
 pub(crate) const META_COMPACTED: &str = "compacted";
 pub(crate) const META_FORMAT: &str = "format";
 /// The layout version written by this crate.
-pub(crate) const FORMAT: i64 = 1;
+pub(crate) const FORMAT: i64 = 2;
 
 /// The tables holding versions: `history` and `values`.
 pub(crate) struct Versions<H, V> {
     pub history: H,
     pub values: V,
+}
+
+/// The first key strictly after every version of the key it was made from.
+type Cursor = Bound<(Vec<u8>, i64)>;
+
+impl<H, V> Versions<H, V>
+where
+    H: ReadableTable<(&'static [u8], i64), &'static [u8]>,
+    V: ReadableTable<(i64, u32), &'static [u8]>,
+{
+    /// The version of `key` visible at `revision` (`None`: absent or deleted then), with its
+    /// value only when `with_value` is set (compares on revisions need none).
+    pub fn visible(
+        &self,
+        key: &[u8],
+        revision: Revision,
+        with_value: bool,
+    ) -> Result<Option<KeyValue>, StoreError> {
+        let mut versions = self
+            .history
+            .range::<(&[u8], i64)>((key, i64::MIN)..=(key, revision))
+            .map_err(storage("read history"))?;
+        let Some(entry) = versions.next_back() else {
+            return Ok(None);
+        };
+        let (found, record) = entry.map_err(storage("read history"))?;
+        let record = HistoryRecord::decode(record.value())?;
+        self.to_kv(key, found.value().1, record, with_value)
+    }
+
+    /// The current version of `key`.
+    pub fn current(&self, key: &[u8], with_value: bool) -> Result<Option<KeyValue>, StoreError> {
+        self.visible(key, i64::MAX, with_value)
+    }
+
+    /// The version of `key` written at `revision` (`None`: a tombstone).
+    pub fn load(&self, key: &[u8], revision: Revision) -> Result<Option<KeyValue>, StoreError> {
+        let record = self
+            .history
+            .get((key, revision))
+            .map_err(storage("read history"))?
+            .ok_or_else(|| missing(key, revision))?;
+        self.to_kv(key, revision, HistoryRecord::decode(record.value())?, true)
+    }
+
+    /// A history record as a key-value (`None`: a tombstone).
+    fn to_kv(
+        &self,
+        key: &[u8],
+        revision: Revision,
+        record: HistoryRecord,
+        with_value: bool,
+    ) -> Result<Option<KeyValue>, StoreError> {
+        let HistoryRecord::Put {
+            create_revision,
+            version,
+            slot,
+        } = record
+        else {
+            return Ok(None);
+        };
+        let value = if with_value {
+            let value = self
+                .values
+                .get((revision, slot))
+                .map_err(storage("read a value"))?
+                .ok_or_else(|| missing(key, revision))?;
+            Bytes::copy_from_slice(value.value())
+        } else {
+            Bytes::new()
+        };
+        Ok(Some(KeyValue {
+            key: Bytes::copy_from_slice(key),
+            value,
+            create_revision,
+            mod_revision: revision,
+            version,
+        }))
+    }
+
+    /// The first key at or after `from` and before `end`, if any.
+    fn next_key(&self, from: &Cursor, end: Bound<&[u8]>) -> Result<Option<Vec<u8>>, StoreError> {
+        let lower = match from {
+            Bound::Included((key, rev)) => Bound::Included((&key[..], *rev)),
+            Bound::Excluded((key, rev)) => Bound::Excluded((&key[..], *rev)),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        let upper = match end {
+            Bound::Excluded(end) => Bound::Excluded((end, i64::MIN)),
+            _ => Bound::Unbounded,
+        };
+        let mut entries = self
+            .history
+            .range::<(&[u8], i64)>((lower, upper))
+            .map_err(storage("range history"))?;
+        match entries.next() {
+            Some(entry) => {
+                let (key, _) = entry.map_err(storage("range history"))?;
+                Ok(Some(key.value().0.to_vec()))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Reads `range` as it was at `revision`: per key, the latest version at or below it. Every
+    /// live key is counted, at most `limit` are returned with their values. Two seeks per key,
+    /// however many versions it has.
+    pub fn range(
+        &self,
+        range: &KeyRange,
+        limit: usize,
+        revision: Revision,
+    ) -> Result<RangeResponse, StoreError> {
+        let mut kvs = Vec::new();
+        let mut count = 0;
+        if let Some((start, end)) = key_bounds(range) {
+            let mut cursor: Cursor = match start {
+                Bound::Included(start) => Bound::Included((start.to_vec(), i64::MIN)),
+                _ => Bound::Unbounded,
+            };
+            while let Some(key) = self.next_key(&cursor, end)? {
+                let want_value = kvs.len() < limit;
+                if let Some(kv) = self.visible(&key, revision, want_value)? {
+                    count += 1;
+                    if want_value {
+                        kvs.push(kv);
+                    }
+                }
+                cursor = Bound::Excluded((key, i64::MAX));
+            }
+        }
+        Ok(RangeResponse {
+            more: count > kvs.len(),
+            kvs,
+            count,
+            revision,
+        })
+    }
 }
 
 /// Both bounds of a key range over byte keys.
@@ -55,87 +192,6 @@ pub(crate) fn key_bounds(range: &KeyRange) -> Option<Bounds<'_>> {
     Some((Bound::Included(&range.start[..]), end))
 }
 
-/// The current key-value of `key`, with its value only when `with_value` is set (compares on
-/// revisions and versions need no value).
-pub(crate) fn load_current<H, V>(
-    current: &impl ReadableTable<&'static [u8], &'static [u8]>,
-    versions: &Versions<H, V>,
-    key: &Bytes,
-    with_value: bool,
-) -> Result<Option<KeyValue>, StoreError>
-where
-    H: ReadableTable<(&'static [u8], i64), &'static [u8]>,
-    V: ReadableTable<(i64, u32), &'static [u8]>,
-{
-    let Some(meta) = current
-        .get(&key[..])
-        .map_err(storage("read current state"))?
-    else {
-        return Ok(None);
-    };
-    let meta = CurrentMeta::decode(meta.value())?;
-    let value = if with_value {
-        match versions.load(key, meta.mod_revision)? {
-            Some(kv) => kv.value,
-            None => return Err(missing(key, meta.mod_revision)),
-        }
-    } else {
-        Bytes::new()
-    };
-    Ok(Some(KeyValue {
-        key: key.clone(),
-        value,
-        create_revision: meta.create_revision,
-        mod_revision: meta.mod_revision,
-        version: meta.version,
-    }))
-}
-
-impl<H, V> Versions<H, V>
-where
-    H: ReadableTable<(&'static [u8], i64), &'static [u8]>,
-    V: ReadableTable<(i64, u32), &'static [u8]>,
-{
-    /// The version of `key` written at `revision` (`None`: a tombstone).
-    pub fn load(&self, key: &[u8], revision: Revision) -> Result<Option<KeyValue>, StoreError> {
-        let record = self
-            .history
-            .get((key, revision))
-            .map_err(storage("read history"))?
-            .ok_or_else(|| missing(key, revision))?;
-        self.to_kv(key, revision, HistoryRecord::decode(record.value())?)
-    }
-
-    /// A history record as a key-value, with its value (`None`: a tombstone).
-    fn to_kv(
-        &self,
-        key: &[u8],
-        revision: Revision,
-        record: HistoryRecord,
-    ) -> Result<Option<KeyValue>, StoreError> {
-        let HistoryRecord::Put {
-            create_revision,
-            version,
-            slot,
-        } = record
-        else {
-            return Ok(None);
-        };
-        let value = self
-            .values
-            .get((revision, slot))
-            .map_err(storage("read a value"))?
-            .ok_or_else(|| missing(key, revision))?;
-        Ok(Some(KeyValue {
-            key: Bytes::copy_from_slice(key),
-            value: Bytes::copy_from_slice(value.value()),
-            create_revision,
-            mod_revision: revision,
-            version,
-        }))
-    }
-}
-
 fn missing(key: &[u8], revision: Revision) -> StoreError {
     crate::codec::corrupt(format!(
         "no history for key {:?} at revision {revision}",
@@ -143,111 +199,7 @@ fn missing(key: &[u8], revision: Revision) -> StoreError {
     ))
 }
 
-/// Reads the live keys of `range`: all of them are counted, at most `limit` are returned with
-/// their values.
-pub(crate) fn range_current<H, V>(
-    current: &impl ReadableTable<&'static [u8], &'static [u8]>,
-    versions: &Versions<H, V>,
-    range: &KeyRange,
-    limit: usize,
-    revision: Revision,
-) -> Result<RangeResponse, StoreError>
-where
-    H: ReadableTable<(&'static [u8], i64), &'static [u8]>,
-    V: ReadableTable<(i64, u32), &'static [u8]>,
-{
-    let mut kvs = Vec::new();
-    let mut count = 0;
-    if let Some(bounds) = key_bounds(range) {
-        for entry in current.range::<&[u8]>(bounds).map_err(storage("range"))? {
-            let (key, meta) = entry.map_err(storage("range"))?;
-            count += 1;
-            if kvs.len() < limit {
-                let meta = CurrentMeta::decode(meta.value())?;
-                let key = key.value();
-                let kv = versions
-                    .load(key, meta.mod_revision)?
-                    .ok_or_else(|| missing(key, meta.mod_revision))?;
-                kvs.push(kv);
-            }
-        }
-    }
-    Ok(RangeResponse {
-        more: count > kvs.len(),
-        kvs,
-        count,
-        revision,
-    })
-}
-
-/// Reads `range` as it was at the past `revision`: per key, the latest version at or below it.
-pub(crate) fn range_at<H, V>(
-    versions: &Versions<H, V>,
-    range: &KeyRange,
-    limit: usize,
-    revision: Revision,
-) -> Result<RangeResponse, StoreError>
-where
-    H: ReadableTable<(&'static [u8], i64), &'static [u8]>,
-    V: ReadableTable<(i64, u32), &'static [u8]>,
-{
-    let mut kvs = Vec::new();
-    let mut count = 0;
-    if let Some((start, end)) = key_bounds(range) {
-        let lower = match start {
-            Bound::Included(start) => Bound::Included((start, i64::MIN)),
-            _ => Bound::Unbounded,
-        };
-        let upper = match end {
-            Bound::Excluded(end) => Bound::Excluded((end, i64::MIN)),
-            _ => Bound::Unbounded,
-        };
-        // The latest version at or below `revision` of the key being scanned.
-        let mut visible: Option<(Revision, HistoryRecord)> = None;
-        let mut scanned: Option<AccessGuard<'_, (&'static [u8], i64)>> = None;
-        // Counts every live key; loads values only for the page returned.
-        let mut take = |key: &[u8], visible: Option<(Revision, HistoryRecord)>| {
-            if let Some((rev, record @ HistoryRecord::Put { .. })) = visible {
-                count += 1;
-                if kvs.len() < limit
-                    && let Some(kv) = versions.to_kv(key, rev, record)?
-                {
-                    kvs.push(kv);
-                }
-            }
-            Ok::<(), StoreError>(())
-        };
-        for entry in versions
-            .history
-            .range::<(&[u8], i64)>((lower, upper))
-            .map_err(storage("range history"))?
-        {
-            let (entry_key, record) = entry.map_err(storage("range history"))?;
-            let (key, rev) = entry_key.value();
-            let same = scanned.as_ref().is_some_and(|s| s.value().0 == key);
-            if !same {
-                if let Some(done) = scanned.take() {
-                    take(done.value().0, visible.take())?;
-                }
-                scanned = Some(entry_key);
-            }
-            if rev <= revision {
-                visible = Some((rev, HistoryRecord::decode(record.value())?));
-            }
-        }
-        if let Some(done) = scanned.take() {
-            take(done.value().0, visible.take())?;
-        }
-    }
-    Ok(RangeResponse {
-        more: count > kvs.len(),
-        kvs,
-        count,
-        revision,
-    })
-}
-
-/// Up to `max` log batches after `after`, rebuilt from the log and history tables.
+/// Up to `max` log batches after `after`, rebuilt from the log and the versions.
 pub(crate) fn read_log<H, V>(
     log: &impl ReadableTable<i64, &'static [u8]>,
     versions: &Versions<H, V>,

@@ -17,10 +17,10 @@ use flotilla_store::{
 use redb::{Durability, Table, WriteTransaction};
 use tokio::sync::oneshot;
 
-use crate::codec::{CurrentMeta, HistoryRecord, encode_log_event};
+use crate::codec::{HistoryRecord, encode_log_event};
 use crate::error::storage;
 use crate::shared::Shared;
-use crate::tables::{CURRENT, HISTORY, LOG, META, META_REVISION, VALUES, Versions, load_current};
+use crate::tables::{HISTORY, LOG, META, META_REVISION, VALUES, Versions};
 
 mod compaction;
 
@@ -66,7 +66,6 @@ type ValuesTable<'txn> = Table<'txn, (i64, u32), &'static [u8]>;
 
 /// The open tables of one write transaction.
 struct Tables<'txn> {
-    current: Table<'txn, &'static [u8], &'static [u8]>,
     versions: Versions<HistoryTable<'txn>, ValuesTable<'txn>>,
 }
 
@@ -207,7 +206,6 @@ impl Writer {
         let mut batches = Vec::new();
         {
             let mut tables = Tables {
-                current: wtx.open_table(CURRENT).map_err(storage("open table"))?,
                 versions: Versions {
                     history: wtx.open_table(HISTORY).map_err(storage("open table"))?,
                     values: wtx.open_table(VALUES).map_err(storage("open table"))?,
@@ -258,7 +256,7 @@ impl Tables<'_> {
         let mut succeeded = true;
         for compare in &txn.compares {
             let with_value = matches!(compare.target, flotilla_store::CompareTarget::Value(_));
-            let current = load_current(&self.current, &self.versions, &compare.key, with_value)?;
+            let current = self.versions.current(&compare.key, with_value)?;
             if !compare.evaluate(current.as_ref()) {
                 succeeded = false;
                 break;
@@ -296,9 +294,6 @@ impl Tables<'_> {
                             .history
                             .insert((&key[..], next), &tombstone[..len])
                             .map_err(storage("write a tombstone"))?;
-                        self.current
-                            .remove(&key[..])
-                            .map_err(storage("remove a key"))?;
                         encode_log_event(record, EventKind::Delete, prev.mod_revision, &key);
                         events.push(Event {
                             kind: EventKind::Delete,
@@ -322,7 +317,7 @@ impl Tables<'_> {
     }
 
     fn load(&self, key: &Bytes) -> Result<Option<KeyValue>, StoreError> {
-        load_current(&self.current, &self.versions, key, true)
+        self.versions.current(key, true)
     }
 
     fn put(
@@ -333,11 +328,8 @@ impl Tables<'_> {
         revision: Revision,
         slot: u32,
     ) -> Result<KeyValue, StoreError> {
-        let meta = CurrentMeta {
-            create_revision: prev.map_or(revision, |p| p.create_revision),
-            mod_revision: revision,
-            version: prev.map_or(1, |p| p.version + 1),
-        };
+        let create_revision = prev.map_or(revision, |p| p.create_revision);
+        let version = prev.map_or(1, |p| p.version + 1);
         {
             // Written in place: no intermediate buffer per value.
             let mut stored = self
@@ -348,8 +340,8 @@ impl Tables<'_> {
             stored.as_mut().copy_from_slice(&value);
         }
         let (record, len) = HistoryRecord::Put {
-            create_revision: meta.create_revision,
-            version: meta.version,
+            create_revision,
+            version,
             slot,
         }
         .encode();
@@ -357,15 +349,12 @@ impl Tables<'_> {
             .history
             .insert((&key[..], revision), &record[..len])
             .map_err(storage("write history"))?;
-        self.current
-            .insert(&key[..], &meta.encode()[..])
-            .map_err(storage("write current state"))?;
         Ok(KeyValue {
             key,
             value,
-            create_revision: meta.create_revision,
-            mod_revision: meta.mod_revision,
-            version: meta.version,
+            create_revision,
+            mod_revision: revision,
+            version,
         })
     }
 }
