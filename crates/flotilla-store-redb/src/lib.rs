@@ -50,8 +50,9 @@
 //!
 //! # Other choices
 //!
-//! - Reads (`range`, `get`, watch catch-up) run in a redb read transaction on the caller's
-//!   thread: they never wait for the writer, and see exactly one committed revision.
+//! - Reads run in a redb read transaction: they never wait for the writer, and see exactly one
+//!   committed revision. A single-key read runs on the caller's thread; a wider one, which may
+//!   walk many keys, on tokio's blocking pool. Watch catch-up reads run inside the watch stream.
 //! - The background compactor ([`flotilla_store::Compactor`]) runs on the tokio runtime that
 //!   opened the store (none when opened outside one). It holds the store only through a weak
 //!   reference, so dropping the [`RedbStore`] stops it, stops the writer and closes the file.

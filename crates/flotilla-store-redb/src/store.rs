@@ -201,6 +201,30 @@ impl Drop for RedbStore {
     }
 }
 
+/// Reads a range in one read transaction, at the current revision or a past one.
+fn read_range(shared: &Shared, request: &RangeRequest) -> Result<RangeResponse, StoreError> {
+    let (rtx, meta) = shared.begin_read()?;
+    let revision = request.revision.unwrap_or(meta.revision);
+    if revision > meta.revision {
+        return Err(StoreError::FutureRevision {
+            requested: revision,
+            current: meta.revision,
+        });
+    }
+    if revision < meta.compacted {
+        return Err(StoreError::Compacted {
+            requested: revision,
+            compacted: meta.compacted,
+        });
+    }
+    let limit = request.limit.unwrap_or(usize::MAX);
+    let versions = Versions {
+        history: rtx.open_table(HISTORY).map_err(storage("open table"))?,
+        values: rtx.open_table(VALUES).map_err(storage("open table"))?,
+    };
+    versions.range(&request.range, limit, revision)
+}
+
 /// Compacts whatever falls out of `retention`, every `period`, while the store lives.
 async fn compact_in_background(store: Weak<Inner>, retention: Retention, period: Duration) {
     let mut compactor = Compactor::new(retention);
@@ -232,26 +256,23 @@ impl Store for RedbStore {
     }
 
     async fn range(&self, request: RangeRequest) -> Result<RangeResponse, StoreError> {
-        let (rtx, meta) = self.inner.shared.begin_read()?;
-        let revision = request.revision.unwrap_or(meta.revision);
-        if revision > meta.revision {
-            return Err(StoreError::FutureRevision {
-                requested: revision,
-                current: meta.revision,
-            });
+        // A single key is a few seeks: read it here. Anything wider may walk many keys (every
+        // matching key is counted), so keep it off the async workers when there is a runtime.
+        let single_key = request.range.end.as_deref().is_some_and(|end| {
+            end.len() == request.range.start.len() + 1
+                && end.starts_with(&request.range.start)
+                && end.last() == Some(&0)
+        });
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) if !single_key => {
+                let shared = self.inner.shared.clone();
+                runtime
+                    .spawn_blocking(move || read_range(&shared, &request))
+                    .await
+                    .map_err(|error| StoreError::backend("redb range read task failed", error))?
+            }
+            _ => read_range(&self.inner.shared, &request),
         }
-        if revision < meta.compacted {
-            return Err(StoreError::Compacted {
-                requested: revision,
-                compacted: meta.compacted,
-            });
-        }
-        let limit = request.limit.unwrap_or(usize::MAX);
-        let versions = Versions {
-            history: rtx.open_table(HISTORY).map_err(storage("open table"))?,
-            values: rtx.open_table(VALUES).map_err(storage("open table"))?,
-        };
-        versions.range(&request.range, limit, revision)
     }
 
     async fn txn(&self, txn: Txn) -> Result<TxnResponse, StoreError> {
