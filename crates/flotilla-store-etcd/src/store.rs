@@ -1,0 +1,317 @@
+//! [`EtcdStore`]: the [`Store`] trait over an etcd v3 cluster.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use etcd_client::{Client, ConnectOptions, GetOptions, KvClient};
+use flotilla_store::{
+    KeyRange, RangeRequest, RangeResponse, Revision, Store, StoreError, StoreLimits, StoreStatus,
+    Txn, TxnResponse, WatchStream,
+};
+
+use crate::convert::{self, header_revision};
+use crate::error::{Failure, call};
+use crate::keys::{EtcdRange, Namespace};
+use crate::{EtcdOptions, compaction, watch};
+
+/// The largest response accepted (tonic's default is 4 MiB, less than one page of large
+/// objects). etcd itself sends up to 2 GiB.
+const MAX_RESPONSE_BYTES: usize = i32::MAX as usize;
+
+/// HTTP/2 keep-alive, so a member that vanishes without closing its connections (a partition, a
+/// frozen host) fails the watches on it instead of leaving them silent. etcd refuses pings more
+/// often than every 5 s (`--grpc-keepalive-min-time`).
+const KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(10);
+const KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A [`Store`] on etcd. Cheap to clone; clones share the connections.
+#[derive(Clone)]
+pub struct EtcdStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    client: Client,
+    kv: KvClient,
+    ns: Namespace,
+    limits: StoreLimits,
+    timeout: Duration,
+    /// The highest compacted revision seen: compactions made through this store, `Compacted`
+    /// answers and watch cancels. etcd has no call that reports it; see [`crate::compaction`].
+    compacted: Arc<AtomicI64>,
+}
+
+impl std::fmt::Debug for EtcdStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EtcdStore")
+            .field("namespace", &self.inner.ns)
+            .field("limits", &self.inner.limits)
+            .field("timeout", &self.inner.timeout)
+            .field("compacted", &self.inner.compacted.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+impl EtcdStore {
+    /// Connects to etcd and makes one read, so that an unreachable cluster fails here
+    /// (`Unavailable`) rather than on first use.
+    pub async fn connect(options: EtcdOptions) -> Result<EtcdStore, StoreError> {
+        if options.endpoints.is_empty() {
+            return Err(StoreError::Backend {
+                message: "no etcd endpoints given".into(),
+                source: None,
+            });
+        }
+        let connect = ConnectOptions::new()
+            .with_connect_timeout(options.connect_timeout)
+            .with_keep_alive(KEEP_ALIVE_INTERVAL, KEEP_ALIVE_TIMEOUT)
+            .with_keep_alive_while_idle(true)
+            // A member cut off from the leader refuses requests instead of serving stale
+            // watches (what kube-apiserver asks for too).
+            .with_require_leader(true);
+        let client = call(
+            "connect",
+            options.connect_timeout,
+            Client::connect(&options.endpoints, Some(connect)),
+        )
+        .await
+        .map_err(|f| f.into_store_error("connect"))?;
+        let kv = client
+            .kv_client()
+            .max_decoding_message_size(MAX_RESPONSE_BYTES);
+        let store = EtcdStore {
+            inner: Arc::new(Inner {
+                client,
+                kv,
+                ns: Namespace::new(options.prefix),
+                limits: options.limits,
+                timeout: options.request_timeout,
+                compacted: Arc::new(AtomicI64::new(0)),
+            }),
+        };
+        store.status().await?;
+        Ok(store)
+    }
+
+    /// The etcd client underneath, for what the store does not cover (leases, cluster
+    /// membership). Writes made through it move the revision like any other.
+    pub fn client(&self) -> &Client {
+        &self.inner.client
+    }
+
+    fn kv(&self) -> KvClient {
+        self.inner.kv.clone()
+    }
+
+    /// The current revision (the header of a count-only read), or a failure at `revision`.
+    pub(crate) async fn probe(&self, revision: Option<Revision>) -> Result<Revision, Failure> {
+        let mut options = GetOptions::new().with_count_only();
+        if let Some(revision) = revision {
+            options = options.with_revision(revision);
+        }
+        let key = self.inner.ns.probe_key();
+        let response = call("read", self.inner.timeout, self.kv().get(key, Some(options))).await?;
+        Ok(header_revision("read", response.0.header)?)
+    }
+
+    async fn current_revision(&self) -> Result<Revision, StoreError> {
+        self.probe(None)
+            .await
+            .map_err(|f| f.into_store_error("read the current revision"))
+    }
+
+    pub(crate) fn known_compacted(&self) -> Revision {
+        self.inner.compacted.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn saw_compacted(&self, revision: Revision) -> Revision {
+        self.inner.compacted.fetch_max(revision, Ordering::Relaxed).max(revision)
+    }
+
+    pub(crate) fn watch_client(&self) -> etcd_client::WatchClient {
+        self.inner
+            .client
+            .watch_client()
+            .max_decoding_message_size(MAX_RESPONSE_BYTES)
+    }
+
+    pub(crate) fn timeout(&self) -> Duration {
+        self.inner.timeout
+    }
+
+    pub(crate) fn namespace(&self) -> &Namespace {
+        &self.inner.ns
+    }
+
+    /// A revision error of a request made at `revision`, with the revisions filled in.
+    async fn revision_error(&self, failure: Failure, revision: Revision) -> StoreError {
+        match failure {
+            Failure::Compacted => match compaction::learn(self, revision).await {
+                Ok(compacted) => StoreError::Compacted {
+                    requested: revision,
+                    compacted,
+                },
+                Err(error) => error,
+            },
+            Failure::FutureRevision => match self.current_revision().await {
+                Ok(current) => StoreError::FutureRevision {
+                    requested: revision,
+                    current,
+                },
+                Err(error) => error,
+            },
+            Failure::Store(error) => error,
+        }
+    }
+}
+
+#[async_trait]
+impl Store for EtcdStore {
+    async fn status(&self) -> Result<StoreStatus, StoreError> {
+        compaction::status(self).await
+    }
+
+    async fn range(&self, request: RangeRequest) -> Result<RangeResponse, StoreError> {
+        if let Some(revision) = request.revision
+            && revision < 1
+        {
+            // etcd reads "revision 0" as "now"; before revision 1 nothing existed.
+            return compaction::before_history(self, revision);
+        }
+        let (key, range_end) = match self.inner.ns.range(&request.range) {
+            EtcdRange::Span { key, range_end } => (key, range_end),
+            EtcdRange::Empty => {
+                let current = match self.probe(request.revision).await {
+                    Ok(current) => current,
+                    Err(failure) => {
+                        let revision = request.revision.unwrap_or_default();
+                        return Err(self.revision_error(failure, revision).await);
+                    }
+                };
+                return Ok(RangeResponse {
+                    kvs: Vec::new(),
+                    more: false,
+                    count: 0,
+                    revision: request.revision.unwrap_or(current),
+                });
+            }
+        };
+        let mut options = GetOptions::new().with_range(range_end);
+        match request.limit {
+            Some(0) => options = options.with_count_only(),
+            Some(limit) => options = options.with_limit(i64::try_from(limit).unwrap_or(i64::MAX)),
+            None => {}
+        }
+        if let Some(revision) = request.revision {
+            options = options.with_revision(revision);
+        }
+        let response = match call("range", self.inner.timeout, self.kv().get(key, Some(options))).await
+        {
+            Ok(response) => response.0,
+            Err(failure) => {
+                let revision = request.revision.unwrap_or_default();
+                return Err(self.revision_error(failure, revision).await);
+            }
+        };
+        let current = header_revision("range", response.header)?;
+        let count = usize::try_from(response.count).map_err(|_| StoreError::Backend {
+            message: format!("etcd counted {} keys", response.count),
+            source: None,
+        })?;
+        let kvs = response
+            .kvs
+            .into_iter()
+            .map(|kv| convert::key_value(&self.inner.ns, kv))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(RangeResponse {
+            more: count > kvs.len(),
+            kvs,
+            count,
+            revision: request.revision.unwrap_or(current),
+        })
+    }
+
+    async fn txn(&self, txn: Txn) -> Result<TxnResponse, StoreError> {
+        self.inner.limits.check_txn(&txn)?;
+        let ns = &self.inner.ns;
+        let compares: Vec<_> = txn
+            .compares
+            .into_iter()
+            .map(|compare| convert::compare(ns, compare))
+            .collect();
+        let (success, on_success): (Vec<_>, Vec<_>) =
+            txn.success.into_iter().map(|op| convert::op(ns, op)).unzip();
+        let (failure, on_failure): (Vec<_>, Vec<_>) =
+            txn.failure.into_iter().map(|op| convert::op(ns, op)).unzip();
+        let request = etcd_client::Txn::new()
+            .when(compares)
+            .and_then(success)
+            .or_else(failure);
+        let response = call("txn", self.inner.timeout, self.kv().txn(request))
+            .await
+            .map_err(|f| f.into_store_error("txn"))?
+            .0;
+        let revision = header_revision("txn", response.header)?;
+        let pending = if response.succeeded {
+            on_success
+        } else {
+            on_failure
+        };
+        if pending.len() != response.responses.len() {
+            return Err(StoreError::Backend {
+                message: format!(
+                    "etcd answered {} of {} transaction operations",
+                    response.responses.len(),
+                    pending.len()
+                ),
+                source: None,
+            });
+        }
+        let results = pending
+            .into_iter()
+            .zip(response.responses)
+            .map(|(pending, result)| convert::op_result(ns, pending, result, revision))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(TxnResponse {
+            succeeded: response.succeeded,
+            revision,
+            results,
+        })
+    }
+
+    async fn watch(&self, range: KeyRange, after: Revision) -> Result<WatchStream, StoreError> {
+        let status = self.status().await?;
+        if after > status.revision {
+            return Err(StoreError::FutureRevision {
+                requested: after,
+                current: status.revision,
+            });
+        }
+        if after + 1 < status.compacted_revision {
+            return Err(StoreError::Compacted {
+                requested: after + 1,
+                compacted: status.compacted_revision,
+            });
+        }
+        let span = match self.inner.ns.range(&range) {
+            EtcdRange::Span { key, range_end } => (key, range_end),
+            // Nothing can ever match.
+            EtcdRange::Empty => return Ok(Box::pin(futures::stream::pending())),
+        };
+        watch::open(
+            self.watch_client(),
+            self.inner.ns.clone(),
+            span,
+            after,
+            self.inner.timeout,
+            self.inner.compacted.clone(),
+        )
+        .await
+    }
+
+    async fn compact(&self, revision: Revision) -> Result<(), StoreError> {
+        compaction::compact(self, revision).await
+    }
+}
