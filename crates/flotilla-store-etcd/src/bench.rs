@@ -86,7 +86,9 @@ where
     }
     let mut total = 0usize;
     for task in tasks {
-        total += task.await.map_err(|e| StoreError::backend("bench writer", e))??;
+        total += task
+            .await
+            .map_err(|e| StoreError::backend("bench writer", e))??;
     }
     let elapsed = start.elapsed().as_secs_f64();
     Ok(total as f64 / elapsed.max(f64::MIN_POSITIVE))

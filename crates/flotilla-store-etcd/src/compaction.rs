@@ -16,7 +16,8 @@ use etcd_client::WatchOptions;
 use flotilla_store::{RangeResponse, Revision, StoreError, StoreStatus};
 
 use crate::EtcdStore;
-use crate::error::{Failure, call, classify};
+use crate::error::{Failure, classify};
+use crate::pool::Idempotent;
 
 pub(crate) async fn status(store: &EtcdStore) -> Result<StoreStatus, StoreError> {
     let known = store.known_compacted();
@@ -53,12 +54,15 @@ pub(crate) async fn learn(store: &EtcdStore, below: Revision) -> Result<Revision
     let timeout = store.timeout();
     let options = WatchOptions::new().with_start_revision(below.max(1));
     let key = store.namespace().probe_key();
+    let start = |mut client: etcd_client::WatchClient| {
+        let (key, options) = (key.clone(), options.clone());
+        async move { client.watch(key, Some(options)).await }
+    };
     let probe = async {
         let mut stream = store
-            .watch_client()
-            .watch(key, Some(options))
-            .await
-            .map_err(|e| classify("compaction probe", e))?;
+            .pool()
+            .watch("compaction probe", timeout, start)
+            .await?;
         loop {
             let Some(response) = stream
                 .message()
@@ -100,8 +104,12 @@ pub(crate) async fn compact(store: &EtcdStore, revision: Revision) -> Result<(),
     if revision <= store.known_compacted() {
         return Ok(());
     }
-    let mut kv = store.client().kv_client();
-    match call("compact", store.timeout(), kv.compact(revision, None)).await {
+    let request = |mut kv: etcd_client::KvClient| async move { kv.compact(revision, None).await };
+    let result = store
+        .pool()
+        .kv("compact", Idempotent::Yes, store.timeout(), request)
+        .await;
+    match result {
         Ok(_) => {
             store.saw_compacted(revision);
             Ok(())

@@ -26,10 +26,12 @@ pub(crate) fn header_revision(
     step: &str,
     header: Option<PbResponseHeader>,
 ) -> Result<Revision, StoreError> {
-    header.map(|h| h.revision).ok_or_else(|| StoreError::Backend {
-        message: format!("{step}: etcd response without a header"),
-        source: None,
-    })
+    header
+        .map(|h| h.revision)
+        .ok_or_else(|| StoreError::Backend {
+            message: format!("{step}: etcd response without a header"),
+            source: None,
+        })
 }
 
 pub(crate) fn compare(ns: &Namespace, compare: Compare) -> etcd_client::Compare {

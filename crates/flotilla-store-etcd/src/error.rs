@@ -33,7 +33,9 @@ impl Failure {
         match self {
             Failure::Store(error) => error,
             Failure::Compacted | Failure::FutureRevision => StoreError::Backend {
-                message: format!("{step}: etcd reported a revision error for a request without a revision"),
+                message: format!(
+                    "{step}: etcd reported a revision error for a request without a revision"
+                ),
                 source: None,
             },
         }
@@ -64,9 +66,17 @@ pub(crate) fn classify(step: &str, error: etcd_client::Error) -> Failure {
         etcd_client::Error::TransportError(_)
         | etcd_client::Error::IoError(_)
         | etcd_client::Error::WatchError(_) => {
-            return Failure::Store(StoreError::unavailable(format!("{step}: etcd unreachable"), error));
+            return Failure::Store(StoreError::unavailable(
+                format!("{step}: etcd unreachable"),
+                error,
+            ));
         }
-        other => return Failure::Store(StoreError::backend(format!("{step}: etcd client error"), other)),
+        other => {
+            return Failure::Store(StoreError::backend(
+                format!("{step}: etcd client error"),
+                other,
+            ));
+        }
     };
     let message = status.message().to_owned();
     let has = |needle: &str| message.contains(needle);
@@ -134,7 +144,10 @@ mod tests {
             ("etcdserver: key is not provided", "key"),
         ];
         for (message, kind) in cases {
-            match (classify("txn", status(Code::InvalidArgument, message)), kind) {
+            match (
+                classify("txn", status(Code::InvalidArgument, message)),
+                kind,
+            ) {
                 (Failure::Store(StoreError::InvalidTxn { .. }), "txn")
                 | (Failure::Store(StoreError::InvalidKey { .. }), "key") => {}
                 (other, _) => panic!("{message}: {other:?}"),
@@ -157,7 +170,10 @@ mod tests {
         }
         match classify(
             "txn",
-            status(Code::ResourceExhausted, "etcdserver: mvcc: database space exceeded"),
+            status(
+                Code::ResourceExhausted,
+                "etcdserver: mvcc: database space exceeded",
+            ),
         ) {
             Failure::Store(error) => assert!(!error.is_retryable(), "{error:?}"),
             other => panic!("{other:?}"),

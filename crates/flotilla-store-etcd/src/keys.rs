@@ -120,7 +120,10 @@ mod tests {
         assert_eq!(ns.range(&KeyRange::all()), span(b"\0", b"\0"));
         assert_eq!(ns.range(&KeyRange::prefix("/a/")), span(b"/a/", b"/a0"));
         assert_eq!(ns.range(&KeyRange::key("k")), span(b"k", b"k\0"));
-        assert_eq!(ns.range(&KeyRange::prefix(&b"\xff"[..])), span(b"\xff", b"\0"));
+        assert_eq!(
+            ns.range(&KeyRange::prefix(&b"\xff"[..])),
+            span(b"\xff", b"\0")
+        );
         assert_eq!(ns.range(&KeyRange::between("b", "a")), EtcdRange::Empty);
         assert_eq!(ns.range(&KeyRange::between("", "\0")), EtcdRange::Empty);
     }
@@ -129,8 +132,14 @@ mod tests {
     fn ranges_with_a_prefix_stay_inside_it() {
         let ns = Namespace::new(Bytes::from_static(b"/t1"));
         assert_eq!(ns.range(&KeyRange::all()), span(b"/t1", b"/t2"));
-        assert_eq!(ns.range(&KeyRange::prefix("/a/")), span(b"/t1/a/", b"/t1/a0"));
-        assert_eq!(ns.range(&KeyRange::between("", "\0")), span(b"/t1", b"/t1\0"));
+        assert_eq!(
+            ns.range(&KeyRange::prefix("/a/")),
+            span(b"/t1/a/", b"/t1/a0")
+        );
+        assert_eq!(
+            ns.range(&KeyRange::between("", "\0")),
+            span(b"/t1", b"/t1\0")
+        );
         let ff = Namespace::new(Bytes::from_static(b"\xff"));
         assert_eq!(ff.range(&KeyRange::all()), span(b"\xff", b"\0"));
     }
@@ -139,7 +148,10 @@ mod tests {
     fn strip_removes_the_prefix_and_refuses_foreign_keys() {
         let ns = Namespace::new(Bytes::from_static(b"/t1"));
         assert_eq!(ns.key(b"/a"), b"/t1/a".to_vec());
-        assert_eq!(ns.strip(b"/t1/a".to_vec()).expect("inside"), Bytes::from("/a"));
+        assert_eq!(
+            ns.strip(b"/t1/a".to_vec()).expect("inside"),
+            Bytes::from("/a")
+        );
         assert!(matches!(
             ns.strip(b"/t2/a".to_vec()),
             Err(StoreError::Backend { .. })

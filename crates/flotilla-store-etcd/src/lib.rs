@@ -36,6 +36,7 @@ mod convert;
 mod error;
 mod keys;
 mod options;
+mod pool;
 mod store;
 mod watch;
 

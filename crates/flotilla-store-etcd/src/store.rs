@@ -5,20 +5,17 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use etcd_client::{Client, ConnectOptions, GetOptions, KvClient};
+use etcd_client::{ConnectOptions, GetOptions};
 use flotilla_store::{
     KeyRange, RangeRequest, RangeResponse, Revision, Store, StoreError, StoreLimits, StoreStatus,
     Txn, TxnResponse, WatchStream,
 };
 
 use crate::convert::{self, header_revision};
-use crate::error::{Failure, call};
+use crate::error::Failure;
 use crate::keys::{EtcdRange, Namespace};
+use crate::pool::{Idempotent, Pool};
 use crate::{EtcdOptions, compaction, watch};
-
-/// The largest response accepted (tonic's default is 4 MiB, less than one page of large
-/// objects). etcd itself sends up to 2 GiB.
-const MAX_RESPONSE_BYTES: usize = i32::MAX as usize;
 
 /// HTTP/2 keep-alive, so a member that vanishes without closing its connections (a partition, a
 /// frozen host) fails the watches on it instead of leaving them silent. etcd refuses pings more
@@ -33,8 +30,7 @@ pub struct EtcdStore {
 }
 
 struct Inner {
-    client: Client,
-    kv: KvClient,
+    pool: Pool,
     ns: Namespace,
     limits: StoreLimits,
     timeout: Duration,
@@ -46,6 +42,7 @@ struct Inner {
 impl std::fmt::Debug for EtcdStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EtcdStore")
+            .field("pool", &self.inner.pool)
             .field("namespace", &self.inner.ns)
             .field("limits", &self.inner.limits)
             .field("timeout", &self.inner.timeout)
@@ -71,20 +68,10 @@ impl EtcdStore {
             // A member cut off from the leader refuses requests instead of serving stale
             // watches (what kube-apiserver asks for too).
             .with_require_leader(true);
-        let client = call(
-            "connect",
-            options.connect_timeout,
-            Client::connect(&options.endpoints, Some(connect)),
-        )
-        .await
-        .map_err(|f| f.into_store_error("connect"))?;
-        let kv = client
-            .kv_client()
-            .max_decoding_message_size(MAX_RESPONSE_BYTES);
+        let pool = Pool::connect(&options.endpoints, connect).await?;
         let store = EtcdStore {
             inner: Arc::new(Inner {
-                client,
-                kv,
+                pool,
                 ns: Namespace::new(options.prefix),
                 limits: options.limits,
                 timeout: options.request_timeout,
@@ -95,14 +82,8 @@ impl EtcdStore {
         Ok(store)
     }
 
-    /// The etcd client underneath, for what the store does not cover (leases, cluster
-    /// membership). Writes made through it move the revision like any other.
-    pub fn client(&self) -> &Client {
-        &self.inner.client
-    }
-
-    fn kv(&self) -> KvClient {
-        self.inner.kv.clone()
+    pub(crate) fn pool(&self) -> &Pool {
+        &self.inner.pool
     }
 
     /// The current revision (the header of a count-only read), or a failure at `revision`.
@@ -112,7 +93,15 @@ impl EtcdStore {
             options = options.with_revision(revision);
         }
         let key = self.inner.ns.probe_key();
-        let response = call("read", self.inner.timeout, self.kv().get(key, Some(options))).await?;
+        let read = |mut kv: etcd_client::KvClient| {
+            let (key, options) = (key.clone(), options.clone());
+            async move { kv.get(key, Some(options)).await }
+        };
+        let response = self
+            .inner
+            .pool
+            .kv("read", Idempotent::Yes, self.inner.timeout, read)
+            .await?;
         Ok(header_revision("read", response.0.header)?)
     }
 
@@ -127,14 +116,10 @@ impl EtcdStore {
     }
 
     pub(crate) fn saw_compacted(&self, revision: Revision) -> Revision {
-        self.inner.compacted.fetch_max(revision, Ordering::Relaxed).max(revision)
-    }
-
-    pub(crate) fn watch_client(&self) -> etcd_client::WatchClient {
         self.inner
-            .client
-            .watch_client()
-            .max_decoding_message_size(MAX_RESPONSE_BYTES)
+            .compacted
+            .fetch_max(revision, Ordering::Relaxed)
+            .max(revision)
     }
 
     pub(crate) fn timeout(&self) -> Duration {
@@ -207,8 +192,16 @@ impl Store for EtcdStore {
         if let Some(revision) = request.revision {
             options = options.with_revision(revision);
         }
-        let response = match call("range", self.inner.timeout, self.kv().get(key, Some(options))).await
-        {
+        let read = |mut kv: etcd_client::KvClient| {
+            let (key, options) = (key.clone(), options.clone());
+            async move { kv.get(key, Some(options)).await }
+        };
+        let result = self
+            .inner
+            .pool
+            .kv("range", Idempotent::Yes, self.inner.timeout, read)
+            .await;
+        let response = match result {
             Ok(response) => response.0,
             Err(failure) => {
                 let revision = request.revision.unwrap_or_default();
@@ -241,15 +234,28 @@ impl Store for EtcdStore {
             .into_iter()
             .map(|compare| convert::compare(ns, compare))
             .collect();
-        let (success, on_success): (Vec<_>, Vec<_>) =
-            txn.success.into_iter().map(|op| convert::op(ns, op)).unzip();
-        let (failure, on_failure): (Vec<_>, Vec<_>) =
-            txn.failure.into_iter().map(|op| convert::op(ns, op)).unzip();
+        let (success, on_success): (Vec<_>, Vec<_>) = txn
+            .success
+            .into_iter()
+            .map(|op| convert::op(ns, op))
+            .unzip();
+        let (failure, on_failure): (Vec<_>, Vec<_>) = txn
+            .failure
+            .into_iter()
+            .map(|op| convert::op(ns, op))
+            .unzip();
         let request = etcd_client::Txn::new()
             .when(compares)
             .and_then(success)
             .or_else(failure);
-        let response = call("txn", self.inner.timeout, self.kv().txn(request))
+        let write = |mut kv: etcd_client::KvClient| {
+            let request = request.clone();
+            async move { kv.txn(request).await }
+        };
+        let response = self
+            .inner
+            .pool
+            .kv("txn", Idempotent::No, self.inner.timeout, write)
             .await
             .map_err(|f| f.into_store_error("txn"))?
             .0;
@@ -301,7 +307,7 @@ impl Store for EtcdStore {
             EtcdRange::Empty => return Ok(Box::pin(futures::stream::pending())),
         };
         watch::open(
-            self.watch_client(),
+            &self.inner.pool,
             self.inner.ns.clone(),
             span,
             after,

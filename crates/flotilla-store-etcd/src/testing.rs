@@ -33,7 +33,9 @@ pub enum HarnessError {
         status: std::process::ExitStatus,
         log: String,
     },
-    #[error("etcd member {member} did not become ready within {seconds} s; its log ends with:\n{log}")]
+    #[error(
+        "etcd member {member} did not become ready within {seconds} s; its log ends with:\n{log}"
+    )]
     NotReady {
         member: usize,
         seconds: u64,

@@ -6,13 +6,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
+use etcd_client::WatchOptions;
 use etcd_client::proto::{PbEvent, PbWatchResponse};
-use etcd_client::{WatchClient, WatchOptions};
 use flotilla_store::{Event, EventKind, KeyValue, Revision, StoreError, WatchStream};
 
 use crate::convert::key_value;
 use crate::error::{call, classify};
 use crate::keys::Namespace;
+use crate::pool::Pool;
 
 /// etcd's event type codes (`mvccpb.Event.EventType`).
 const PUT: i32 = 0;
@@ -21,7 +22,7 @@ const DELETE: i32 = 1;
 /// Opens a watch of `[key, range_end)` for revisions after `after` and waits until etcd has
 /// created it, so that connection problems surface here rather than as the first item.
 pub(crate) async fn open(
-    mut client: WatchClient,
+    pool: &Pool,
     ns: Namespace,
     (key, range_end): (Vec<u8>, Vec<u8>),
     after: Revision,
@@ -32,7 +33,12 @@ pub(crate) async fn open(
         .with_range(range_end)
         .with_start_revision(after + 1)
         .with_prev_key();
-    let mut stream = call("watch", timeout, client.watch(key, Some(options)))
+    let start = |mut client: etcd_client::WatchClient| {
+        let (key, options) = (key.clone(), options.clone());
+        async move { client.watch(key, Some(options)).await }
+    };
+    let mut stream = pool
+        .watch("watch", timeout, start)
         .await
         .map_err(|f| f.into_store_error("watch"))?;
     let mut watcher = Watcher {

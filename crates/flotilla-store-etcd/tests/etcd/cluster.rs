@@ -44,16 +44,14 @@ async fn writer(store: Arc<EtcdStore>, log: Arc<Log>, writer: usize) {
                     log.retries.fetch_add(1, Ordering::Relaxed);
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }
-                Err(StoreError::AlreadyExists { .. }) if uncertain => {
-                    match store.get(&key).await {
-                        Ok(Some(kv)) if kv.value == value => break kv,
-                        Ok(other) => panic!("{key:?} holds {other:?}, not what was written"),
-                        Err(error) if error.is_retryable() => {
-                            tokio::time::sleep(Duration::from_millis(50)).await;
-                        }
-                        Err(error) => panic!("reading back {key:?}: {error}"),
+                Err(StoreError::AlreadyExists { .. }) if uncertain => match store.get(&key).await {
+                    Ok(Some(kv)) if kv.value == value => break kv,
+                    Ok(other) => panic!("{key:?} holds {other:?}, not what was written"),
+                    Err(error) if error.is_retryable() => {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
                     }
-                }
+                    Err(error) => panic!("reading back {key:?}: {error}"),
+                },
                 Err(error) => panic!("create {key:?}: {error}"),
             }
         };
@@ -103,13 +101,19 @@ async fn writes_survive_the_leader_being_killed() {
         task.await.expect("writer");
     }
     let acked = log.acked.lock().clone();
-    let stored = store.range(RangeRequest::prefix("/ha/")).await.expect("range");
+    let stored = store
+        .range(RangeRequest::prefix("/ha/"))
+        .await
+        .expect("range");
     let stored: BTreeMap<_, _> = stored
         .kvs
         .into_iter()
         .map(|kv| (kv.key, (kv.value, kv.mod_revision)))
         .collect();
-    assert_eq!(stored, acked, "every acknowledged write is stored, and nothing else");
+    assert_eq!(
+        stored, acked,
+        "every acknowledged write is stored, and nothing else"
+    );
     let mut revisions: Vec<_> = acked.values().map(|(_, revision)| *revision).collect();
     revisions.sort_unstable();
     revisions.dedup();

@@ -4,10 +4,10 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures::StreamExt;
 use flotilla_store::{KeyRange, RangeRequest, Store, StoreError};
 use flotilla_store_etcd::testing::EtcdCluster;
 use flotilla_store_etcd::{EtcdOptions, EtcdStore};
+use futures::StreamExt;
 
 async fn store_on(cluster: &EtcdCluster, prefix: &str) -> EtcdStore {
     EtcdStore::connect(EtcdOptions::new(cluster.endpoints()).with_prefix(prefix.to_owned()))
@@ -25,14 +25,27 @@ async fn prefixes_confine_reads_writes_and_watches() {
     let mut watch_a = a.watch(KeyRange::all(), start).await.expect("watch");
     let created = a.create("/x".into(), "1".into()).await.expect("create");
     b.create("/x".into(), "2".into()).await.expect("create");
-    assert_eq!(created.key, Bytes::from("/x"), "keys come back without the prefix");
-    let seen = a.range(RangeRequest::new(KeyRange::all())).await.expect("range");
+    assert_eq!(
+        created.key,
+        Bytes::from("/x"),
+        "keys come back without the prefix"
+    );
+    let seen = a
+        .range(RangeRequest::new(KeyRange::all()))
+        .await
+        .expect("range");
     assert_eq!(seen.kvs, vec![created.clone()]);
     let b_value = b.get(b"/x").await.expect("get").expect("b's key").value;
     assert_eq!(b_value, Bytes::from("2"));
-    let raw = whole.range(RangeRequest::prefix("/tenant-")).await.expect("range");
+    let raw = whole
+        .range(RangeRequest::prefix("/tenant-"))
+        .await
+        .expect("range");
     let keys: Vec<_> = raw.kvs.iter().map(|kv| kv.key.clone()).collect();
-    assert_eq!(keys, [Bytes::from("/tenant-a/x"), Bytes::from("/tenant-b/x")]);
+    assert_eq!(
+        keys,
+        [Bytes::from("/tenant-a/x"), Bytes::from("/tenant-b/x")]
+    );
     let event = watch_a.next().await.expect("event").expect("event");
     assert_eq!(event.kv, created);
     // b's write came later; a's watch must not see it.
@@ -51,7 +64,10 @@ async fn a_range_larger_than_grpcs_default_message_size_is_read() {
             .await
             .expect("create a 1.5 MB value");
     }
-    let all = store.range(RangeRequest::prefix("/big/")).await.expect("6 MB range");
+    let all = store
+        .range(RangeRequest::prefix("/big/"))
+        .await
+        .expect("6 MB range");
     assert_eq!(all.count, 4);
     assert!(all.kvs.iter().all(|kv| kv.value == big));
 }
@@ -70,7 +86,10 @@ async fn a_compaction_by_another_client_is_learned() {
     let mut other = etcd_client::Client::connect(cluster.endpoints(), None)
         .await
         .expect("raw client");
-    other.compact(last.mod_revision - 1, None).await.expect("compact");
+    other
+        .compact(last.mod_revision - 1, None)
+        .await
+        .expect("compact");
     let status = store.status().await.expect("status");
     assert_eq!(status.compacted_revision, last.mod_revision - 1);
     let error = store
