@@ -93,17 +93,7 @@ pub(crate) fn op_result(
     };
     match (pending, response.response) {
         (Pending::Put { key, value }, Some(PbTxnOpResponse::ResponsePut(put))) => {
-            let prev = put.prev_kv.map(|kv| key_value(ns, kv)).transpose()?;
-            // One transaction writes a key at most once, so the put wrote at the transaction's
-            // revision on top of `prev`.
-            let kv = KeyValue {
-                key,
-                value,
-                create_revision: prev.as_ref().map_or(revision, |p| p.create_revision),
-                mod_revision: revision,
-                version: prev.as_ref().map_or(1, |p| p.version + 1),
-            };
-            Ok(OpResult::Put { kv, prev })
+            put_result(ns, key, value, put.prev_kv, revision)
         }
         (Pending::Delete, Some(PbTxnOpResponse::ResponseDeleteRange(delete))) => {
             let prev = delete.prev_kvs.into_iter().next();
@@ -117,6 +107,27 @@ pub(crate) fn op_result(
         }
         (_, other) => Err(mismatch(&other)),
     }
+}
+
+/// The result of a put of `value` under `key` at `revision`, replacing `prev`.
+pub(crate) fn put_result(
+    ns: &Namespace,
+    key: Bytes,
+    value: Bytes,
+    prev: Option<PbKeyValue>,
+    revision: Revision,
+) -> Result<OpResult, StoreError> {
+    let prev = prev.map(|kv| key_value(ns, kv)).transpose()?;
+    // A transaction writes a key at most once, so the put wrote at the transaction's revision
+    // on top of `prev`.
+    let kv = KeyValue {
+        key,
+        value,
+        create_revision: prev.as_ref().map_or(revision, |p| p.create_revision),
+        mod_revision: revision,
+        version: prev.as_ref().map_or(1, |p| p.version + 1),
+    };
+    Ok(OpResult::Put { kv, prev })
 }
 
 #[cfg(test)]

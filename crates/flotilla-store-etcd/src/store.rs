@@ -5,10 +5,11 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use etcd_client::{ConnectOptions, GetOptions};
+use bytes::Bytes;
+use etcd_client::{ConnectOptions, GetOptions, PutOptions};
 use flotilla_store::{
-    KeyRange, RangeRequest, RangeResponse, Revision, Store, StoreError, StoreLimits, StoreStatus,
-    Txn, TxnResponse, WatchStream,
+    KeyRange, Op, RangeRequest, RangeResponse, Revision, Store, StoreError, StoreLimits,
+    StoreStatus, Txn, TxnResponse, WatchStream,
 };
 
 use crate::convert::{self, header_revision};
@@ -130,6 +131,33 @@ impl EtcdStore {
         &self.inner.ns
     }
 
+    /// An unconditional put as a plain etcd `Put`, answered like the one-operation transaction
+    /// it stands for.
+    async fn put(&self, key: Bytes, value: Bytes) -> Result<TxnResponse, StoreError> {
+        let etcd_key = self.inner.ns.key(&key);
+        let options = PutOptions::new().with_prev_key();
+        // The value is copied into each attempt's request (etcd-client takes a `Vec`), once in
+        // the common case.
+        let write = |mut kv: etcd_client::KvClient| {
+            let (key, value, options) = (etcd_key.clone(), value.to_vec(), options.clone());
+            async move { kv.put(key, value, Some(options)).await }
+        };
+        let response = self
+            .inner
+            .pool
+            .kv("put", Idempotent::No, self.inner.timeout, write)
+            .await
+            .map_err(|f| f.into_store_error("put"))?
+            .0;
+        let revision = header_revision("put", response.header)?;
+        let result = convert::put_result(&self.inner.ns, key, value, response.prev_kv, revision)?;
+        Ok(TxnResponse {
+            succeeded: true,
+            revision,
+            results: vec![result],
+        })
+    }
+
     /// A revision error of a request made at `revision`, with the revisions filled in.
     async fn revision_error(&self, failure: Failure, revision: Revision) -> StoreError {
         match failure {
@@ -226,8 +254,16 @@ impl Store for EtcdStore {
         })
     }
 
-    async fn txn(&self, txn: Txn) -> Result<TxnResponse, StoreError> {
+    async fn txn(&self, mut txn: Txn) -> Result<TxnResponse, StoreError> {
         self.inner.limits.check_txn(&txn)?;
+        // Without compares etcd always runs `success`; a lone put is then a plain `Put`, which
+        // etcd serves markedly faster than a `Txn` under concurrency.
+        if txn.compares.is_empty()
+            && let [Op::Put { .. }] = txn.success.as_slice()
+            && let Some(Op::Put { key, value }) = txn.success.pop()
+        {
+            return self.put(key, value).await;
+        }
         let ns = &self.inner.ns;
         let compares: Vec<_> = txn
             .compares
