@@ -65,7 +65,9 @@ impl EtcdStore {
         let connect = ConnectOptions::new()
             .with_connect_timeout(options.connect_timeout)
             .with_keep_alive(KEEP_ALIVE_INTERVAL, KEEP_ALIVE_TIMEOUT)
-            .with_keep_alive_while_idle(true)
+            // Only while requests or watches are open: etcd counts pings on an idle connection
+            // as abuse (keepalive policy without `PermitWithoutStream`) and closes it after a few.
+            .with_keep_alive_while_idle(false)
             // A member cut off from the leader refuses requests instead of serving stale
             // watches (what kube-apiserver asks for too).
             .with_require_leader(true);

@@ -5,4 +5,4 @@
 
 use flotilla_store_etcd::testing::fresh_fixture;
 
-flotilla_store::conformance_tests!(fresh_fixture, 12);
+flotilla_store::conformance_tests!(fresh_fixture, 16);
