@@ -25,6 +25,7 @@ pub mod protobuf;
 pub mod registry;
 pub mod request;
 pub mod scale;
+pub mod serve;
 pub mod server;
 pub mod table;
 

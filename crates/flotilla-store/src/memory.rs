@@ -121,6 +121,19 @@ impl Store for MemoryStore {
         let state = self.shared.state.read();
         let revision = request.revision.unwrap_or(state.revision);
         state.check_readable(revision)?;
+        if request
+            .range
+            .end
+            .as_ref()
+            .is_some_and(|end| *end <= request.range.start)
+        {
+            return Ok(RangeResponse {
+                kvs: Vec::new(),
+                more: false,
+                count: 0,
+                revision,
+            });
+        }
         let upper = match &request.range.end {
             Some(end) => Bound::Excluded(end.clone()),
             None => Bound::Unbounded,

@@ -1,6 +1,7 @@
 //! The one Flotilla binary. Only this crate parses flags and sets up logging.
 
 mod bench;
+mod up;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -23,6 +24,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run the control plane: store, API server over HTTPS, credentials and a kubeconfig.
+    Up(up::UpOptions),
     /// Measure hot paths against baselines measured in the same run.
     Bench {
         #[command(subcommand)]
@@ -46,6 +49,9 @@ enum BenchTarget {
         /// Directory for the redb file and the fsync baseline (default: a temporary directory).
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// An etcd to measure; without it the bench starts its own single-member etcd.
+        #[arg(long, value_delimiter = ',')]
+        etcd_endpoints: Vec<String>,
     },
 }
 
@@ -64,13 +70,15 @@ fn main() -> anyhow::Result<()> {
         .context("start the tokio runtime")?;
     runtime.block_on(async move {
         match cli.command {
+            Command::Up(options) => up::run(options).await,
             Command::Bench { target } => match target {
                 BenchTarget::Store {
                     backends,
                     duration,
                     range_keys,
                     dir,
-                } => bench_store(backends, duration, range_keys, dir).await,
+                    etcd_endpoints,
+                } => bench_store(backends, duration, range_keys, dir, etcd_endpoints).await,
             },
         }
     })
@@ -81,11 +89,13 @@ async fn bench_store(
     duration: Duration,
     range_keys: usize,
     dir: Option<PathBuf>,
+    etcd_endpoints: Vec<String>,
 ) -> anyhow::Result<()> {
     let temp = tempfile::tempdir().context("create a temporary directory")?;
     let dir = dir.unwrap_or_else(|| temp.path().to_owned());
     std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
-    let fsync = bench::store::raw_fsync_rate(&dir, Duration::from_secs(2))?;
+    eprintln!("bench store: raw fsync rate of {}", dir.display());
+    let fsync = bench::store::raw_fsync_rate(&dir, Duration::from_secs(3))?;
     let mut figures = Vec::new();
     let mut baselines = json!({"raw_fsync_per_s": fsync.round()});
     let mut ratios = json!({});
@@ -96,13 +106,63 @@ async fn bench_store(
                     Arc::new(flotilla_store::MemoryStore::new());
                 let f = bench::store::measure("memory", store, duration, range_keys).await?;
                 ratios["memory_watch_deliveries_vs_target_200k"] =
-                    json!((f.watch_deliveries / 200_000.0 * 100.0).round() / 100.0);
+                    ratio(f.watch_deliveries, 200_000.0);
+                figures.push(f);
+            }
+            "redb" => {
+                let path = dir.join("bench-redb");
+                let store: Arc<dyn flotilla_store::Store> = Arc::new(
+                    flotilla_store_redb::RedbStore::open(
+                        &path,
+                        flotilla_store_redb::RedbOptions::default(),
+                    )
+                    .with_context(|| format!("open redb in {}", path.display()))?,
+                );
+                let f = bench::store::measure("redb", store, duration, range_keys).await?;
+                ratios["redb_puts_64_vs_raw_fsync"] = ratio(f.puts_64, fsync);
+                ratios["redb_puts_64_vs_target_20k"] = ratio(f.puts_64, 20_000.0);
+                figures.push(f);
+            }
+            "etcd" => {
+                let (endpoints, _cluster) = if etcd_endpoints.is_empty() {
+                    eprintln!("bench store: starting a single-member etcd");
+                    let cluster = flotilla_store_etcd::testing::EtcdCluster::start(1)
+                        .await
+                        .context("start etcd (apt-get install etcd-server)")?;
+                    (cluster.endpoints(), Some(cluster))
+                } else {
+                    (etcd_endpoints.clone(), None)
+                };
+                eprintln!("bench store: raw etcd-client puts with 1 and 64 writers");
+                let raw_1 =
+                    flotilla_store_etcd::raw_put_baseline(&endpoints, 1, 2048, duration).await?;
+                let raw_64 =
+                    flotilla_store_etcd::raw_put_baseline(&endpoints, 64, 2048, duration).await?;
+                let store: Arc<dyn flotilla_store::Store> = Arc::new(
+                    flotilla_store_etcd::EtcdStore::connect(flotilla_store_etcd::EtcdOptions::new(
+                        endpoints.clone(),
+                    ))
+                    .await
+                    .context("connect to etcd")?,
+                );
+                let f = bench::store::measure("etcd", store, duration, range_keys).await?;
+                baselines["etcd_client_puts_per_s_1_writer"] = json!(raw_1.round());
+                baselines["etcd_client_puts_per_s_64_writers"] = json!(raw_64.round());
+                ratios["etcd_puts_1_vs_etcd_client"] = ratio(f.puts_1, raw_1);
+                ratios["etcd_puts_64_vs_etcd_client"] = ratio(f.puts_64, raw_64);
                 figures.push(f);
             }
             other => anyhow::bail!("unknown backend {other:?}: use memory, redb or etcd"),
         }
     }
-    let _ = &mut baselines;
     bench::store::report(&figures, &baselines, &ratios);
     Ok(())
+}
+
+fn ratio(value: f64, baseline: f64) -> serde_json::Value {
+    if baseline > 0.0 {
+        json!((value / baseline * 100.0).round() / 100.0)
+    } else {
+        serde_json::Value::Null
+    }
 }

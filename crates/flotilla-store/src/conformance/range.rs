@@ -69,6 +69,11 @@ pub async fn range_prefix_is_sorted_limited_and_counted(store: Arc<dyn Store>) {
         .await
         .expect("range");
     assert!(none.kvs.is_empty() && !none.more && none.count == 0);
+    let reversed = store
+        .range(RangeRequest::new(KeyRange::between("/r/svc", "/r/pods/")))
+        .await
+        .expect("a reversed range is empty, not an error");
+    assert!(reversed.kvs.is_empty() && reversed.count == 0);
 }
 
 pub async fn range_pages_are_consistent_at_a_fixed_revision(store: Arc<dyn Store>) {

@@ -1,0 +1,104 @@
+//! Serving the API over HTTPS: the TLS accept loop, HTTP/1.1 and HTTP/2 on one listener, the
+//! caller's identity from its client certificate or bearer token, and graceful shutdown.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+use tower::ServiceBuilder;
+
+use crate::auth::authn::Authenticator;
+use crate::server::{ApiServer, Identity};
+
+/// How long a client may take to finish the TLS handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long open requests (watches) get to finish after shutdown is asked for.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Serves `server` on `listener` until `shutdown` completes, then closes connections.
+pub async fn serve_tls(
+    listener: TcpListener,
+    server: ApiServer,
+    tls: Arc<rustls::ServerConfig>,
+    authenticator: Arc<Authenticator>,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let acceptor = TlsAcceptor::from(tls);
+    let router = server.router();
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let (tcp, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    tracing::warn!(%error, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = tcp.set_nodelay(true);
+        let acceptor = acceptor.clone();
+        let router = router.clone();
+        let authenticator = authenticator.clone();
+        let watcher = graceful.watcher();
+        tokio::spawn(async move {
+            let (stream, certificate_user) = match tokio::time::timeout(
+                HANDSHAKE_TIMEOUT,
+                crate::auth::serve::accept(&acceptor, tcp),
+            )
+            .await
+            {
+                Ok(Ok(accepted)) => accepted,
+                Ok(Err(error)) => {
+                    tracing::debug!(%peer, %error, "TLS handshake failed");
+                    return;
+                }
+                Err(_) => {
+                    tracing::debug!(%peer, "TLS handshake timed out");
+                    return;
+                }
+            };
+            let service = ServiceBuilder::new()
+                .map_request(move |mut request: http::Request<hyper::body::Incoming>| {
+                    let header = request
+                        .headers()
+                        .get(http::header::AUTHORIZATION)
+                        .map(|v| v.as_bytes().to_vec());
+                    let user = authenticator
+                        .authenticate(certificate_user.as_ref(), header.as_deref())
+                        .unwrap_or_else(|error| {
+                            tracing::debug!(%error, "authentication failed");
+                            None
+                        });
+                    request.extensions_mut().insert(Identity(user));
+                    request.map(axum::body::Body::new)
+                })
+                .service(router);
+            let builder = auto::Builder::new(TokioExecutor::new());
+            let connection = builder.serve_connection_with_upgrades(
+                TokioIo::new(stream),
+                TowerToHyperService::new(service),
+            );
+            if let Err(error) = watcher.watch(connection.into_owned()).await {
+                tracing::debug!(%peer, %error, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    if tokio::time::timeout(DRAIN_TIMEOUT, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::info!("closing connections still open after {DRAIN_TIMEOUT:?}");
+    }
+    Ok(())
+}

@@ -1,0 +1,146 @@
+//! `flotilla up`: the all-in-one control plane — store, API server over HTTPS, credentials and a
+//! kubeconfig in the data directory.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use flotilla_apiserver::auth::authn::Authenticator;
+use flotilla_apiserver::auth::kubeconfig::{
+    KubeconfigCredentials, KubeconfigNames, write_kubeconfig,
+};
+use flotilla_apiserver::auth::{pki::Pki, tls};
+use flotilla_store::Store;
+
+/// Which store backs the control plane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StoreKind {
+    Memory,
+    Redb,
+    Etcd,
+}
+
+/// Options of `flotilla up`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct UpOptions {
+    /// The store: the embedded redb file (durable), etcd, or memory (nothing survives).
+    #[arg(long, value_enum, default_value = "redb")]
+    pub store: StoreKind,
+    /// etcd endpoints for `--store etcd`, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "http://127.0.0.1:2379")]
+    pub etcd_endpoints: Vec<String>,
+    /// Where the store file, credentials and kubeconfig live.
+    #[arg(long, default_value = "./flotilla-data")]
+    pub data_dir: PathBuf,
+    /// Address to serve HTTPS on; port 0 picks a free port.
+    #[arg(long, default_value = "127.0.0.1:6443")]
+    pub listen: SocketAddr,
+    /// A static token file (kube-apiserver's --token-auth-file CSV format).
+    #[arg(long)]
+    pub token_auth_file: Option<PathBuf>,
+}
+
+async fn open_store(options: &UpOptions) -> anyhow::Result<Arc<dyn Store>> {
+    Ok(match options.store {
+        StoreKind::Memory => Arc::new(flotilla_store::MemoryStore::new()),
+        StoreKind::Redb => {
+            let dir = options.data_dir.join("store");
+            Arc::new(
+                flotilla_store_redb::RedbStore::open(
+                    &dir,
+                    flotilla_store_redb::RedbOptions::default(),
+                )
+                .with_context(|| format!("open the redb store in {}", dir.display()))?,
+            )
+        }
+        StoreKind::Etcd => {
+            let etcd = flotilla_store_etcd::EtcdOptions::new(options.etcd_endpoints.clone());
+            Arc::new(
+                flotilla_store_etcd::EtcdStore::connect(etcd)
+                    .await
+                    .with_context(|| {
+                        format!("connect to etcd at {}", options.etcd_endpoints.join(","))
+                    })?,
+            )
+        }
+    })
+}
+
+/// Runs the control plane until SIGINT or SIGTERM.
+pub async fn run(options: UpOptions) -> anyhow::Result<()> {
+    tls::install_crypto_provider();
+    std::fs::create_dir_all(&options.data_dir)
+        .with_context(|| format!("create the data directory {}", options.data_dir.display()))?;
+    let listener = tokio::net::TcpListener::bind(options.listen)
+        .await
+        .with_context(|| format!("listen on {}", options.listen))?;
+    let address = listener
+        .local_addr()
+        .context("read the listening address")?;
+    let mut hosts = vec!["localhost".to_owned()];
+    if !address.ip().is_unspecified() {
+        hosts.push(address.ip().to_string());
+    }
+    let pki = Pki::load_or_create(&options.data_dir.join("pki"), &hosts)
+        .context("create or load the certificates")?;
+    let server_config = tls::server_config(&pki, std::slice::from_ref(pki.ca_cert_der()))
+        .context("configure TLS")?;
+    let mut authenticator = Authenticator::new();
+    if let Some(path) = &options.token_auth_file {
+        authenticator = authenticator
+            .with_token_file(path)
+            .with_context(|| format!("load the token file {}", path.display()))?;
+    }
+    let store = open_store(&options).await?;
+    let running = flotilla_apiserver::Builder::new(store)
+        .start()
+        .await
+        .context("start the API server")?;
+    let host = if address.ip().is_unspecified() {
+        "127.0.0.1".to_owned()
+    } else if address.is_ipv6() {
+        format!("[{}]", address.ip())
+    } else {
+        address.ip().to_string()
+    };
+    let url = format!("https://{host}:{}", address.port());
+    let kubeconfig = options.data_dir.join("kubeconfig");
+    write_kubeconfig(
+        &kubeconfig,
+        &KubeconfigCredentials::admin(&pki, &url),
+        &KubeconfigNames::default(),
+    )
+    .with_context(|| format!("write {}", kubeconfig.display()))?;
+    let kubeconfig = std::fs::canonicalize(&kubeconfig).unwrap_or(kubeconfig);
+    println!("Flotilla is ready at {url}");
+    println!("export KUBECONFIG={}", kubeconfig.display());
+    tracing::info!(%url, store = ?options.store, "serving");
+    flotilla_apiserver::serve::serve_tls(
+        listener,
+        running.server.clone(),
+        server_config,
+        Arc::new(authenticator),
+        shutdown_signal(),
+    )
+    .await
+    .context("serve")?;
+    tracing::info!("shut down");
+    drop(running);
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(signal) => signal,
+        Err(error) => {
+            tracing::warn!(%error, "cannot listen for SIGTERM");
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
+        _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT: shutting down"),
+    }
+}
