@@ -5,15 +5,27 @@ use serde_json::{Value, json};
 
 use crate::catalog::{Catalog, ResourceInfo};
 
-/// The content type that tells client-go the body is aggregated discovery.
-pub const AGGREGATED_CONTENT_TYPE: &str =
-    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+/// The aggregated discovery versions served: `v2` (Kubernetes ≥ 1.30) and `v2beta1` (what
+/// kubectl 1.26–1.29 ask for; the same document under another apiVersion).
+pub const AGGREGATED_VERSIONS: &[&str] = &["v2", "v2beta1"];
 
-/// Whether the client asked for aggregated discovery (v2 or v2beta1; we answer v2).
-pub fn wants_aggregated(accept: &str) -> bool {
-    accept.split(',').any(|part| {
+/// The content type that tells client-go the body is aggregated discovery of `version`.
+pub fn aggregated_content_type(version: &str) -> String {
+    format!("application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList")
+}
+
+/// The aggregated discovery version the client prefers, if it asked for one: the first entry
+/// of its Accept header that names one we serve.
+pub fn wants_aggregated(accept: &str) -> Option<&'static str> {
+    accept.split(',').find_map(|part| {
         let part = part.replace(' ', "");
-        part.contains("g=apidiscovery.k8s.io") && part.contains("as=APIGroupDiscoveryList")
+        if !(part.contains("g=apidiscovery.k8s.io") && part.contains("as=APIGroupDiscoveryList")) {
+            return None;
+        }
+        AGGREGATED_VERSIONS
+            .iter()
+            .copied()
+            .find(|v| part.split(';').any(|p| p == format!("v={v}")))
     })
 }
 
@@ -78,8 +90,8 @@ fn aggregated_resource(info: &ResourceInfo) -> Value {
     resource
 }
 
-/// `APIGroupDiscoveryList` for `/api` (`legacy`) or `/apis`.
-pub fn aggregated(catalog: &Catalog, legacy: bool) -> Value {
+/// `APIGroupDiscoveryList` for `/api` (`legacy`) or `/apis`, as `apidiscovery.k8s.io/<version>`.
+pub fn aggregated(catalog: &Catalog, legacy: bool, version: &str) -> Value {
     let items: Vec<Value> = ordered_groups(catalog)
         .into_iter()
         .filter(|(group, _)| group.is_empty() == legacy)
@@ -100,7 +112,7 @@ pub fn aggregated(catalog: &Catalog, legacy: bool) -> Value {
         .collect();
     json!({
         "kind": "APIGroupDiscoveryList",
-        "apiVersion": "apidiscovery.k8s.io/v2",
+        "apiVersion": format!("apidiscovery.k8s.io/{version}"),
         "metadata": {},
         "items": items,
     })

@@ -17,6 +17,7 @@ pub mod error;
 pub mod filter;
 pub mod lifecycle;
 pub mod lifted;
+pub mod managed;
 pub mod object;
 pub mod openapi;
 pub mod patch;

@@ -1,10 +1,13 @@
 //! How the registry applies patches: dispatch to the patch engines by content type, server-side
 //! apply (managed fields and conflicts), and the `fieldsV1` sets of managed fields.
 
-use serde_json::{Map, Value, json};
+use std::collections::BTreeSet;
+
+use serde_json::Value;
 
 use crate::catalog::ResourceInfo;
 use crate::error::{ApiError, Cause, Details};
+use crate::managed;
 use crate::patch::{self, GroupVersionKindRef, PatchError};
 use crate::registry::{PatchKind, WriteOptions};
 
@@ -85,7 +88,8 @@ pub fn apply_patch(
 }
 
 /// Server-side apply: merges the applied configuration into the live object, refusing to
-/// change fields another manager owns unless forced, and records what the manager owns.
+/// change fields another manager owns unless forced, removes fields this manager applied before
+/// and no longer applies (when nobody else owns them), and records what the manager owns.
 fn server_side_apply(
     info: &ResourceInfo,
     live: &Value,
@@ -103,30 +107,22 @@ fn server_side_apply(
         .as_array()
         .cloned()
         .unwrap_or_default();
-    // Conflicts: a leaf the patch sets to a new value that another manager owns.
-    let mut conflicts = Vec::new();
-    let mut leaves = Vec::new();
-    collect_leaves(&applied, &mut Vec::new(), &mut leaves);
-    for (path, value) in &leaves {
-        if path.first().is_some_and(|p| p == "metadata")
-            && path
-                .get(1)
-                .is_some_and(|p| !matches!(p.as_str(), "labels" | "annotations"))
+    let applied_paths = managed::leaf_paths(&applied);
+    let mine = |e: &Value| e["manager"] == manager.as_str() && e["operation"] == "Apply";
+    let mut conflicts: Vec<(String, String, managed::Path)> = Vec::new();
+    for path in &applied_paths {
+        if managed::value_at(live, path) == managed::value_at(&applied, path) {
+            continue;
+        }
+        for entry in entries
+            .iter()
+            .filter(|e| !mine(e) && e["manager"] != manager.as_str())
         {
-            continue;
-        }
-        if value_at(live, path) == Some(value) {
-            continue;
-        }
-        for entry in &entries {
-            if entry["manager"] == manager.as_str() {
-                continue;
-            }
-            if owns(&entry["fieldsV1"], path) {
+            if managed::overlaps(&managed::from_fields_v1(&entry["fieldsV1"]), path) {
                 conflicts.push((
                     entry["manager"].as_str().unwrap_or("").to_owned(),
                     entry["apiVersion"].as_str().unwrap_or("").to_owned(),
-                    format!(".{}", path.join(".")),
+                    path.clone(),
                 ));
             }
         }
@@ -137,18 +133,19 @@ fn server_side_apply(
             .map(|(m, _, path)| Cause {
                 reason: "FieldManagerConflict".into(),
                 message: format!("conflict with \"{m}\""),
-                field: path.clone(),
+                field: format!(".{}", path.join(".")),
             })
             .collect();
         let list = conflicts
             .iter()
-            .map(|(m, v, path)| format!("- conflict with \"{m}\" using {v}: {path}"))
+            .map(|(m, v, path)| format!("- conflict with \"{m}\" using {v}: .{}", path.join(".")))
             .collect::<Vec<_>>()
             .join("\n");
         let message = format!(
-            "Apply failed with {} conflict{}:\n{list}",
+            "Apply failed with {} conflict{}: {}",
             conflicts.len(),
-            if conflicts.len() == 1 { "" } else { "s" }
+            if conflicts.len() == 1 { "" } else { "s" },
+            list
         );
         return Err(
             ApiError::new(409, "Conflict", message).with_details(Details {
@@ -174,135 +171,45 @@ fn server_side_apply(
         } else {
             patch::merge_patch(live, &applied_body).map_err(patch_error)?
         };
+    // Fields this manager applied before and no longer applies go, unless someone else owns them.
+    let previous: BTreeSet<managed::Path> = entries
+        .iter()
+        .filter(|e| mine(e))
+        .flat_map(|e| managed::from_fields_v1(&e["fieldsV1"]))
+        .collect();
+    for path in previous {
+        if managed::overlaps(&applied_paths, &path) {
+            continue;
+        }
+        let owned_by_others = entries
+            .iter()
+            .filter(|e| !mine(e))
+            .any(|e| managed::overlaps(&managed::from_fields_v1(&e["fieldsV1"]), &path));
+        if !owned_by_others {
+            managed::remove_at(&mut merged, &path);
+        }
+    }
     // Forced: the other managers lose the fields taken over.
     if options.force {
-        for entry in entries.iter_mut() {
-            if entry["manager"] == manager.as_str() {
-                continue;
-            }
-            for (_, _, path) in &conflicts {
-                let segments: Vec<String> = path[1..].split('.').map(str::to_owned).collect();
-                disown(&mut entry["fieldsV1"], &segments);
-            }
+        for entry in entries.iter_mut().filter(|e| !mine(e)) {
+            let mut owned = managed::from_fields_v1(&entry["fieldsV1"]);
+            owned.retain(|p| {
+                !conflicts
+                    .iter()
+                    .any(|(_, _, c)| p.starts_with(c) || c.starts_with(p))
+            });
+            entry["fieldsV1"] = managed::to_fields_v1(&owned);
         }
+        entries.retain(|e| !managed::from_fields_v1(&e["fieldsV1"]).is_empty());
     }
-    entries.retain(|e| !(e["manager"] == manager.as_str() && e["operation"] == "Apply"));
-    entries.push(json!({
-        "manager": manager,
-        "operation": "Apply",
-        "apiVersion": info.api_version(),
-        "time": Value::Null,
-        "fieldsType": "FieldsV1",
-        "fieldsV1": fields_v1(&applied),
-    }));
+    entries.retain(|e| !mine(e));
+    entries.push(managed::entry(
+        &manager,
+        "Apply",
+        &info.api_version(),
+        &options.now,
+        &applied_paths,
+    ));
     crate::object::metadata_mut(&mut merged).insert("managedFields".into(), Value::Array(entries));
     Ok(merged)
-}
-
-fn collect_leaves(value: &Value, path: &mut Vec<String>, out: &mut Vec<(Vec<String>, Value)>) {
-    match value {
-        Value::Object(map) if !map.is_empty() => {
-            for (key, child) in map {
-                if path.is_empty() && matches!(key.as_str(), "apiVersion" | "kind" | "status") {
-                    continue;
-                }
-                path.push(key.clone());
-                collect_leaves(child, path, out);
-                path.pop();
-            }
-        }
-        other => out.push((path.clone(), other.clone())),
-    }
-}
-
-fn value_at<'a>(value: &'a Value, path: &[String]) -> Option<&'a Value> {
-    path.iter().try_fold(value, |v, key| v.get(key))
-}
-
-fn owns(fields: &Value, path: &[String]) -> bool {
-    let mut current = fields;
-    for key in path {
-        match current.get(format!("f:{key}")) {
-            Some(next) => current = next,
-            None => return false,
-        }
-    }
-    true
-}
-
-fn disown(fields: &mut Value, path: &[String]) {
-    let Some((last, parents)) = path.split_last() else {
-        return;
-    };
-    let mut current = fields;
-    for key in parents {
-        match current.get_mut(format!("f:{key}")) {
-            Some(next) => current = next,
-            None => return,
-        }
-    }
-    if let Some(map) = current.as_object_mut() {
-        map.remove(&format!("f:{last}"));
-    }
-}
-
-/// The `fieldsV1` set of an object: every field it sets, lists of objects keyed by `name`
-/// where they have one, other lists atomic. Identity and bookkeeping metadata are excluded.
-pub fn fields_v1(object: &Value) -> Value {
-    let mut root = Map::new();
-    if let Some(map) = object.as_object() {
-        for (key, value) in map {
-            match key.as_str() {
-                "apiVersion" | "kind" | "status" => {}
-                "metadata" => {
-                    let mut meta = Map::new();
-                    for field in ["labels", "annotations", "finalizers", "ownerReferences"] {
-                        if let Some(child) = value.get(field) {
-                            meta.insert(format!("f:{field}"), field_set(child));
-                        }
-                    }
-                    if !meta.is_empty() {
-                        root.insert("f:metadata".into(), Value::Object(meta));
-                    }
-                }
-                _ => {
-                    root.insert(format!("f:{key}"), field_set(value));
-                }
-            }
-        }
-    }
-    Value::Object(root)
-}
-
-fn field_set(value: &Value) -> Value {
-    match value {
-        Value::Object(map) if !map.is_empty() => {
-            let mut set = Map::new();
-            set.insert(".".into(), json!({}));
-            for (key, child) in map {
-                set.insert(format!("f:{key}"), field_set(child));
-            }
-            Value::Object(set)
-        }
-        Value::Array(items)
-            if items
-                .iter()
-                .all(|i| i.get("name").is_some_and(Value::is_string))
-                && !items.is_empty() =>
-        {
-            let mut set = Map::new();
-            set.insert(".".into(), json!({}));
-            for item in items {
-                let key = json!({"name": item["name"]}).to_string();
-                let mut child = match field_set(item) {
-                    Value::Object(map) => map,
-                    _ => Map::new(),
-                };
-                child.insert(".".into(), json!({}));
-                set.insert(format!("k:{key}"), Value::Object(child));
-            }
-            Value::Object(set)
-        }
-        _ => json!({}),
-    }
 }

@@ -63,7 +63,13 @@ pub async fn handle(
     request: Request,
 ) -> Result<Response, ApiError> {
     let name = target.name.as_deref().ok_or_else(ApiError::no_route)?;
-    let options = WriteOptions::from_query(query)?;
+    let user_agent = request
+        .headers()
+        .get(http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let options = WriteOptions::for_request(query, &user_agent)?;
     let current = registry.get(info, namespace, name).await?;
     let scale = scale_of(&current);
     let desired = match method.as_str() {

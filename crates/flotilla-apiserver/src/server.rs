@@ -96,12 +96,13 @@ async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Res
                 return error_response(&ApiError::method_not_allowed("only GET is allowed"));
             }
             let catalog = server.registry.catalog();
-            if discovery::wants_aggregated(&accept) {
-                let doc = discovery::aggregated(catalog, legacy);
+            if let Some(version) = discovery::wants_aggregated(&accept) {
+                let doc = discovery::aggregated(catalog, legacy, version);
                 let mut response = json_response(StatusCode::OK, &doc);
                 response.headers_mut().insert(
                     header::CONTENT_TYPE,
-                    HeaderValue::from_static(discovery::AGGREGATED_CONTENT_TYPE),
+                    HeaderValue::from_str(&discovery::aggregated_content_type(version))
+                        .expect("a valid header value"),
                 );
                 response
             } else if legacy {

@@ -19,6 +19,10 @@ pub struct WriteOptions {
     pub field_manager: Option<String>,
     pub field_validation: FieldValidation,
     pub force: bool,
+    /// The write is a server-side apply (managed fields are recorded by the apply itself).
+    pub apply: bool,
+    /// The time recorded in managed fields (set by the registry).
+    pub now: String,
 }
 
 impl WriteOptions {
@@ -28,7 +32,21 @@ impl WriteOptions {
             field_manager: query.get("fieldManager").map(str::to_owned),
             field_validation: query.field_validation()?,
             force: query.flag("force")?,
+            apply: false,
+            now: String::new(),
         })
+    }
+}
+
+impl WriteOptions {
+    /// From the query, naming the manager after the client (its User-Agent up to the first
+    /// `/`) when the request does not, as kube-apiserver does.
+    pub fn for_request(query: &Query, user_agent: &str) -> Result<Self, ApiError> {
+        let mut options = Self::from_query(query)?;
+        if options.field_manager.is_none() {
+            options.field_manager = Some(crate::managed::manager_from_user_agent(user_agent));
+        }
+        Ok(options)
     }
 }
 
@@ -39,6 +57,8 @@ impl Default for WriteOptions {
             field_manager: None,
             field_validation: FieldValidation::Warn,
             force: false,
+            apply: false,
+            now: String::new(),
         }
     }
 }
@@ -193,7 +213,7 @@ impl Registry {
         if let Some(ns) = namespace.filter(|_| info.namespaced) {
             self.check_namespace_open(ns).await?;
         }
-        self.managed_fields_on_write(&mut body, None, options, "Update");
+        self.managed_fields_on_write(&mut body, None, options);
         if options.dry_run {
             return Ok(body);
         }
@@ -252,16 +272,16 @@ impl Registry {
         part: Part,
         options: &WriteOptions,
     ) -> Result<(Value, bool), ApiError> {
+        let mut options = options.clone();
+        options.apply = kind == PatchKind::Apply;
+        options.now = format_time(self.clock.now());
+        let options = &options;
         for _ in 0..MAX_PATCH_RETRIES {
             let current = match self.read_kv(info, namespace, name).await {
                 Ok(kv) => kv,
                 Err(e) if e.code == 404 && kind == PatchKind::Apply && part == Part::Main => {
                     let body = crate::patch_apply::parse_apply_body(patch)?;
-                    let mut options = options.clone();
-                    options
-                        .field_manager
-                        .get_or_insert_with(|| "unknown".into());
-                    let created = self.create(info, namespace, body, &options).await?;
+                    let created = self.create(info, namespace, body, options).await?;
                     return Ok((created, true));
                 }
                 Err(e) => return Err(e),
@@ -362,7 +382,7 @@ impl Registry {
         }
         admission::default_on_update(info, &mut new);
         admission::validate(info, &new, Some(&old))?;
-        self.managed_fields_on_write(&mut new, Some(&old), options, "Update");
+        self.managed_fields_on_write(&mut new, Some(&old), options);
         let deleting = old["metadata"].get("deletionTimestamp").is_some();
         let finalizers_gone = deleting && object::finalizers(&new).is_empty();
         if old == new && !finalizers_gone {
@@ -505,28 +525,23 @@ impl Registry {
         object: &mut Value,
         old: Option<&Value>,
         options: &WriteOptions,
-        operation: &str,
     ) {
-        let Some(manager) = options.field_manager.clone() else {
+        let Some(manager) = options.field_manager.as_deref() else {
             return;
         };
-        let api_version = object["apiVersion"].clone();
+        let api_version = object["apiVersion"].as_str().unwrap_or("").to_owned();
         let time = format_time(self.clock.now());
-        let fields = crate::patch_apply::fields_v1(object);
-        let mut entries: Vec<Value> = old
-            .and_then(|o| o["metadata"]["managedFields"].as_array().cloned())
-            .or_else(|| object["metadata"]["managedFields"].as_array().cloned())
-            .unwrap_or_default();
-        entries.retain(|e| !(e["manager"] == manager.as_str() && e["operation"] == operation));
-        entries.push(json!({
-            "manager": manager,
-            "operation": operation,
-            "apiVersion": api_version,
-            "time": time,
-            "fieldsType": "FieldsV1",
-            "fieldsV1": fields,
-        }));
-        object::metadata_mut(object).insert("managedFields".into(), Value::Array(entries));
+        if options.apply {
+            if old.is_none() {
+                // Created by an apply: the manager owns what it applied.
+                let paths = crate::managed::leaf_paths(object);
+                let entry = crate::managed::entry(manager, "Apply", &api_version, &time, &paths);
+                object::metadata_mut(object)
+                    .insert("managedFields".into(), Value::Array(vec![entry]));
+            }
+            return;
+        }
+        crate::managed::record_update(old, object, manager, &api_version, &time);
     }
 }
 

@@ -82,6 +82,12 @@ async fn handle_inner(
         }
     };
     let headers = request.headers().clone();
+    let user_agent = headers
+        .get(http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let write_options = |query: &Query| WriteOptions::for_request(query, &user_agent);
     let table_wanted = table::wants_table(accept);
     match (method.as_str(), target.name.as_deref()) {
         ("GET", None) if query.flag("watch")? => {
@@ -126,14 +132,14 @@ async fn handle_inner(
         ("POST", None) if part == Part::Main => {
             let bytes = body::read(request.into_body()).await?;
             let object = body::decode_object(&body::content_type(&headers), &bytes)?;
-            let options = WriteOptions::from_query(query)?;
+            let options = write_options(query)?;
             let created = registry.create(info, ns, object, &options).await?;
             Ok(json_response(StatusCode::CREATED, &created))
         }
         ("PUT", Some(name)) => {
             let bytes = body::read(request.into_body()).await?;
             let object = body::decode_object(&body::content_type(&headers), &bytes)?;
-            let options = WriteOptions::from_query(query)?;
+            let options = write_options(query)?;
             let updated = registry
                 .update(info, ns, name, object, part, &options)
                 .await?;
@@ -144,12 +150,12 @@ async fn handle_inner(
             let kind = PatchKind::from_content_type(&content_type)
                 .ok_or_else(|| ApiError::unsupported_media_type(&content_type))?;
             let bytes = body::read(request.into_body()).await?;
-            let options = WriteOptions::from_query(query)?;
-            if kind == PatchKind::Apply && options.field_manager.is_none() {
+            if kind == PatchKind::Apply && query.get("fieldManager").is_none_or(str::is_empty) {
                 return Err(ApiError::bad_request(
                     "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
                 ));
             }
+            let options = write_options(query)?;
             let (object, created) = registry
                 .patch(info, ns, name, kind, &bytes, part, &options)
                 .await?;
