@@ -1,6 +1,7 @@
 //! `flotilla bench`: measured figures for the hot paths, each with a baseline measured in the
 //! same run. Prints a table, and a JSON line last.
 
+pub mod apiserver;
 pub mod store;
 
 use std::time::Duration;

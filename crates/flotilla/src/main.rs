@@ -35,6 +35,16 @@ enum Command {
 
 #[derive(Debug, Subcommand)]
 enum BenchTarget {
+    /// The API server over HTTPS on redb: creates/s with P50/P99, get/list P99, watch fan-out,
+    /// RSS per stored Deployments.
+    Apiserver {
+        /// Deployments stored by the end of the run.
+        #[arg(long, default_value_t = 100_000)]
+        objects: usize,
+        /// Concurrent kube-rs clients.
+        #[arg(long, default_value_t = 32)]
+        clients: usize,
+    },
     /// Store backends: puts/s (1 and 64 writers), watch fan-out, range of 100,000 keys.
     Store {
         /// Backends to measure, comma separated: memory, redb, etcd.
@@ -72,6 +82,11 @@ fn main() -> anyhow::Result<()> {
         match cli.command {
             Command::Up(options) => up::run(options).await,
             Command::Bench { target } => match target {
+                BenchTarget::Apiserver { objects, clients } => {
+                    let figures = bench::apiserver::run(objects, clients).await?;
+                    bench::apiserver::report(&figures);
+                    Ok(())
+                }
                 BenchTarget::Store {
                     backends,
                     duration,
