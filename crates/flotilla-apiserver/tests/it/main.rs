@@ -3,6 +3,7 @@
 
 mod support;
 
+mod defaults;
 mod discovery;
 mod http_api;
 mod kube_rs;
