@@ -52,23 +52,13 @@ pub fn default_on_create(info: &ResourceInfo, object: &mut Value) {
         object["spec"]["finalizers"] = serde_json::json!(["kubernetes"]);
         object["status"] = serde_json::json!({"phase": "Active"});
     }
-    if info.group.is_empty()
-        && info.kind == "Namespace"
-        && let Some(name) = object::name(object).map(str::to_owned)
-    {
-        let meta = object::metadata_mut(object);
-        let labels = meta
-            .entry("labels")
-            .or_insert_with(|| Value::Object(Default::default()));
-        if let Some(labels) = labels.as_object_mut() {
-            labels.insert("kubernetes.io/metadata.name".into(), name.into());
-        }
-    }
+    crate::defaults::apply(&info.group, &info.version, &info.kind, object);
 }
 
 /// Defaults applied on every update.
 pub fn default_on_update(info: &ResourceInfo, object: &mut Value) {
     set_type(info, object);
+    crate::defaults::apply(&info.group, &info.version, &info.kind, object);
 }
 
 /// Validates an object (with its previous state on update).

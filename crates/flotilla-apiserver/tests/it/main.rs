@@ -3,6 +3,7 @@
 
 mod support;
 
+mod defaults;
 mod discovery;
 mod fuzz;
 mod http_api;
