@@ -202,14 +202,20 @@ fn server_side_apply(
         }
         entries.retain(|e| !managed::from_fields_v1(&e["fieldsV1"]).is_empty());
     }
-    entries.retain(|e| !mine(e));
-    entries.push(managed::entry(
-        &manager,
-        "Apply",
-        &info.api_version(),
-        &options.now,
-        &applied_paths,
-    ));
+    // An apply of the same fields keeps its entry (and its time): nothing changed.
+    let unchanged = entries
+        .iter()
+        .any(|e| mine(e) && managed::from_fields_v1(&e["fieldsV1"]) == applied_paths);
+    if !unchanged {
+        entries.retain(|e| !mine(e));
+        entries.push(managed::entry(
+            &manager,
+            "Apply",
+            &info.api_version(),
+            &options.now,
+            &applied_paths,
+        ));
+    }
     crate::object::metadata_mut(&mut merged).insert("managedFields".into(), Value::Array(entries));
     Ok(merged)
 }

@@ -150,6 +150,8 @@ impl Registry {
         options: &WriteOptions,
     ) -> Result<Value, ApiError> {
         admission::check_type(info, &body)?;
+        // What an apply that creates the object owns: the fields it sent, not the defaults.
+        let applied_paths = options.apply.then(|| crate::managed::leaf_paths(&body));
         let meta = object::metadata_mut(&mut body);
         match (namespace, meta.get("namespace").and_then(Value::as_str)) {
             (Some(url), Some(obj)) if !obj.is_empty() && obj != url => {
@@ -201,19 +203,26 @@ impl Registry {
         } else {
             meta.remove("generation");
         }
-        admission::default_on_create(info, &mut body);
         if info.status && info.kind != "Namespace" {
             // Status is written through the status subresource only.
             if let Some(map) = body.as_object_mut() {
                 map.remove("status");
             }
         }
+        admission::default_on_create(info, &mut body);
         let name = object::name(&body).unwrap_or("").to_owned();
         admission::validate(info, &body, None)?;
         if let Some(ns) = namespace.filter(|_| info.namespaced) {
             self.check_namespace_open(ns).await?;
         }
         self.managed_fields_on_write(&mut body, None, options);
+        if let Some(paths) = &applied_paths {
+            let manager = options.field_manager.as_deref().unwrap_or("unknown");
+            let entry =
+                crate::managed::entry(manager, "Apply", &info.api_version(), &options.now, paths);
+            object::metadata_mut(&mut body)
+                .insert("managedFields".into(), Value::Array(vec![entry]));
+        }
         if options.dry_run {
             return Ok(body);
         }
@@ -354,6 +363,9 @@ impl Registry {
             }
         }
         admission::check_type(info, &new)?;
+        // Defaults first, as kube-apiserver defaults while decoding: an undefaulted body equal to
+        // the stored object is not a change.
+        admission::default_on_update(info, &mut new);
         {
             let old_meta = old.get("metadata").cloned().unwrap_or(json!({}));
             let meta = object::metadata_mut(&mut new);
@@ -380,7 +392,6 @@ impl Registry {
             let generation = old["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
             object::metadata_mut(&mut new).insert("generation".into(), generation.into());
         }
-        admission::default_on_update(info, &mut new);
         admission::validate(info, &new, Some(&old))?;
         self.managed_fields_on_write(&mut new, Some(&old), options);
         let deleting = old["metadata"].get("deletionTimestamp").is_some();
