@@ -14,6 +14,7 @@ pub mod catalog;
 pub mod client;
 pub mod discovery;
 pub mod error;
+pub mod fieldvalidation;
 pub mod filter;
 pub mod lifecycle;
 pub mod lifted;
