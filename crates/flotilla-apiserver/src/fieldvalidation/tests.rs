@@ -249,3 +249,30 @@ fn warning_headers_are_quoted_deduplicated_and_truncated() {
 fn go_quote_escapes_like_strconv_quote() {
     assert_eq!(go_quote("a\"b\\c\n\u{1}é"), r#""a\"b\\c\n\x01é""#);
 }
+
+#[test]
+fn objects_read_back_from_the_server_have_no_unknown_fields() {
+    // What kubectl edit and replace send: server-set metadata, managedFields, status.
+    let body = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {
+            "name": "web", "namespace": "default", "uid": "u", "resourceVersion": "7",
+            "generation": 1, "creationTimestamp": "2025-01-01T00:00:00Z",
+            "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"},
+            "managedFields": [{"manager": "kubectl", "operation": "Apply", "apiVersion": "apps/v1",
+                "time": "2025-01-01T00:00:00Z", "fieldsType": "FieldsV1",
+                "fieldsV1": {"f:spec": {"f:replicas": {}}}}],
+            "ownerReferences": [{"apiVersion": "v1", "kind": "X", "name": "x", "uid": "u"}]
+        },
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"a": "b"}},
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 1}},
+            "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{
+                "name": "c", "image": "i", "env": [{"name": "E", "valueFrom": {"fieldRef": {"fieldPath": "x"}}}],
+                "resources": {"requests": {"cpu": "100m", "nvidia.com/gpu": 1}}}]}}},
+        "status": {"replicas": 1, "conditions": [{"type": "Available", "status": "True",
+            "lastTransitionTime": "2025-01-01T00:00:00Z"}]}
+    });
+    let (_, findings) =
+        decode_json(body.to_string().as_bytes(), Some(deployment_schema())).unwrap();
+    assert_eq!(messages(&findings), Vec::<String>::new());
+}
