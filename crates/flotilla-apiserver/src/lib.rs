@@ -15,6 +15,7 @@ pub mod client;
 pub mod defaults;
 pub mod discovery;
 pub mod error;
+pub mod fieldvalidation;
 pub mod filter;
 pub mod lifecycle;
 pub mod lifted;

@@ -2,7 +2,7 @@
 //! field validation check (a `patch` operation per kind with the `fieldValidation` parameter),
 //! `kubectl explain` (schemas with `x-kubernetes-group-version-kind`) and server-side apply.
 
-mod schemas;
+pub(crate) mod schemas;
 
 use serde_json::{Map, Value, json};
 
@@ -138,9 +138,11 @@ fn document(resources: &[std::sync::Arc<ResourceInfo>]) -> Value {
                 "delete": {"x-kubernetes-group-version-kind": gvk[0], "x-kubernetes-action": "delete", "responses": {"200": {"description": "OK"}}},
             }),
         );
-        let mut schema = schemas::for_kind(&info.group, &info.version, &info.kind).unwrap_or_else(
-            || json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
-        );
+        let mut schema = schemas::cached(&info.group, &info.version, &info.kind)
+            .cloned()
+            .unwrap_or_else(
+                || json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
+            );
         schema["x-kubernetes-group-version-kind"] = gvk;
         components.insert(name, schema);
     }

@@ -1,6 +1,29 @@
 //! JSON schemas of the built-in kinds, generated from k8s-openapi's types.
 
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use parking_lot::RwLock;
 use serde_json::Value;
+
+/// Schemas by (group, version, kind), computed once: field validation reads them on every write.
+type Cache = RwLock<HashMap<(String, String, String), Option<&'static Value>>>;
+
+static CACHE: LazyLock<Cache> = LazyLock::new(Default::default);
+
+/// [`for_kind`], computed once per kind and kept for the life of the process (the set of
+/// built-in kinds is fixed, so this is bounded).
+pub fn cached(group: &str, version: &str, kind: &str) -> Option<&'static Value> {
+    let key = (group.to_owned(), version.to_owned(), kind.to_owned());
+    if let Some(found) = CACHE.read().get(&key) {
+        return *found;
+    }
+    let computed = for_kind(group, version, kind);
+    *CACHE
+        .write()
+        .entry(key)
+        .or_insert_with(|| computed.map(|v| &*Box::leak(Box::new(v))))
+}
 
 fn schema<T: schemars::JsonSchema>() -> Value {
     let settings = schemars::generate::SchemaSettings::openapi3().with(|s| {

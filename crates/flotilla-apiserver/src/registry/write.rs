@@ -281,22 +281,47 @@ impl Registry {
         part: Part,
         options: &WriteOptions,
     ) -> Result<(Value, bool), ApiError> {
+        self.patch_with_warnings(info, namespace, name, kind, patch, part, options)
+            .await
+            .map(|(object, created, _)| (object, created))
+    }
+
+    /// [`Registry::patch`], also returning the `fieldValidation` warnings to send
+    /// (see [`crate::fieldvalidation`]).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn patch_with_warnings(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        kind: PatchKind,
+        patch: &[u8],
+        part: Part,
+        options: &WriteOptions,
+    ) -> Result<(Value, bool, Vec<String>), ApiError> {
         let mut options = options.clone();
         options.apply = kind == PatchKind::Apply;
         options.now = format_time(self.clock.now());
         let options = &options;
+        // fieldValidation: duplicate (and, for apply, unknown) fields of the patch document.
+        let check = crate::fieldvalidation::PatchCheck::new(info, kind, patch);
         for _ in 0..MAX_PATCH_RETRIES {
             let current = match self.read_kv(info, namespace, name).await {
                 Ok(kv) => kv,
                 Err(e) if e.code == 404 && kind == PatchKind::Apply && part == Part::Main => {
-                    let body = crate::patch_apply::parse_apply_body(patch)?;
+                    let mut body = crate::patch_apply::parse_apply_body(patch)?;
+                    // fieldValidation: unknown fields of the configuration.
+                    let warnings = check.finish(info, namespace, &mut body, options)?;
                     let created = self.create(info, namespace, body, options).await?;
-                    return Ok((created, true));
+                    return Ok((created, true, warnings));
                 }
                 Err(e) => return Err(e),
             };
             let original = object::decode(&current)?;
-            let patched = crate::patch_apply::apply_patch(info, &original, kind, patch, options)?;
+            let mut patched =
+                crate::patch_apply::apply_patch(info, &original, kind, patch, options)?;
+            // fieldValidation: unknown fields of the patched object.
+            let warnings = check.finish(info, namespace, &mut patched, options)?;
             if let Some(rv) = object::meta_str(&patched, "resourceVersion")
                 && object::parse_resource_version(rv)? != Some(current.mod_revision)
             {
@@ -307,7 +332,7 @@ impl Registry {
                 .await
             {
                 Err(e) if e.reason == "Conflict" => continue,
-                result => return result.map(|v| (v, false)),
+                result => return result.map(|v| (v, false, warnings)),
             }
         }
         Err(ApiError::conflict(info, name))

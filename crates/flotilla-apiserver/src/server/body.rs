@@ -7,7 +7,10 @@ use http::HeaderMap;
 use serde_json::Value;
 
 use super::MAX_BODY_BYTES;
+use crate::catalog::ResourceInfo;
 use crate::error::ApiError;
+use crate::fieldvalidation;
+use crate::request::FieldValidation;
 
 /// Reads the whole body, refusing more than [`MAX_BODY_BYTES`].
 pub async fn read(body: Body) -> Result<Bytes, ApiError> {
@@ -50,7 +53,43 @@ pub fn decode_object(content_type: &str, bytes: &[u8]) -> Result<Value, ApiError
     }
 }
 
-/// Parses JSON, refusing duplicate keys (Kubernetes' strict decoding does the same).
+// --- fieldValidation (see crate::fieldvalidation) ---
+
+/// Decodes a create or update body and applies `fieldValidation` to its duplicate and unknown
+/// fields: the object (unknown fields dropped) and the warnings to send, or the Strict error.
+pub fn decode_object_validated(
+    info: &ResourceInfo,
+    content_type: &str,
+    bytes: &[u8],
+    mode: FieldValidation,
+) -> Result<(Value, Vec<String>), ApiError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::bad_request("the request body is empty"));
+    }
+    let schema = fieldvalidation::for_resource(info);
+    let (object, findings) = match content_type {
+        "application/json" | "*/*" => fieldvalidation::decode_json(bytes, schema).map_err(|e| {
+            ApiError::bad_request(format!("error decoding the request body as JSON: {e}"))
+        })?,
+        "application/yaml" | "application/x-yaml" | "text/yaml" => {
+            let text = std::str::from_utf8(bytes)
+                .map_err(|_| ApiError::bad_request("the YAML request body is not UTF-8"))?;
+            fieldvalidation::decode_yaml(text, schema).map_err(|e| {
+                ApiError::bad_request(format!("error decoding the request body as YAML: {e}"))
+            })?
+        }
+        // Protobuf carries neither duplicate nor undeclared fields.
+        _ => return Ok((decode_object(content_type, bytes)?, Vec::new())),
+    };
+    let warnings = fieldvalidation::resolve(mode, &findings, |findings| {
+        fieldvalidation::decode_error(info, findings)
+    })?;
+    Ok((object, warnings))
+}
+
+// --- end fieldValidation ---
+
+/// Parses JSON (the last of duplicate keys wins; [`decode_object_validated`] reports them).
 pub fn decode_json(bytes: &[u8]) -> Result<Value, ApiError> {
     let value: Value = serde_json::from_slice(bytes).map_err(|e| {
         ApiError::bad_request(format!("error decoding the request body as JSON: {e}"))

@@ -131,19 +131,35 @@ async fn handle_inner(
         }
         ("POST", None) if part == Part::Main => {
             let bytes = body::read(request.into_body()).await?;
-            let object = body::decode_object(&body::content_type(&headers), &bytes)?;
             let options = write_options(query)?;
+            // fieldValidation: decode noting duplicate and unknown fields.
+            let (object, warnings) = body::decode_object_validated(
+                info,
+                &body::content_type(&headers),
+                &bytes,
+                options.field_validation,
+            )?;
             let created = registry.create(info, ns, object, &options).await?;
-            Ok(json_response(StatusCode::CREATED, &created))
+            let response = json_response(StatusCode::CREATED, &created);
+            Ok(with_warnings(response, &warnings))
         }
         ("PUT", Some(name)) => {
             let bytes = body::read(request.into_body()).await?;
-            let object = body::decode_object(&body::content_type(&headers), &bytes)?;
             let options = write_options(query)?;
+            // fieldValidation: decode noting duplicate and unknown fields.
+            let (object, warnings) = body::decode_object_validated(
+                info,
+                &body::content_type(&headers),
+                &bytes,
+                options.field_validation,
+            )?;
             let updated = registry
                 .update(info, ns, name, object, part, &options)
                 .await?;
-            Ok(json_response(StatusCode::OK, &updated))
+            Ok(with_warnings(
+                json_response(StatusCode::OK, &updated),
+                &warnings,
+            ))
         }
         ("PATCH", Some(name)) => {
             let content_type = body::content_type(&headers);
@@ -156,15 +172,15 @@ async fn handle_inner(
                 ));
             }
             let options = write_options(query)?;
-            let (object, created) = registry
-                .patch(info, ns, name, kind, &bytes, part, &options)
+            let (object, created, warnings) = registry
+                .patch_with_warnings(info, ns, name, kind, &bytes, part, &options)
                 .await?;
             let status = if created {
                 StatusCode::CREATED
             } else {
                 StatusCode::OK
             };
-            Ok(json_response(status, &object))
+            Ok(with_warnings(json_response(status, &object), &warnings))
         }
         ("DELETE", Some(name)) => {
             let bytes = body::read(request.into_body()).await?;
@@ -224,6 +240,12 @@ async fn handle_inner(
             }
         ))),
     }
+}
+
+/// Adds `fieldValidation` warnings as `Warning` headers (see [`crate::fieldvalidation`]).
+fn with_warnings(mut response: Response, warnings: &[String]) -> Response {
+    crate::fieldvalidation::add_warning_headers(response.headers_mut(), warnings);
+    response
 }
 
 /// A `<Kind>List` body assembled from items' JSON without re-serializing them.

@@ -5,6 +5,7 @@ mod support;
 
 mod defaults;
 mod discovery;
+mod fieldvalidation;
 mod fuzz;
 mod http_api;
 mod kube_rs;

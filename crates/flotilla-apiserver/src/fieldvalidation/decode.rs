@@ -1,0 +1,180 @@
+//! Decoding a body into a `serde_json::Value` while noting duplicate keys (serde_json keeps the
+//! last one silently) and, given a schema, undeclared fields — in document order, as Go's strict
+//! decoder meets them. Undeclared fields are left out of the value.
+//!
+//! One `DeserializeSeed` serves JSON and YAML: the seed carries the field path and the schema
+//! of the value it is about to read.
+
+use std::fmt;
+
+use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
+
+use super::Finding;
+use super::schema::{self, Field};
+
+/// Decodes JSON. With a schema, unknown fields are reported (and dropped) interleaved with
+/// duplicates, in document order, like kube-apiserver's typed decoding. A field that is both
+/// unknown and repeated is reported once, as unknown.
+pub fn decode_json(
+    bytes: &[u8],
+    schema: Option<&Value>,
+) -> Result<(Value, Vec<Finding>), serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let mut ctx = Ctx::default();
+    let value = ValueSeed {
+        ctx: &mut ctx,
+        schema,
+    }
+    .deserialize(&mut de)?;
+    de.end()?;
+    Ok((value, ctx.findings))
+}
+
+/// Decodes one YAML document. Duplicates come first, then unknown fields in sorted order: what
+/// kube-apiserver reports for YAML, which it converts to JSON before decoding.
+pub fn decode_yaml(
+    text: &str,
+    schema: Option<&Value>,
+) -> Result<(Value, Vec<Finding>), yaml_serde::Error> {
+    let mut ctx = Ctx::default();
+    let de = yaml_serde::Deserializer::from_str(text);
+    let mut value = ValueSeed {
+        ctx: &mut ctx,
+        schema: None,
+    }
+    .deserialize(de)?;
+    let mut findings = ctx.findings;
+    if let Some(schema) = schema {
+        findings.extend(schema::strip_unknown(&mut value, schema));
+    }
+    Ok((value, findings))
+}
+
+#[derive(Default)]
+struct Ctx {
+    path: String,
+    findings: Vec<Finding>,
+}
+
+struct ValueSeed<'c, 's> {
+    ctx: &'c mut Ctx,
+    schema: Option<&'s Value>,
+}
+
+impl<'de> DeserializeSeed<'de> for ValueSeed<'_, '_> {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
+        de.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ValueSeed<'_, '_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
+        de.deserialize_any(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let items = self.schema.and_then(schema::items);
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        loop {
+            let base = self.ctx.path.len();
+            self.ctx.path.push_str(&format!("[{}]", out.len()));
+            let next = seq.next_element_seed(ValueSeed {
+                ctx: &mut *self.ctx,
+                schema: items,
+            });
+            self.ctx.path.truncate(base);
+            match next? {
+                Some(value) => out.push(value),
+                None => break,
+            }
+        }
+        Ok(Value::Array(out))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        // Undeclared keys are not kept; remember them so a repeat is not reported again.
+        let mut unknown: Vec<String> = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let base = self.ctx.path.len();
+            if base > 0 {
+                self.ctx.path.push('.');
+            }
+            self.ctx.path.push_str(&key);
+            let lookup = match self.schema {
+                Some(schema) => schema::field(schema, &key),
+                None => Field::Known(None),
+            };
+            let result = match lookup {
+                Field::Unknown => {
+                    if !unknown.contains(&key) {
+                        self.ctx
+                            .findings
+                            .push(Finding::unknown(self.ctx.path.as_str()));
+                        unknown.push(key.clone());
+                    }
+                    map.next_value::<serde::de::IgnoredAny>().map(|_| None)
+                }
+                Field::Known(child) => {
+                    if out.contains_key(&key) {
+                        self.ctx
+                            .findings
+                            .push(Finding::duplicate(self.ctx.path.as_str()));
+                    }
+                    map.next_value_seed(ValueSeed {
+                        ctx: &mut *self.ctx,
+                        schema: child,
+                    })
+                    .map(Some)
+                }
+            };
+            self.ctx.path.truncate(base);
+            if let Some(value) = result? {
+                // The last of duplicate keys wins, in the first one's place (as in Go).
+                out.insert(key, value);
+            }
+        }
+        Ok(Value::Object(out))
+    }
+}

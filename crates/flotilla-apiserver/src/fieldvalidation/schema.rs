@@ -1,0 +1,130 @@
+//! Which fields a schema declares: the lookup shared by the decoder and the walk over finished
+//! objects (patch results, YAML bodies), and the walk itself, which also drops what is unknown.
+//!
+//! The rules follow structural schemas: an object with `properties` declares exactly those
+//! (plus `additionalProperties`, whose schema then types every other key); an object without
+//! `properties`, or with `x-kubernetes-preserve-unknown-fields`, accepts anything.
+
+use serde_json::Value;
+
+use super::Finding;
+use crate::catalog::ResourceInfo;
+
+/// What a schema says about one key of an object.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Field<'s> {
+    /// Declared; its schema when there is one to check further.
+    Known(Option<&'s Value>),
+    /// Not declared: reported and dropped.
+    Unknown,
+}
+
+/// The schema of a resource's kind, when unknown fields can be checked (built-in kinds).
+pub fn for_resource(info: &ResourceInfo) -> Option<&'static Value> {
+    if info.crd.is_some() {
+        return None;
+    }
+    crate::openapi::schemas::cached(&info.group, &info.version, &info.kind)
+}
+
+/// Looks up `key` in an object schema.
+pub(super) fn field<'s>(schema: &'s Value, key: &str) -> Field<'s> {
+    if preserves_unknown(schema) {
+        return Field::Known(properties(schema).and_then(|p| p.get(key)));
+    }
+    if let Some(props) = properties(schema) {
+        if let Some(child) = props.get(key) {
+            return Field::Known(Some(child));
+        }
+        return match schema.get("additionalProperties") {
+            Some(Value::Object(_)) => Field::Known(schema.get("additionalProperties")),
+            Some(Value::Bool(true)) => Field::Known(None),
+            _ => Field::Unknown,
+        };
+    }
+    if let Some(additional @ Value::Object(_)) = schema.get("additionalProperties") {
+        return Field::Known(Some(additional));
+    }
+    // Compositions: declared when any branch declares it; lenient when none has properties.
+    let branches = ["allOf", "anyOf", "oneOf"]
+        .iter()
+        .filter_map(|k| schema.get(*k).and_then(Value::as_array))
+        .flatten();
+    let mut any_with_properties = false;
+    for branch in branches {
+        match field(branch, key) {
+            Field::Known(child) => return Field::Known(child),
+            Field::Unknown => any_with_properties = true,
+        }
+    }
+    if any_with_properties {
+        Field::Unknown
+    } else {
+        Field::Known(None)
+    }
+}
+
+/// The schema of a list's items.
+pub(super) fn items(schema: &Value) -> Option<&Value> {
+    match schema.get("items") {
+        Some(items @ Value::Object(_)) => Some(items),
+        _ => None,
+    }
+}
+
+fn properties(schema: &Value) -> Option<&serde_json::Map<String, Value>> {
+    schema.get("properties").and_then(Value::as_object)
+}
+
+fn preserves_unknown(schema: &Value) -> bool {
+    schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true))
+}
+
+/// Removes the fields `schema` does not declare from `value` and returns them, in the order
+/// kube-apiserver reports unknown fields of a re-encoded object (keys sorted, depth first).
+pub fn strip_unknown(value: &mut Value, schema: &Value) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let mut path = String::new();
+    walk(value, schema, &mut path, &mut findings);
+    findings
+}
+
+fn walk(value: &mut Value, schema: &Value, path: &mut String, findings: &mut Vec<Finding>) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<String> = map.keys().cloned().collect();
+            keys.sort_unstable();
+            for key in keys {
+                let base = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(&key);
+                match field(schema, &key) {
+                    Field::Unknown => {
+                        findings.push(Finding::unknown(path.as_str()));
+                        map.shift_remove(&key);
+                    }
+                    Field::Known(Some(child)) => {
+                        if let Some(v) = map.get_mut(&key) {
+                            walk(v, child, path, findings);
+                        }
+                    }
+                    Field::Known(None) => {}
+                }
+                path.truncate(base);
+            }
+        }
+        Value::Array(list) => {
+            if let Some(item_schema) = items(schema) {
+                for (i, item) in list.iter_mut().enumerate() {
+                    let base = path.len();
+                    path.push_str(&format!("[{i}]"));
+                    walk(item, item_schema, path, findings);
+                    path.truncate(base);
+                }
+            }
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,294 @@
+//! `fieldValidation` through HTTP: Strict rejects unknown and duplicate fields with
+//! kube-apiserver's wording, Warn answers `Warning` headers, Ignore stays silent; unknown
+//! fields never reach the store.
+
+use axum::body::Body;
+use flotilla_apiserver::{Identity, Running};
+use http::{Request, StatusCode};
+use serde_json::{Value, json};
+use tower::ServiceExt as _;
+
+use crate::support::{admin, control_plane, deployment, get, json, send, with_body};
+
+const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
+
+/// A reply with its `Warning` headers (support's `Reply` has no headers).
+struct Answer {
+    status: StatusCode,
+    warnings: Vec<String>,
+    body: Value,
+}
+
+async fn send_with_headers(cp: &Running, mut request: Request<Body>) -> Answer {
+    request.extensions_mut().insert(Identity(Some(admin())));
+    let response = cp
+        .server
+        .clone()
+        .router()
+        .oneshot(request)
+        .await
+        .expect("the router is infallible");
+    let status = response.status();
+    let warnings = response
+        .headers()
+        .get_all(http::header::WARNING)
+        .iter()
+        .map(|v| v.to_str().expect("ASCII warning").to_owned())
+        .collect();
+    let raw = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .expect("body");
+    Answer {
+        status,
+        warnings,
+        body: serde_json::from_slice(&raw).unwrap_or(Value::Null),
+    }
+}
+
+fn with_typo(name: &str) -> Value {
+    let mut body = deployment(name, 2);
+    let spec = body["spec"].as_object_mut().expect("spec");
+    let replicas = spec.remove("replicas").expect("replicas");
+    spec.insert("replicass".into(), replicas);
+    body
+}
+
+#[tokio::test]
+async fn strict_create_with_an_unknown_field_is_rejected_and_not_stored() {
+    let cp = control_plane().await;
+    let reply = send_with_headers(
+        &cp,
+        json(
+            "POST",
+            &format!("{DEPLOYMENTS}?fieldValidation=Strict"),
+            &with_typo("typo"),
+        ),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.body);
+    assert_eq!(reply.body["reason"], "BadRequest");
+    assert_eq!(
+        reply.body["message"],
+        r#"Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.replicass""#
+    );
+    let stored = send(&cp, get(&format!("{DEPLOYMENTS}/typo"))).await;
+    assert_eq!(stored.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn warn_creates_with_a_warning_header_and_drops_the_field() {
+    let cp = control_plane().await;
+    // Warn is the default when the parameter is absent.
+    for (uri, name) in [
+        (format!("{DEPLOYMENTS}?fieldValidation=Warn"), "warned"),
+        (DEPLOYMENTS.to_owned(), "default-warned"),
+    ] {
+        let reply = send_with_headers(&cp, json("POST", &uri, &with_typo(name))).await;
+        assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
+        assert_eq!(
+            reply.warnings,
+            vec![r#"299 - "unknown field \"spec.replicass\"""#]
+        );
+        assert!(reply.body["spec"].get("replicass").is_none());
+        let stored = send(&cp, get(&format!("{DEPLOYMENTS}/{name}"))).await;
+        assert!(stored.body["spec"].get("replicass").is_none());
+    }
+}
+
+#[tokio::test]
+async fn ignore_creates_without_warnings() {
+    let cp = control_plane().await;
+    let reply = send_with_headers(
+        &cp,
+        json(
+            "POST",
+            &format!("{DEPLOYMENTS}?fieldValidation=Ignore"),
+            &with_typo("ignored"),
+        ),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
+    assert!(reply.warnings.is_empty(), "{:?}", reply.warnings);
+}
+
+#[tokio::test]
+async fn strict_rejects_a_duplicate_field_naming_it() {
+    let cp = control_plane().await;
+    let body = deployment("dupe", 1).to_string().replacen(
+        r#""replicas":1"#,
+        r#""replicas":1,"replicas":2"#,
+        1,
+    );
+    assert!(body.contains(r#""replicas":2"#), "{body}");
+    let reply = send_with_headers(
+        &cp,
+        with_body(
+            "POST",
+            &format!("{DEPLOYMENTS}?fieldValidation=Strict"),
+            "application/json",
+            body.clone(),
+        ),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.body);
+    assert_eq!(
+        reply.body["message"],
+        r#"Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: duplicate field "spec.replicas""#
+    );
+    let reply = send_with_headers(
+        &cp,
+        with_body("POST", DEPLOYMENTS, "application/json", body),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
+    assert_eq!(
+        reply.warnings,
+        vec![r#"299 - "duplicate field \"spec.replicas\"""#]
+    );
+    assert_eq!(reply.body["spec"]["replicas"], 2, "the last duplicate wins");
+}
+
+#[tokio::test]
+async fn strict_update_with_an_unknown_field_is_rejected() {
+    let cp = control_plane().await;
+    let created = send(&cp, json("POST", DEPLOYMENTS, &deployment("upd", 1))).await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    let mut body = created.body.clone();
+    body["spec"]["template"]["spec"]["containers"][0]["imagee"] = json!("nginx");
+    let reply = send_with_headers(
+        &cp,
+        json(
+            "PUT",
+            &format!("{DEPLOYMENTS}/upd?fieldValidation=Strict"),
+            &body,
+        ),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.body);
+    assert!(
+        reply.body["message"].as_str().unwrap_or("").ends_with(
+            r#"strict decoding error: unknown field "spec.template.spec.containers[0].imagee""#
+        ),
+        "{}",
+        reply.body
+    );
+}
+
+#[tokio::test]
+async fn merge_patch_adding_an_unknown_field_follows_the_directive() {
+    let cp = control_plane().await;
+    let created = send(&cp, json("POST", DEPLOYMENTS, &deployment("pat", 1))).await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    let patch = r#"{"spec": {"paused": true, "paused": false, "foo": 1}}"#;
+    let merge = |query: &str| {
+        with_body(
+            "PATCH",
+            &format!("{DEPLOYMENTS}/pat{query}"),
+            "application/merge-patch+json",
+            patch,
+        )
+    };
+    let reply = send_with_headers(&cp, merge("?fieldValidation=Strict")).await;
+    // kube-apiserver answers a strict patch failure as 422 Invalid on the field "patch".
+    assert_eq!(
+        reply.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        reply.body
+    );
+    let message = reply.body["message"].as_str().unwrap_or("");
+    assert!(
+        message.ends_with(
+            r#"strict decoding error: duplicate field "spec.paused", unknown field "spec.foo""#
+        ),
+        "{message}"
+    );
+    assert_eq!(reply.body["details"]["causes"][0]["field"], "patch");
+    let stored = send(&cp, get(&format!("{DEPLOYMENTS}/pat"))).await;
+    assert!(
+        stored.body["spec"].get("paused").is_none(),
+        "nothing was written"
+    );
+
+    let reply = send_with_headers(&cp, merge("")).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    assert_eq!(
+        reply.warnings,
+        vec![
+            r#"299 - "duplicate field \"spec.paused\"""#,
+            r#"299 - "unknown field \"spec.foo\"""#
+        ]
+    );
+    assert!(reply.body["spec"].get("foo").is_none());
+    assert_eq!(reply.body["spec"]["paused"], false);
+}
+
+#[tokio::test]
+async fn json_patch_operations_and_results_are_checked() {
+    let cp = control_plane().await;
+    send(&cp, json("POST", DEPLOYMENTS, &deployment("jp", 1))).await;
+    let patch = r#"[{"op": "add", "path": "/spec/unknown1", "value": "v", "foo": "bar"}]"#;
+    let reply = send_with_headers(
+        &cp,
+        with_body(
+            "PATCH",
+            &format!("{DEPLOYMENTS}/jp"),
+            "application/json-patch+json",
+            patch,
+        ),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    assert_eq!(
+        reply.warnings,
+        vec![
+            r#"299 - "json patch unknown field \"[0].foo\"""#,
+            r#"299 - "unknown field \"spec.unknown1\"""#
+        ]
+    );
+}
+
+#[tokio::test]
+async fn apply_with_an_unknown_field_under_strict_is_rejected() {
+    let cp = control_plane().await;
+    let reply = send_with_headers(
+        &cp,
+        with_body(
+            "PATCH",
+            &format!("{DEPLOYMENTS}/applied?fieldManager=test&fieldValidation=Strict"),
+            "application/apply-patch+yaml",
+            with_typo("applied").to_string(),
+        ),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.body);
+    assert_eq!(
+        reply.body["message"],
+        "failed to create typed patch object (default/applied; apps/v1, Kind=Deployment): .spec.replicass: field not declared in schema"
+    );
+}
+
+#[tokio::test]
+async fn kinds_without_a_schema_accept_unknown_fields() {
+    let cp = control_plane().await;
+    let policy = json!({
+        "apiVersion": "policy.karmada.io/v1alpha1",
+        "kind": "PropagationPolicy",
+        "metadata": {"name": "pp"},
+        "spec": {
+            "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment"}],
+            "flotillaExtra": true
+        }
+    });
+    let reply = send_with_headers(
+        &cp,
+        json(
+            "POST",
+            "/apis/policy.karmada.io/v1alpha1/namespaces/default/propagationpolicies?fieldValidation=Strict",
+            &policy,
+        ),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
+    assert!(reply.warnings.is_empty());
+}
