@@ -3,6 +3,7 @@
 
 mod support;
 
+mod crd;
 mod discovery;
 mod http_api;
 mod kube_rs;
