@@ -63,6 +63,8 @@ pub fn register(catalog: &Catalog, crd: &Value) -> Result<(), NamesConflict> {
     Ok(())
 }
 
+/// Checked in the order of kube's naming controller: plural, singular, short names, kind,
+/// list kind.
 fn names_conflict(catalog: &Catalog, wanted: &ResourceInfo) -> Option<NamesConflict> {
     let in_use = |reason: &'static str, name: &str| NamesConflict {
         reason,
@@ -78,18 +80,18 @@ fn names_conflict(catalog: &Catalog, wanted: &ResourceInfo) -> Option<NamesConfl
         if other.singular == wanted.singular {
             return Some(in_use("SingularConflict", &wanted.singular));
         }
-        if other.kind == wanted.kind {
-            return Some(in_use("KindConflict", &wanted.kind));
-        }
-        if other.list_kind == wanted.list_kind {
-            return Some(in_use("ListKindConflict", &wanted.list_kind));
-        }
         if let Some(short) = wanted
             .short_names
             .iter()
             .find(|s| other.short_names.contains(s))
         {
             return Some(in_use("ShortNamesConflict", short));
+        }
+        if other.kind == wanted.kind {
+            return Some(in_use("KindConflict", &wanted.kind));
+        }
+        if other.list_kind == wanted.list_kind {
+            return Some(in_use("ListKindConflict", &wanted.list_kind));
         }
     }
     None

@@ -67,6 +67,17 @@ pub async fn run(registry: Registry) {
                     // Unless it was created again meanwhile (and served by `after_write`).
                     if registry.cache().get(&change.object.key).is_none() {
                         registry.catalog().remove_crd(&name);
+                        // Names it held may now be free for another CRD of its group.
+                        let group = crd["spec"]["group"].clone();
+                        let (others, _) = registry.cache().list(prefix.as_bytes(), None);
+                        for other in others {
+                            let other = other.value();
+                            if other["spec"]["group"] == group
+                                && other["metadata"].get("deletionTimestamp").is_none()
+                            {
+                                establish(&registry, &info, other).await;
+                            }
+                        }
                     }
                     continue;
                 }

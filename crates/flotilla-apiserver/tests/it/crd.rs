@@ -364,3 +364,78 @@ async fn every_served_version_shares_storage_and_reports_its_own_api_version() {
         group.body
     );
 }
+
+#[tokio::test]
+async fn stored_crds_are_served_as_soon_as_a_server_starts() {
+    let store: std::sync::Arc<dyn flotilla_store::Store> =
+        std::sync::Arc::new(flotilla_store::MemoryStore::new());
+    let first = flotilla_apiserver::Builder::new(store.clone())
+        .start()
+        .await
+        .expect("API server starts");
+    let created = send(&first, json("POST", CRDS, &widget_crd())).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    drop(first);
+    let second = flotilla_apiserver::Builder::new(store)
+        .start()
+        .await
+        .expect("API server restarts");
+    let cr = send(
+        &second,
+        json("POST", WIDGETS, &widget("one", json!({"color": "red"}))),
+    )
+    .await;
+    assert_eq!(cr.status, StatusCode::CREATED, "{}", cr.body);
+}
+
+#[tokio::test]
+async fn a_crd_whose_names_clash_is_not_established() {
+    let cp = control_plane().await;
+    let created = send(&cp, json("POST", CRDS, &widget_crd())).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let mut clash = widget_crd();
+    clash["metadata"]["name"] = "gizmos.example.com".into();
+    clash["spec"]["names"]["plural"] = "gizmos".into();
+    clash["spec"]["names"]["shortNames"] = json!(["gz"]);
+    let created = send(&cp, json("POST", CRDS, &clash)).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    eventually(PATIENCE, || async {
+        let crd = send(&cp, get(&format!("{CRDS}/gizmos.example.com")))
+            .await
+            .body;
+        condition(&crd, "NamesAccepted")
+            .is_some_and(|c| c["status"] == "False" && c["reason"] == "SingularConflict")
+    })
+    .await;
+    let crd = send(&cp, get(&format!("{CRDS}/gizmos.example.com")))
+        .await
+        .body;
+    assert_eq!(
+        condition(&crd, "Established").expect("Established")["status"],
+        "False"
+    );
+    let gizmos = send(&cp, get("/apis/example.com/v1/namespaces/default/gizmos")).await;
+    assert_eq!(gizmos.status, StatusCode::NOT_FOUND);
+
+    // Once the holder of the names is gone, the other CRD is established.
+    let deleted = send(
+        &cp,
+        with_body(
+            "DELETE",
+            &format!("{CRDS}/widgets.example.com"),
+            "application/json",
+            "",
+        ),
+    )
+    .await;
+    assert!(deleted.status.is_success(), "{}", deleted.body);
+    eventually(PATIENCE, || async {
+        let crd = send(&cp, get(&format!("{CRDS}/gizmos.example.com")))
+            .await
+            .body;
+        condition(&crd, "Established").is_some_and(|c| c["status"] == "True")
+    })
+    .await;
+    let gizmos = send(&cp, get("/apis/example.com/v1/namespaces/default/gizmos")).await;
+    assert_eq!(gizmos.status, StatusCode::OK, "{}", gizmos.body);
+}
