@@ -48,6 +48,7 @@ fn set_type(info: &ResourceInfo, object: &mut Value) {
 /// Defaults applied when an object is created.
 pub fn default_on_create(info: &ResourceInfo, object: &mut Value) {
     set_type(info, object);
+    crd_defaults(info, object);
     if info.group.is_empty() && info.kind == "Namespace" {
         object["spec"]["finalizers"] = serde_json::json!(["kubernetes"]);
         object["status"] = serde_json::json!({"phase": "Active"});
@@ -59,6 +60,16 @@ pub fn default_on_create(info: &ResourceInfo, object: &mut Value) {
 pub fn default_on_update(info: &ResourceInfo, object: &mut Value) {
     set_type(info, object);
     crate::defaults::apply(&info.group, &info.version, &info.kind, object);
+    crd_defaults(info, object);
+}
+
+/// CRDs get kube's defaults; custom resources are defaulted and pruned by their schema.
+fn crd_defaults(info: &ResourceInfo, object: &mut Value) {
+    if crate::crd::is_definition(info) {
+        crate::crd::definition::default_definition(object);
+    } else if info.crd.is_some() {
+        crate::crd::default_and_prune(info, object);
+    }
 }
 
 /// Validates an object (with its previous state on update).
@@ -100,6 +111,11 @@ fn name_rule(info: &ResourceInfo) -> NameRule {
 /// Rules of individual kinds.
 fn kind_errors(info: &ResourceInfo, object: &Value) -> Vec<FieldError> {
     let mut errors = Vec::new();
+    if crate::crd::is_definition(info) {
+        errors.extend(crate::crd::definition::definition_errors(object));
+    } else if info.crd.is_some() {
+        errors.extend(crate::crd::schema_errors(info, object));
+    }
     if info.group == "apps"
         && matches!(
             info.kind.as_str(),

@@ -63,6 +63,9 @@ pub struct ResourceInfo {
     pub generation: bool,
     /// Served from a CustomResourceDefinition (by this name) rather than built in.
     pub crd: Option<String>,
+    /// The structural schema of a CRD version (custom resources are pruned, defaulted and
+    /// validated against it).
+    pub schema: Option<Arc<crate::crd::schema::Schema>>,
 }
 
 impl ResourceInfo {
@@ -169,10 +172,31 @@ impl Catalog {
 
     /// Removes every version of the resources served by CRD `crd_name`.
     pub fn remove_crd(&self, crd_name: &str) {
+        self.replace_crd(crd_name, Vec::new());
+    }
+
+    /// Replaces the resources served by CRD `crd_name` with `infos` in one step. A resource
+    /// already built in is never shadowed by a CRD (Karmada's CRDs applied to Flotilla).
+    pub fn replace_crd(&self, crd_name: &str, infos: Vec<ResourceInfo>) {
         let mut inner = self.inner.write();
         inner
             .by_gvr
             .retain(|_, info| info.crd.as_deref() != Some(crd_name));
+        for info in infos {
+            let key = (
+                info.group.clone(),
+                info.version.clone(),
+                info.plural.clone(),
+            );
+            if inner.by_gvr.contains_key(&key) {
+                continue;
+            }
+            let versions = inner.versions.entry(info.group.clone()).or_default();
+            if !versions.contains(&info.version) {
+                versions.push(info.version.clone());
+            }
+            inner.by_gvr.insert(key, Arc::new(info));
+        }
         let served: Vec<(String, String)> = inner
             .by_gvr
             .keys()

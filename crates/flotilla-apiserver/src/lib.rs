@@ -12,6 +12,7 @@ pub mod auth;
 pub mod cache;
 pub mod catalog;
 pub mod client;
+pub mod crd;
 pub mod defaults;
 pub mod discovery;
 pub mod error;
@@ -135,9 +136,12 @@ impl Builder {
             }
         }
         let lifecycle = tokio::spawn(lifecycle::run_namespace_finalizer(registry.clone()));
+        // CRDs: serve the stored ones before the first request, then follow changes.
+        crd::load(&registry);
+        let crds = tokio::spawn(crd::run(registry.clone()));
         Ok(Running {
             server: ApiServer::new(registry),
-            tasks: vec![feeder, lifecycle],
+            tasks: vec![feeder, lifecycle, crds],
         })
     }
 }

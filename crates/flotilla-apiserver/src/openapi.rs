@@ -138,11 +138,11 @@ fn document(resources: &[std::sync::Arc<ResourceInfo>]) -> Value {
                 "delete": {"x-kubernetes-group-version-kind": gvk[0], "x-kubernetes-action": "delete", "responses": {"200": {"description": "OK"}}},
             }),
         );
-        let mut schema = schemas::cached(&info.group, &info.version, &info.kind)
-            .cloned()
-            .unwrap_or_else(
-                || json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
-            );
+        let mut schema = match info.schema.as_deref() {
+            Some(crd_schema) => crd_document_schema(&crd_schema.raw),
+            None => schemas::cached(&info.group, &info.version, &info.kind).cloned(),
+        }
+        .unwrap_or_else(|| json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
         schema["x-kubernetes-group-version-kind"] = gvk;
         components.insert(name, schema);
     }
@@ -152,4 +152,35 @@ fn document(resources: &[std::sync::Arc<ResourceInfo>]) -> Value {
         "paths": paths,
         "components": {"schemas": components},
     })
+}
+
+/// A CRD version's schema as published: `apiVersion`, `kind` and `metadata` described the way
+/// kube-apiserver adds them to every custom resource schema.
+fn crd_document_schema(raw: &Value) -> Option<Value> {
+    let mut schema = raw.clone();
+    if !schema.is_object() {
+        return None;
+    }
+    if !schema["properties"].is_object() {
+        schema["properties"] = json!({});
+    }
+    let properties = &mut schema["properties"];
+    properties["apiVersion"] = json!({
+        "type": "string",
+        "description": "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values.",
+    });
+    properties["kind"] = json!({
+        "type": "string",
+        "description": "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to.",
+    });
+    if properties
+        .get("metadata")
+        .is_none_or(|m| m.get("properties").is_none())
+    {
+        properties["metadata"] = json!({
+            "type": "object",
+            "description": "Standard object's metadata.",
+        });
+    }
+    Some(schema)
 }

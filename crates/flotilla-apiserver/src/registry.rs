@@ -89,7 +89,11 @@ impl Registry {
     ) -> Result<Value, ApiError> {
         let key = Self::key(info, namespace, name);
         match self.store.get(&key).await {
-            Ok(Some(kv)) => object::decode(&kv),
+            Ok(Some(kv)) => {
+                let mut value = object::decode(&kv)?;
+                crate::crd::convert(info, &mut value);
+                Ok(value)
+            }
             Ok(None) => Err(ApiError::not_found(info, name)),
             Err(error) => Err(ApiError::from_store(error, info, name)),
         }

@@ -1,4 +1,6 @@
-//! The `/scale` subresource: an `autoscaling/v1 Scale` view of a workload's replicas.
+//! The `/scale` subresource: an `autoscaling/v1 Scale` view of a workload's replicas, read and
+//! written at the resource's [`ScalePaths`] (a CRD's `specReplicasPath`, `statusReplicasPath`
+//! and `labelSelectorPath`).
 
 use std::sync::Arc;
 
@@ -9,18 +11,51 @@ use serde_json::{Value, json};
 
 use flotilla_api::validation::FieldError;
 
-use crate::catalog::ResourceInfo;
+use crate::catalog::{ResourceInfo, ScalePaths};
 use crate::error::ApiError;
 use crate::registry::write::Part;
 use crate::registry::{PatchKind, Registry, WriteOptions};
 use crate::request::{Query, ResourcePath};
 use crate::server::json_response;
 
-fn scale_of(object: &Value) -> Value {
-    let meta = &object["metadata"];
-    let selector = crate::table::jsonpath(object, ".spec.selector")
+fn replicas_at(object: &Value, path: &str) -> i64 {
+    crate::table::jsonpath(object, path)
         .first()
-        .map(label_selector_string)
+        .and_then(Value::as_i64)
+        .unwrap_or(0)
+}
+
+/// Sets the field at a simple dotted path (`.spec.replicas`), creating objects on the way.
+fn set_at(object: &mut Value, path: &str, value: Value) {
+    let mut current = object;
+    let mut fields = path.trim_start_matches('.').split('.').peekable();
+    while let Some(field) = fields.next() {
+        if !current.is_object() {
+            *current = json!({});
+        }
+        if fields.peek().is_none() {
+            current[field] = value;
+            return;
+        }
+        current = &mut current[field];
+    }
+}
+
+fn scale_of(paths: &ScalePaths, builtin: bool, object: &Value) -> Value {
+    let meta = &object["metadata"];
+    // Built-in workloads keep their selector as a LabelSelector in `.spec.selector`; a CRD's
+    // labelSelectorPath points at a serialized selector string.
+    let selector_path = if builtin {
+        Some(".spec.selector")
+    } else {
+        paths.label_selector.as_deref()
+    };
+    let selector = selector_path
+        .and_then(|path| crate::table::jsonpath(object, path).into_iter().next())
+        .map(|value| match value {
+            Value::String(s) => s,
+            other => label_selector_string(&other),
+        })
         .unwrap_or_default();
     json!({
         "apiVersion": "autoscaling/v1",
@@ -32,9 +67,9 @@ fn scale_of(object: &Value) -> Value {
             "resourceVersion": meta["resourceVersion"],
             "creationTimestamp": meta["creationTimestamp"],
         },
-        "spec": {"replicas": object["spec"]["replicas"].as_i64().unwrap_or(0)},
+        "spec": {"replicas": replicas_at(object, &paths.spec_replicas)},
         "status": {
-            "replicas": object["status"]["replicas"].as_i64().unwrap_or(0),
+            "replicas": replicas_at(object, &paths.status_replicas),
             "selector": selector,
         },
     })
@@ -70,8 +105,10 @@ pub async fn handle(
         .unwrap_or("")
         .to_owned();
     let options = WriteOptions::for_request(query, &user_agent)?;
+    let paths = info.scale.clone().ok_or_else(ApiError::no_route)?;
+    let builtin = info.crd.is_none();
     let current = registry.get(info, namespace, name).await?;
-    let scale = scale_of(&current);
+    let scale = scale_of(&paths, builtin, &current);
     let desired = match method.as_str() {
         "GET" => return Ok(json_response(StatusCode::OK, &scale)),
         "PUT" => {
@@ -110,7 +147,7 @@ pub async fn handle(
         ));
     }
     let mut updated = current.clone();
-    updated["spec"]["replicas"] = replicas.into();
+    set_at(&mut updated, &paths.spec_replicas, replicas.into());
     if let Some(rv) = desired["metadata"]["resourceVersion"].as_str()
         && !rv.is_empty()
     {
@@ -119,5 +156,8 @@ pub async fn handle(
     let written = registry
         .update(info, namespace, name, updated, Part::Main, &options)
         .await?;
-    Ok(json_response(StatusCode::OK, &scale_of(&written)))
+    Ok(json_response(
+        StatusCode::OK,
+        &scale_of(&paths, builtin, &written),
+    ))
 }

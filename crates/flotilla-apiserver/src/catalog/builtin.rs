@@ -23,6 +23,7 @@ fn def(group: &str, version: &str, kind: &str, plural: &str) -> Def {
         printer: Printer::BuiltIn,
         generation: false,
         crd: None,
+        schema: None,
     })
 }
 

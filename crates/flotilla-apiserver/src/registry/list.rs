@@ -174,7 +174,7 @@ impl Registry {
                 continue_token = Some(encode_continue(revision, &last));
                 break;
             }
-            items.push(object.json.clone());
+            items.push(crate::crd::convert_bytes(info, &object.json));
         }
         ListPage {
             items,
@@ -208,7 +208,8 @@ impl Registry {
                 .await
                 .map_err(|e| ApiError::from_store(e, info, ""))?;
             for kv in &response.kvs {
-                let value = object::decode(kv)?;
+                let mut value = object::decode(kv)?;
+                crate::crd::convert(info, &mut value);
                 let json =
                     serde_json::to_vec(&value).map_err(|e| ApiError::internal(e.to_string()))?;
                 if !options

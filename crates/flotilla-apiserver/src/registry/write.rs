@@ -233,6 +233,7 @@ impl Registry {
             .await
             .map_err(|e| ApiError::from_store(e, info, &name))?;
         object::set_resource_version(&mut body, kv.mod_revision);
+        crate::crd::after_write(&self.catalog, info, &body);
         Ok(body)
     }
 
@@ -317,7 +318,8 @@ impl Registry {
                 }
                 Err(e) => return Err(e),
             };
-            let original = object::decode(&current)?;
+            let mut original = object::decode(&current)?;
+            crate::crd::convert(info, &mut original);
             let mut patched =
                 crate::patch_apply::apply_patch(info, &original, kind, patch, options)?;
             // fieldValidation: unknown fields of the patched object.
@@ -365,7 +367,8 @@ impl Registry {
         part: Part,
         options: &WriteOptions,
     ) -> Result<Value, ApiError> {
-        let old = object::decode(current)?;
+        let mut old = object::decode(current)?;
+        crate::crd::convert(info, &mut old);
         if part == Part::Status {
             let status = new.get("status").cloned();
             new = old.clone();
@@ -447,6 +450,7 @@ impl Registry {
                 other => ApiError::from_store(other, info, name),
             })?;
         object::set_resource_version(&mut new, kv.mod_revision);
+        crate::crd::after_write(&self.catalog, info, &new);
         Ok(new)
     }
 
@@ -462,6 +466,7 @@ impl Registry {
         for _ in 0..MAX_PATCH_RETRIES {
             let current = self.read_kv(info, namespace, name).await?;
             let mut obj = object::decode(&current)?;
+            crate::crd::convert(info, &mut obj);
             if let Some(uid) = &options.precondition_uid
                 && object::meta_str(&obj, "uid") != Some(uid.as_str())
             {
@@ -488,6 +493,7 @@ impl Registry {
                 }
                 _ => {}
             }
+            crate::crd::finalizers_on_delete(info, &obj, &mut finalizers);
             let namespace_finalizers = info.kind == "Namespace" && info.group.is_empty();
             if finalizers.is_empty() && !namespace_finalizers {
                 if options.dry_run {

@@ -135,7 +135,10 @@ fn translate(info: &ResourceInfo, filter: &Filter, change: &Change) -> Option<By
         (ChangeKind::Modified, true, false) => "DELETED",
         _ => return None,
     };
-    Some(event_line(kind, &change.object.json))
+    Some(event_line(
+        kind,
+        &crate::crd::convert_bytes(info, &change.object.json),
+    ))
 }
 
 fn events(

@@ -3,6 +3,7 @@
 
 mod support;
 
+mod crd;
 mod defaults;
 mod discovery;
 mod fieldvalidation;
