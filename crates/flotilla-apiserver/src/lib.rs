@@ -15,6 +15,7 @@ pub mod client;
 pub mod discovery;
 pub mod error;
 pub mod filter;
+pub mod gc;
 pub mod lifecycle;
 pub mod lifted;
 pub mod object;
@@ -132,9 +133,11 @@ impl Builder {
             }
         }
         let lifecycle = tokio::spawn(lifecycle::run_namespace_finalizer(registry.clone()));
+        // Garbage collection of dependents (ownerReferences).
+        let gc = tokio::spawn(gc::run(registry.clone()));
         Ok(Running {
             server: ApiServer::new(registry),
-            tasks: vec![feeder, lifecycle],
+            tasks: vec![feeder, lifecycle, gc],
         })
     }
 }

@@ -4,6 +4,7 @@
 mod support;
 
 mod discovery;
+mod gc;
 mod http_api;
 mod kube_rs;
 mod watch;
