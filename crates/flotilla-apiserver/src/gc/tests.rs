@@ -310,3 +310,17 @@ fn edits_touch_only_what_they_name() {
     assert!(remove_references(&mut object, &["b".into()]));
     assert!(object["metadata"].get("ownerReferences").is_none());
 }
+
+#[tokio::test]
+async fn the_queue_holds_an_item_once_and_never_hands_it_out_twice_at_once() {
+    let queue = super::queue::Queue::<u32>::default();
+    queue.add_all([1, 2, 1]);
+    let first = queue.next().await;
+    assert_eq!(first, 1);
+    // Added while held: queued again only once the holder is done.
+    queue.add(1);
+    assert_eq!(queue.next().await, 2);
+    queue.done(&2);
+    queue.done(&1);
+    assert_eq!(queue.next().await, 1);
+}
