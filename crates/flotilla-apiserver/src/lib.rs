@@ -18,6 +18,7 @@ pub mod discovery;
 pub mod error;
 pub mod fieldvalidation;
 pub mod filter;
+pub mod gc;
 pub mod lifecycle;
 pub mod lifted;
 pub mod managed;
@@ -139,9 +140,11 @@ impl Builder {
         // CRDs: serve the stored ones before the first request, then follow changes.
         crd::load(&registry);
         let crds = tokio::spawn(crd::run(registry.clone()));
+        // Garbage collection of dependents (ownerReferences).
+        let gc = tokio::spawn(gc::run(registry.clone()));
         Ok(Running {
             server: ApiServer::new(registry),
-            tasks: vec![feeder, lifecycle, crds],
+            tasks: vec![feeder, lifecycle, crds, gc],
         })
     }
 }

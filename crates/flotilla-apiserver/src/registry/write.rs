@@ -423,7 +423,13 @@ impl Registry {
         admission::validate(info, &new, Some(&old))?;
         self.managed_fields_on_write(&mut new, Some(&old), options);
         let deleting = old["metadata"].get("deletionTimestamp").is_some();
-        let finalizers_gone = deleting && object::finalizers(&new).is_empty();
+        // A namespace also waits for its content (`spec.finalizers`, see `lifecycle`).
+        let namespace_held = info.group.is_empty()
+            && info.kind == "Namespace"
+            && new["spec"]["finalizers"]
+                .as_array()
+                .is_some_and(|f| !f.is_empty());
+        let finalizers_gone = deleting && object::finalizers(&new).is_empty() && !namespace_held;
         if old == new && !finalizers_gone {
             return Ok(old);
         }

@@ -8,6 +8,7 @@ mod defaults;
 mod discovery;
 mod fieldvalidation;
 mod fuzz;
+mod gc;
 mod http_api;
 mod kube_rs;
 mod watch;
