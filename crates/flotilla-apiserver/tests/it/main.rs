@@ -6,4 +6,5 @@ mod support;
 mod discovery;
 mod http_api;
 mod kube_rs;
+mod openapi_v2;
 mod watch;
