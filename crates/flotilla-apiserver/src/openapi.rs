@@ -1,8 +1,11 @@
 //! OpenAPI v3: the index and one document per served group-version, enough for kubectl's
 //! field validation check (a `patch` operation per kind with the `fieldValidation` parameter),
 //! `kubectl explain` (schemas with `x-kubernetes-group-version-kind`) and server-side apply.
+//! The per-kind parts (schema names, schemas, resource paths, write parameters) are shared
+//! with the Swagger 2.0 document of [`v2`].
 
 pub(crate) mod schemas;
+pub mod v2;
 
 use serde_json::{Map, Value, json};
 
@@ -59,19 +62,84 @@ fn hash(key: &str, registry: &Registry) -> String {
     format!("{:016X}", hasher.finish())
 }
 
-fn schema_name(info: &ResourceInfo) -> String {
-    let group = if info.group.is_empty() {
-        "core"
-    } else {
-        &info.group
+/// The definition name kube-apiserver gives a kind: Go package paths for the built-in groups
+/// (`io.k8s.api.apps.v1.Deployment`), the reversed group for everything else, as kube names
+/// CRD schemas (`io.karmada.policy.v1alpha1.PropagationPolicy`).
+pub(crate) fn schema_name(info: &ResourceInfo) -> String {
+    let (group, version, kind) = (info.group.as_str(), &info.version, &info.kind);
+    let package = match group {
+        "" => "io.k8s.api.core".to_owned(),
+        "apiextensions.k8s.io" => {
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions".to_owned()
+        }
+        "apiregistration.k8s.io" => "io.k8s.kube-aggregator.pkg.apis.apiregistration".to_owned(),
+        g if !g.contains('.') => format!("io.k8s.api.{g}"),
+        g if g.ends_with(".k8s.io") => {
+            format!("io.k8s.api.{}", g.split('.').next().unwrap_or(g))
+        }
+        g => g.split('.').rev().collect::<Vec<_>>().join("."),
     };
-    // kube-apiserver names schemas by Go package path; reversed-group names are what
-    // CRD documents use and kubectl only needs them to be unique.
-    let reversed: Vec<&str> = group.split('.').rev().collect();
-    format!("{}.{}.{}", reversed.join("."), info.version, info.kind)
+    format!("{package}.{version}.{kind}")
 }
 
-fn query_param(name: &str, description: &str, type_: &str) -> Value {
+/// The `x-kubernetes-group-version-kind` value of one kind (a single object; definitions carry
+/// a list of them).
+pub(crate) fn gvk(info: &ResourceInfo) -> Value {
+    json!({"group": info.group, "version": info.version, "kind": info.kind})
+}
+
+/// The schema of a kind with its `x-kubernetes-group-version-kind` list: k8s-openapi's for
+/// built-in kinds, an object preserving unknown fields otherwise.
+pub(crate) fn kind_schema(info: &ResourceInfo) -> Value {
+    let mut schema = match info.schema.as_deref() {
+        Some(crd_schema) => crd_document_schema(&crd_schema.raw),
+        None => schemas::cached(&info.group, &info.version, &info.kind).cloned(),
+    }
+    .unwrap_or_else(|| json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
+    schema["x-kubernetes-group-version-kind"] = json!([gvk(info)]);
+    schema
+}
+
+/// The collection path of a resource, `{namespace}` templated for namespaced ones.
+pub(crate) fn collection_path(info: &ResourceInfo) -> String {
+    format!(
+        "/{}/{}",
+        group_version_path(&info.group, &info.version),
+        if info.namespaced {
+            format!("namespaces/{{namespace}}/{}", info.plural)
+        } else {
+            info.plural.clone()
+        }
+    )
+}
+
+/// The query parameters of writes: (name, description, type). PATCH adds [`FORCE_PARAM`].
+pub(crate) const WRITE_PARAMS: [(&str, &str, &str); 3] = [
+    (
+        "dryRun",
+        "When present, modifications are not persisted.",
+        "string",
+    ),
+    (
+        "fieldManager",
+        "The name of the actor making changes.",
+        "string",
+    ),
+    (
+        "fieldValidation",
+        "How the server treats unknown and duplicate fields: Ignore, Warn or Strict.",
+        "string",
+    ),
+];
+
+/// The query parameter only PATCH (server-side apply) takes.
+pub(crate) const FORCE_PARAM: (&str, &str, &str) = (
+    "force",
+    "Force apply requests, taking over conflicting fields.",
+    "boolean",
+);
+
+fn query_param((name, description, type_): (&str, &str, &str)) -> Value {
     json!({"name": name, "in": "query", "description": description, "schema": {"type": type_, "uniqueItems": true}})
 }
 
@@ -81,7 +149,7 @@ fn document(resources: &[std::sync::Arc<ResourceInfo>]) -> Value {
     let mut components = Map::new();
     for info in resources {
         let name = schema_name(info);
-        let gvk = json!([{"group": info.group, "version": info.version, "kind": info.kind}]);
+        let gvk = json!([gvk(info)]);
         let reference = json!({"$ref": format!("#/components/schemas/{name}")});
         let body = json!({"content": {
             "application/json": {"schema": reference},
@@ -89,38 +157,10 @@ fn document(resources: &[std::sync::Arc<ResourceInfo>]) -> Value {
             "application/merge-patch+json": {"schema": reference},
             "application/json-patch+json": {"schema": reference},
         }});
-        let base = format!(
-            "/{}/{}",
-            group_version_path(&info.group, &info.version),
-            if info.namespaced {
-                format!("namespaces/{{namespace}}/{}", info.plural)
-            } else {
-                info.plural.clone()
-            }
-        );
-        let write_params = vec![
-            query_param(
-                "dryRun",
-                "When present, modifications are not persisted.",
-                "string",
-            ),
-            query_param(
-                "fieldManager",
-                "The name of the actor making changes.",
-                "string",
-            ),
-            query_param(
-                "fieldValidation",
-                "How the server treats unknown and duplicate fields: Ignore, Warn or Strict.",
-                "string",
-            ),
-        ];
+        let base = collection_path(info);
+        let write_params: Vec<Value> = WRITE_PARAMS.into_iter().map(query_param).collect();
         let mut patch_params = write_params.clone();
-        patch_params.push(query_param(
-            "force",
-            "Force apply requests, taking over conflicting fields.",
-            "boolean",
-        ));
+        patch_params.push(query_param(FORCE_PARAM));
         let ok = json!({"200": {"description": "OK", "content": {"application/json": {"schema": reference}}}});
         paths.insert(
             base.clone(),
@@ -138,13 +178,7 @@ fn document(resources: &[std::sync::Arc<ResourceInfo>]) -> Value {
                 "delete": {"x-kubernetes-group-version-kind": gvk[0], "x-kubernetes-action": "delete", "responses": {"200": {"description": "OK"}}},
             }),
         );
-        let mut schema = match info.schema.as_deref() {
-            Some(crd_schema) => crd_document_schema(&crd_schema.raw),
-            None => schemas::cached(&info.group, &info.version, &info.kind).cloned(),
-        }
-        .unwrap_or_else(|| json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
-        schema["x-kubernetes-group-version-kind"] = gvk;
-        components.insert(name, schema);
+        components.insert(name, kind_schema(info));
     }
     json!({
         "openapi": "3.0.0",

@@ -75,6 +75,9 @@ async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Res
         return error_response(&ApiError::unauthorized());
     };
     let query = Query::parse(request.uri().query());
+    if let Some(reply) = openapi::v2::respond(server.registry.catalog(), &path, request.headers()) {
+        return reply;
+    }
     if let Some(rest) = path.strip_prefix("/openapi/v3") {
         return match openapi::serve(&server.registry, rest) {
             Ok(doc) => json_response(StatusCode::OK, &doc),

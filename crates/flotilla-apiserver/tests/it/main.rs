@@ -11,4 +11,5 @@ mod fuzz;
 mod gc;
 mod http_api;
 mod kube_rs;
+mod openapi_v2;
 mod watch;

@@ -6,7 +6,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// The kubectl versions every suite runs with.
-pub const VERSIONS: &[&str] = &["1.30", "1.33"];
+pub const VERSIONS: &[&str] = &["1.27", "1.30", "1.33"];
 
 /// Where the kubectl package puts its versioned binaries.
 const KUBECTL_DIRS: &[&str] = &[
