@@ -135,9 +135,26 @@ fn example_manifests_apply_and_the_invalid_one_is_rejected_naming_the_selector()
     let karmada = flotilla.ok(version, &["get", "karmada-io"]);
     assert!(karmada.contains("vllm-regional"), "{karmada}");
     for version in VERSIONS {
+        // Strict field validation (kubectl's default) refuses the misspelt `value` first…
         let error = flotilla.fails(
             version,
             &["apply", "-f", &example("vllm/invalid-deployment.yaml")],
+        );
+        assert!(
+            error.contains("BadRequest")
+                && error.contains("unknown field")
+                && error.contains("matchExpressions[0].value"),
+            "kubectl.{version}: {error}"
+        );
+        // …and without it, validation names the missing selector.
+        let error = flotilla.fails(
+            version,
+            &[
+                "apply",
+                "--validate=false",
+                "-f",
+                &example("vllm/invalid-deployment.yaml"),
+            ],
         );
         assert!(
             error.contains("spec.selector: Required value"),

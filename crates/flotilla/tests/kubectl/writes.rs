@@ -128,7 +128,7 @@ fn label_annotate_scale_patch_and_edit() {
                 "deploy/web",
                 "--type=json",
                 "-p",
-                r#"[{"op":"replace","path":"/spec/minReadySeconds","value":3}]"#,
+                r#"[{"op":"add","path":"/spec/minReadySeconds","value":3}]"#,
             ],
         );
         flotilla.ok(version, &["patch", "-n", &ns, "deploy/web", "--type=strategic", "-p", r#"{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","image":"busybox:1.37"}]}}}}"#]);
