@@ -54,7 +54,7 @@ fn scale_of(paths: &ScalePaths, builtin: bool, object: &Value) -> Value {
         .and_then(|path| crate::table::jsonpath(object, path).into_iter().next())
         .map(|value| match value {
             Value::String(s) => s,
-            other => label_selector_string(&other),
+            other => crate::table::selector_text(&other),
         })
         .unwrap_or_default();
     json!({
@@ -73,19 +73,6 @@ fn scale_of(paths: &ScalePaths, builtin: bool, object: &Value) -> Value {
             "selector": selector,
         },
     })
-}
-
-fn label_selector_string(selector: &Value) -> String {
-    let mut parts: Vec<String> = selector["matchLabels"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
-                .collect()
-        })
-        .unwrap_or_default();
-    parts.sort();
-    parts.join(",")
 }
 
 pub async fn handle(

@@ -10,6 +10,7 @@ use crate::catalog::{Printer, ResourceInfo};
 use crate::lifted::duration::human_duration;
 
 pub use jsonpath::evaluate as jsonpath;
+pub(crate) use printers::selector_text;
 
 /// Whether the Accept header asks for a Table first.
 pub fn wants_table(accept: &str) -> bool {

@@ -184,12 +184,7 @@ async fn handle_inner(
         }
         ("DELETE", Some(name)) => {
             let bytes = body::read(request.into_body()).await?;
-            let delete_body = if bytes.iter().all(u8::is_ascii_whitespace) {
-                None
-            } else {
-                Some(body::decode_object(&body::content_type(&headers), &bytes)?)
-            };
-            let options = DeleteOptions::parse(query, delete_body.as_ref())?;
+            let options = delete_options(query, &headers, &bytes)?;
             let (object, gone) = registry.delete(info, ns, name, &options).await?;
             let status = if gone {
                 StatusCode::OK
@@ -200,12 +195,7 @@ async fn handle_inner(
         }
         ("DELETE", None) => {
             let bytes = body::read(request.into_body()).await?;
-            let delete_body = if bytes.iter().all(u8::is_ascii_whitespace) {
-                None
-            } else {
-                Some(body::decode_object(&body::content_type(&headers), &bytes)?)
-            };
-            let options = DeleteOptions::parse(query, delete_body.as_ref())?;
+            let options = delete_options(query, &headers, &bytes)?;
             let list_options = ListOptions::from_query(info, query)?;
             let page = registry.list(info, ns, &list_options).await?;
             let mut deleted = Vec::new();
@@ -272,4 +262,18 @@ fn list_body(info: &ResourceInfo, page: &crate::registry::ListPage) -> bytes::By
     }
     out.extend_from_slice(b"]}");
     out.into()
+}
+
+/// `DeleteOptions` from the query and an optional body (empty for a plain `kubectl delete`).
+fn delete_options(
+    query: &Query,
+    headers: &http::HeaderMap,
+    bytes: &[u8],
+) -> Result<DeleteOptions, ApiError> {
+    let body = if bytes.iter().all(u8::is_ascii_whitespace) {
+        None
+    } else {
+        Some(body::decode_object(&body::content_type(headers), bytes)?)
+    };
+    DeleteOptions::parse(query, body.as_ref())
 }

@@ -38,7 +38,8 @@ fn containers(spec: &Value) -> (String, String) {
     (names.join(","), images.join(","))
 }
 
-fn selector_text(selector: &Value) -> String {
+/// A label selector as kubectl prints it (`app=web,tier in (a,b)`).
+pub(crate) fn selector_text(selector: &Value) -> String {
     let mut parts: Vec<String> = selector["matchLabels"]
         .as_object()
         .map(|m| {
@@ -65,6 +66,8 @@ fn selector_text(selector: &Value) -> String {
             other => format!("{key} {other} ({values})"),
         });
     }
+    // Requirements print sorted by key, as Kubernetes' selector String() does.
+    parts.sort();
     parts.join(",")
 }
 
