@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use flotilla_api::karmada::affinity::cluster_matches;
+use flotilla_api::karmada::affinity::{CompiledAffinity, cluster_matches};
 use flotilla_api::karmada::{
     ClusterAffinity, DIVISION_AGGREGATED, DIVISION_WEIGHTED, Placement, REPLICA_SCHEDULING_DIVIDED,
     REPLICA_SCHEDULING_DUPLICATED, ResourceBindingSpec, ResourceBindingStatus, TargetCluster,
@@ -166,16 +166,20 @@ fn static_weight(input: AssignInput<'_, '_>, replicas: i32) -> Vec<TargetCluster
         .replica_scheduling
         .as_ref()
         .and_then(|s| s.weight_preference.as_ref());
+    let compiled: Vec<(CompiledAffinity<'_>, i64)> = rules
+        .iter()
+        .flat_map(|r| &r.static_weight_list)
+        .map(|r| (CompiledAffinity::new(&r.target_cluster), r.weight))
+        .collect();
     let mut weights: BTreeMap<String, i64> = BTreeMap::new();
     for c in input.candidates {
         let weight = match rules {
             // Karmada's default preference: weight 1 for each candidate by name.
             None => 1,
-            Some(rules) => rules
-                .static_weight_list
+            Some(_) => compiled
                 .iter()
-                .filter(|r| cluster_matches(c.cluster, &r.target_cluster))
-                .map(|r| r.weight)
+                .filter(|(affinity, _)| affinity.matches(c.cluster))
+                .map(|(_, weight)| *weight)
                 .fold(0, i64::max),
         };
         if weight > 0 {

@@ -8,21 +8,28 @@ use flotilla_api::karmada::{
 };
 
 use crate::assign::{AssignInput, Mode, assign_replicas, overflow_order};
-use crate::estimator::{GeneralEstimator, ReplicaEstimator, UNAUTHENTIC_REPLICA};
-use crate::framework::{Framework, PluginContext};
+use crate::estimator::{GeneralRequest, ReplicaEstimator, SummaryFigures, UNAUTHENTIC_REPLICA};
+use crate::framework::{Framework, PluginContext, Prepared};
 use crate::select::{ClusterDetail, select_best_clusters, sort_candidates};
 
-/// A point-in-time copy of the clusters the scheduler knows.
+/// A point-in-time copy of the clusters the scheduler knows, with their resource summaries
+/// digested once for the general estimator.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    /// All clusters (including deleting ones, which count in FitError's total).
-    pub clusters: Vec<Cluster>,
+    clusters: Vec<Cluster>,
+    figures: Vec<SummaryFigures>,
 }
 
 impl Snapshot {
     /// A snapshot of `clusters`.
     pub fn new(clusters: Vec<Cluster>) -> Self {
-        Self { clusters }
+        let figures = clusters.iter().map(SummaryFigures::new).collect();
+        Self { clusters, figures }
+    }
+
+    /// All clusters (including deleting ones, which count in FitError's total).
+    pub fn clusters(&self) -> &[Cluster] {
+        &self.clusters
     }
 
     /// The cluster named `name`.
@@ -200,10 +207,12 @@ fn schedule_once(
     placement: &Placement,
     options: &ScheduleOptions<'_>,
 ) -> Result<Vec<TargetCluster>, ScheduleError> {
+    let prepared = Prepared::new(spec, status, placement);
     // Filter.
     let mut feasible: Vec<&Cluster> = Vec::new();
+    let mut feasible_figures: Vec<&SummaryFigures> = Vec::new();
     let mut diagnosis = BTreeMap::new();
-    for cluster in &snapshot.clusters {
+    for (cluster, figures) in snapshot.clusters.iter().zip(&snapshot.figures) {
         if cluster.is_deleting() {
             continue;
         }
@@ -212,10 +221,12 @@ fn schedule_once(
             status,
             placement,
             cluster,
+            prepared: &prepared,
         };
         let result = options.framework.run_filters(&ctx);
         if result.is_success() {
             feasible.push(cluster);
+            feasible_figures.push(figures);
         } else {
             diagnosis.insert(cluster.name().to_owned(), result.reasons);
         }
@@ -229,10 +240,10 @@ fn schedule_once(
     // Score.
     let scores = options
         .framework
-        .run_scores(spec, status, placement, &feasible)
+        .run_scores(spec, status, placement, &prepared, &feasible)
         .map_err(|e| ScheduleError::Scheduler(format!("failed to prioritize clusters: {e}")))?;
     // Select.
-    let estimates = available_replicas(&feasible, spec, options.estimators);
+    let estimates = available_replicas(&feasible, &feasible_figures, spec, options.estimators);
     let mut candidates: Vec<ClusterDetail<'_>> = feasible
         .iter()
         .zip(scores)
@@ -280,6 +291,7 @@ fn schedule_once(
 /// `spec.replicas`.
 pub fn available_replicas(
     clusters: &[&Cluster],
+    figures: &[&SummaryFigures],
     spec: &ResourceBindingSpec,
     extra: &[&dyn ReplicaEstimator],
 ) -> Vec<i32> {
@@ -288,10 +300,15 @@ pub fn available_replicas(
         return available;
     }
     let requirements = spec.replica_requirements.as_ref();
-    let general = GeneralEstimator;
-    let estimators =
-        std::iter::once(&general as &dyn ReplicaEstimator).chain(extra.iter().copied());
-    for estimator in estimators {
+    // The general estimator, over figures digested once per snapshot.
+    let request = GeneralRequest::new(requirements);
+    for ((slot, cluster), figures) in available.iter_mut().zip(clusters).zip(figures) {
+        let answer = figures.estimate(cluster, requirements, &request);
+        if answer != UNAUTHENTIC_REPLICA && answer < *slot {
+            *slot = answer;
+        }
+    }
+    for estimator in extra {
         let answers = estimator.max_available_replicas(clusters, requirements);
         for (slot, answer) in available.iter_mut().zip(answers) {
             if answer != UNAUTHENTIC_REPLICA && answer < *slot {

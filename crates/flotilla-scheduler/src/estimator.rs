@@ -6,6 +6,8 @@
 pub mod accurate;
 
 use flotilla_api::karmada::replicas::is_scalar_resource_name;
+use std::collections::BTreeMap;
+
 use flotilla_api::karmada::{Cluster, ReplicaRequirements, ResourceList, ResourceSummary};
 
 pub use accurate::{AccurateEstimator, NodeIndex};
@@ -56,71 +58,132 @@ fn pods(list: Option<&ResourceList>) -> i64 {
 
 /// One cluster's general estimate.
 pub fn general_max_available(cluster: &Cluster, requirements: Option<&ReplicaRequirements>) -> i32 {
-    let Some(summary) = cluster
-        .status
-        .as_ref()
-        .and_then(|s| s.resource_summary.as_ref())
-    else {
-        return 0;
-    };
-    let allowed_pods = pods(summary.allocatable.as_ref())
-        - pods(summary.allocated.as_ref())
-        - pods(summary.allocating.as_ref());
-    if allowed_pods <= 0 {
-        return 0;
-    }
-    let Some(requirements) = requirements else {
-        return to_i32(allowed_pods);
-    };
-    if !summary.allocatable_modelings.is_empty()
-        && let Some(by_models) = replicas_by_resource_models(cluster, summary, requirements)
-    {
-        return to_i32(by_models.min(allowed_pods));
-    }
-    to_i32(replicas_by_summary(summary, requirements).min(allowed_pods))
+    SummaryFigures::new(cluster).estimate(cluster, requirements, &GeneralRequest::new(requirements))
 }
 
-/// The summary path: per requested resource, `floor((allocatable − allocated − allocating) /
-/// request)`; CPU in millis, everything else in whole units.
-fn replicas_by_summary(summary: &ResourceSummary, requirements: &ReplicaRequirements) -> i64 {
-    let mut maximum = i64::MAX;
-    let empty = ResourceList::new();
-    for (name, request) in requirements.resource_request.as_ref().unwrap_or(&empty) {
-        let Some(requested) = request.as_i64() else {
-            continue;
-        };
-        if requested <= 0 {
-            continue;
-        }
-        let Some(mut available) = summary
-            .allocatable
-            .as_ref()
-            .and_then(|a| a.get(name))
-            .copied()
-        else {
-            return 0;
-        };
-        for list in [&summary.allocated, &summary.allocating] {
-            if let Some(used) = list.as_ref().and_then(|l| l.get(name))
-                && let Some(rest) = available.checked_sub(used)
-            {
-                available = rest;
-            }
-        }
-        if available.as_i64().unwrap_or(0) <= 0 {
-            return 0;
-        }
-        let (requested, available) = if name == "cpu" {
-            (
-                request.as_milli().unwrap_or(i64::MAX),
-                available.as_milli().unwrap_or(i64::MAX),
-            )
-        } else {
-            (requested, available.as_i64().unwrap_or(i64::MAX))
-        };
-        maximum = maximum.min(available / requested);
+/// A cluster's resource summary in the general estimator's units, computed once per snapshot.
+#[derive(Debug, Clone, Default)]
+pub struct SummaryFigures {
+    present: bool,
+    allowed_pods: i64,
+    /// Per allocatable resource: `allocatable − allocated − allocating` as (`Value()`,
+    /// `MilliValue()`).
+    available: BTreeMap<String, (i64, i64)>,
+}
+
+/// A per-replica request in the general estimator's units, computed once per binding: per
+/// resource (`Value()`, `MilliValue()`).
+#[derive(Debug, Clone, Default)]
+pub struct GeneralRequest {
+    resources: Vec<(String, i64, i64)>,
+}
+
+impl GeneralRequest {
+    /// Compiles `requirements`' resource request.
+    pub fn new(requirements: Option<&ReplicaRequirements>) -> Self {
+        let resources = requirements
+            .and_then(|r| r.resource_request.as_ref())
+            .into_iter()
+            .flatten()
+            .map(|(name, q)| {
+                (
+                    name.clone(),
+                    q.as_i64().unwrap_or(i64::MAX),
+                    q.as_milli().unwrap_or(i64::MAX),
+                )
+            })
+            .collect();
+        Self { resources }
     }
-    maximum
+}
+
+impl SummaryFigures {
+    /// Computes the figures of `cluster`'s `status.resourceSummary`.
+    pub fn new(cluster: &Cluster) -> Self {
+        let Some(summary) = cluster
+            .status
+            .as_ref()
+            .and_then(|s| s.resource_summary.as_ref())
+        else {
+            return Self::default();
+        };
+        let allowed_pods = pods(summary.allocatable.as_ref())
+            - pods(summary.allocated.as_ref())
+            - pods(summary.allocating.as_ref());
+        let mut available = BTreeMap::new();
+        for (name, allocatable) in summary.allocatable.iter().flatten() {
+            let mut rest = *allocatable;
+            for list in [&summary.allocated, &summary.allocating] {
+                if let Some(used) = list.as_ref().and_then(|l| l.get(name))
+                    && let Some(r) = rest.checked_sub(used)
+                {
+                    rest = r;
+                }
+            }
+            available.insert(
+                name.clone(),
+                (
+                    rest.as_i64().unwrap_or(i64::MAX),
+                    rest.as_milli().unwrap_or(i64::MAX),
+                ),
+            );
+        }
+        Self {
+            present: true,
+            allowed_pods,
+            available,
+        }
+    }
+
+    /// The general estimate for one replica of `request` (`requirements` is the same request,
+    /// needed only for the resource-model path).
+    pub fn estimate(
+        &self,
+        cluster: &Cluster,
+        requirements: Option<&ReplicaRequirements>,
+        request: &GeneralRequest,
+    ) -> i32 {
+        if !self.present || self.allowed_pods <= 0 {
+            return 0;
+        }
+        let Some(requirements) = requirements else {
+            return to_i32(self.allowed_pods);
+        };
+        if let Some(summary) = cluster
+            .status
+            .as_ref()
+            .and_then(|s| s.resource_summary.as_ref())
+            && !summary.allocatable_modelings.is_empty()
+            && let Some(by_models) = replicas_by_resource_models(cluster, summary, requirements)
+        {
+            return to_i32(by_models.min(self.allowed_pods));
+        }
+        to_i32(self.by_summary(request).min(self.allowed_pods))
+    }
+
+    /// The summary path: per requested resource, `floor(available / request)`; CPU in millis,
+    /// everything else in whole units; a resource the cluster lacks ⇒ 0.
+    fn by_summary(&self, request: &GeneralRequest) -> i64 {
+        let mut maximum = i64::MAX;
+        for (name, value, milli) in &request.resources {
+            if *value <= 0 {
+                continue;
+            }
+            let Some((available, available_milli)) = self.available.get(name) else {
+                return 0;
+            };
+            if *available <= 0 {
+                return 0;
+            }
+            let replicas = if name == "cpu" {
+                available_milli / milli
+            } else {
+                available / value
+            };
+            maximum = maximum.min(replicas);
+        }
+        maximum
+    }
 }
 
 /// A node's free resources in Karmada's `util.Resource` units.

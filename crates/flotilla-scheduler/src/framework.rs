@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use flotilla_api::karmada::affinity::CompiledAffinity;
 use flotilla_api::karmada::{Cluster, Placement, ResourceBindingSpec, ResourceBindingStatus};
 
 /// The lowest score a plugin may give.
@@ -74,6 +75,49 @@ pub struct PluginContext<'a> {
     pub placement: &'a Placement,
     /// The cluster under evaluation.
     pub cluster: &'a Cluster,
+    /// Per-binding data computed once per scheduling attempt.
+    pub prepared: &'a Prepared<'a>,
+}
+
+/// What plugins need about the binding, parsed once per scheduling attempt rather than once per
+/// cluster.
+#[derive(Debug, Clone, Default)]
+pub struct Prepared<'a> {
+    /// The affinities a cluster must match one of: `clusterAffinity`, or the observed
+    /// `clusterAffinities` term plus (for workloads) its overflow affinities; `None` when no
+    /// affinity applies.
+    pub affinities: Option<Vec<CompiledAffinity<'a>>>,
+}
+
+impl<'a> Prepared<'a> {
+    /// Prepares a binding.
+    pub fn new(
+        spec: &'a ResourceBindingSpec,
+        status: &'a ResourceBindingStatus,
+        placement: &'a Placement,
+    ) -> Self {
+        let affinities = if let Some(affinity) = &placement.cluster_affinity {
+            Some(vec![CompiledAffinity::new(affinity)])
+        } else {
+            placement
+                .cluster_affinities
+                .iter()
+                .flatten()
+                .find(|t| t.affinity_name == status.scheduler_observing_affinity_name)
+                .map(|term| {
+                    let mut list = vec![CompiledAffinity::new(&term.cluster_affinity)];
+                    if spec.is_workload() {
+                        list.extend(
+                            term.overflow_affinities
+                                .iter()
+                                .map(|o| CompiledAffinity::new(&o.cluster_affinity)),
+                        );
+                    }
+                    list
+                })
+        };
+        Self { affinities }
+    }
 }
 
 /// A filter plugin: may the binding go to this cluster?
@@ -228,6 +272,7 @@ impl Framework {
         spec: &ResourceBindingSpec,
         status: &ResourceBindingStatus,
         placement: &Placement,
+        prepared: &Prepared<'_>,
         clusters: &[&Cluster],
     ) -> Result<Vec<i64>, String> {
         let mut totals = vec![0i64; clusters.len()];
@@ -242,6 +287,7 @@ impl Framework {
                     status,
                     placement,
                     cluster,
+                    prepared,
                 };
                 *slot = scorer.score(&ctx).map_err(|r| {
                     format!(

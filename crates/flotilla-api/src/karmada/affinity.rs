@@ -18,49 +18,88 @@ pub const ZONE_FIELD: &str = "zone";
 
 /// Whether `cluster` matches `affinity`. Invalid selectors match nothing, as in Karmada.
 pub fn cluster_matches(cluster: &Cluster, affinity: &ClusterAffinity) -> bool {
-    let name = cluster.name();
-    if affinity.exclude.iter().any(|n| n == name) {
-        return false;
-    }
-    if let Some(selector) = &affinity.label_selector {
-        let Ok(selector) = LabelSelector::try_from(selector) else {
-            return false;
-        };
-        let empty = BTreeMap::new();
-        if !selector.matches(cluster.metadata.labels.as_ref().unwrap_or(&empty)) {
-            return false;
-        }
-    }
-    if let Some(fields) = &affinity.field_selector {
+    CompiledAffinity::new(affinity).matches(cluster)
+}
+
+/// A `ClusterAffinity` with its selectors parsed once, for matching many clusters.
+#[derive(Debug, Clone)]
+pub struct CompiledAffinity<'a> {
+    affinity: &'a ClusterAffinity,
+    /// `None` = no label selector; `Some(None)` = an invalid one (matches nothing).
+    labels: Option<Option<LabelSelector>>,
+    zones: Vec<&'a NodeSelectorRequirement>,
+    /// `None` = an invalid field requirement (matches nothing).
+    fields: Option<Vec<Requirement>>,
+}
+
+impl<'a> CompiledAffinity<'a> {
+    /// Parses the selectors of `affinity`.
+    pub fn new(affinity: &'a ClusterAffinity) -> Self {
+        let labels = affinity
+            .label_selector
+            .as_ref()
+            .map(|s| LabelSelector::try_from(s).ok());
+        let mut zones = Vec::new();
         let mut others = Vec::new();
-        for expression in &fields.match_expressions {
+        for expression in affinity
+            .field_selector
+            .iter()
+            .flat_map(|f| &f.match_expressions)
+        {
             if expression.key == ZONE_FIELD {
-                if !zones_match(expression, &cluster.spec.zones) {
-                    return false;
-                }
+                zones.push(expression);
             } else {
                 others.push(expression);
             }
         }
-        if !others.is_empty() {
-            let Some(requirements) = node_selector_requirements(others.into_iter()) else {
-                return false;
-            };
-            let lookup = |key: &str| match key {
-                PROVIDER_FIELD if !cluster.spec.provider.is_empty() => {
-                    Some(cluster.spec.provider.as_str())
-                }
-                REGION_FIELD if !cluster.spec.region.is_empty() => {
-                    Some(cluster.spec.region.as_str())
-                }
-                _ => None,
-            };
-            if !requirements.iter().all(|r| r.matches_with(lookup)) {
-                return false;
-            }
+        let fields = node_selector_requirements(others.into_iter());
+        Self {
+            affinity,
+            labels,
+            zones,
+            fields,
         }
     }
-    affinity.cluster_names.is_empty() || affinity.cluster_names.iter().any(|n| n == name)
+
+    /// Whether `cluster` matches.
+    pub fn matches(&self, cluster: &Cluster) -> bool {
+        let affinity = self.affinity;
+        let name = cluster.name();
+        if affinity.exclude.iter().any(|n| n == name) {
+            return false;
+        }
+        match &self.labels {
+            None => {}
+            Some(None) => return false,
+            Some(Some(selector)) => {
+                let empty = BTreeMap::new();
+                if !selector.matches(cluster.metadata.labels.as_ref().unwrap_or(&empty)) {
+                    return false;
+                }
+            }
+        }
+        if !self
+            .zones
+            .iter()
+            .all(|z| zones_match(z, &cluster.spec.zones))
+        {
+            return false;
+        }
+        let Some(fields) = &self.fields else {
+            return false;
+        };
+        let lookup = |key: &str| match key {
+            PROVIDER_FIELD if !cluster.spec.provider.is_empty() => {
+                Some(cluster.spec.provider.as_str())
+            }
+            REGION_FIELD if !cluster.spec.region.is_empty() => Some(cluster.spec.region.as_str()),
+            _ => None,
+        };
+        if !fields.iter().all(|r| r.matches_with(lookup)) {
+            return false;
+        }
+        affinity.cluster_names.is_empty() || affinity.cluster_names.iter().any(|n| n == name)
+    }
 }
 
 /// `zone` expressions against `spec.zones`: In = some zone listed (false without zones); NotIn =

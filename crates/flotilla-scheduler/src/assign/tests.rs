@@ -278,3 +278,80 @@ fn merge_sums_per_cluster() {
         ]
     );
 }
+
+#[test]
+fn karmada_dynamic_scale_table() {
+    // Karmada's Test_dynamicScale cases (previous result, allocatable, expected or error).
+    type Row<'a> = (
+        &'a str,
+        i32,
+        &'a [(&'a str, i32)],
+        &'a [i32],
+        Option<&'a [(&'a str, i32)]>,
+    );
+    let table: [Row<'_>; 6] = [
+        (
+            "dynamic",
+            6,
+            &[("member1", 2), ("member2", 4), ("member3", 6)],
+            &[1, 1, 1],
+            Some(&[("member1", 1), ("member2", 2), ("member3", 3)]),
+        ),
+        (
+            "dynamic",
+            24,
+            &[("member1", 2), ("member2", 4), ("member3", 6)],
+            &[1, 1, 1],
+            None,
+        ),
+        (
+            "aggregated",
+            6,
+            &[("member1", 4), ("member2", 8)],
+            &[1, 1, 1],
+            Some(&[("member2", 6)]),
+        ),
+        (
+            "aggregated",
+            8,
+            &[("member1", 4), ("member2", 8)],
+            &[100, 100, 0],
+            Some(&[("member2", 8)]),
+        ),
+        (
+            "aggregated",
+            24,
+            &[("member1", 4), ("member2", 8)],
+            &[4, 6, 8],
+            Some(&[("member1", 7), ("member2", 12), ("member3", 5)]),
+        ),
+        (
+            "aggregated",
+            24,
+            &[("member1", 4), ("member2", 8)],
+            &[1, 1, 1],
+            None,
+        ),
+    ];
+    let case = Case::new(&M);
+    for (kind, replicas, previous, allocatable, want) in table {
+        let got = run(
+            &case,
+            kind,
+            allocatable,
+            &spec(replicas, previous),
+            Mode::Steady,
+        );
+        match want {
+            Some(want) => assert_eq!(
+                got.expect("assign"),
+                pairs(want),
+                "{kind} {replicas} {previous:?}"
+            ),
+            None => assert!(
+                matches!(got, Err(ScheduleError::Unschedulable(_))),
+                "{kind} {replicas} {previous:?}: {got:?}"
+            ),
+        }
+    }
+}

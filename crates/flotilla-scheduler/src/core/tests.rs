@@ -289,12 +289,17 @@ fn estimators_take_the_minimum_and_ignore_unknown() {
         cluster("c", 10, json!({})),
     ];
     let refs: Vec<&Cluster> = clusters.iter().collect();
+    let figures: Vec<SummaryFigures> = clusters.iter().map(SummaryFigures::new).collect();
+    let figures: Vec<&SummaryFigures> = figures.iter().collect();
     let spec = binding(3, json!({}), json!([]));
     let fixed = Fixed(vec![4, -1, 20]);
-    assert_eq!(available_replicas(&refs, &spec, &[&fixed]), [4, 10, 10]);
+    assert_eq!(
+        available_replicas(&refs, &figures, &spec, &[&fixed]),
+        [4, 10, 10]
+    );
     let non_workload = binding(0, json!({}), json!([]));
     assert_eq!(
-        available_replicas(&refs, &non_workload, &[&fixed]),
+        available_replicas(&refs, &figures, &non_workload, &[&fixed]),
         [i32::MAX; 3]
     );
 }

@@ -2,9 +2,6 @@
 //! clusterAffinities term being tried (or, for workloads, one of its overflow affinities). Scores
 //! are always 0.
 
-use flotilla_api::karmada::ClusterAffinity as Affinity;
-use flotilla_api::karmada::affinity::cluster_matches;
-
 use crate::framework::{FilterPlugin, MIN_CLUSTER_SCORE, PluginContext, PluginResult, ScorePlugin};
 
 /// Registry name.
@@ -20,24 +17,10 @@ impl FilterPlugin for ClusterAffinity {
     }
 
     fn filter(&self, ctx: &PluginContext<'_>) -> PluginResult {
-        let mut affinities: Vec<&Affinity> = Vec::new();
-        if let Some(affinity) = &ctx.placement.cluster_affinity {
-            affinities.push(affinity);
-        } else if let Some(term) = ctx
-            .placement
-            .cluster_affinities
-            .iter()
-            .flatten()
-            .find(|t| t.affinity_name == ctx.status.scheduler_observing_affinity_name)
-        {
-            affinities.push(&term.cluster_affinity);
-            if ctx.spec.is_workload() {
-                affinities.extend(term.overflow_affinities.iter().map(|o| &o.cluster_affinity));
-            }
-        } else {
+        let Some(affinities) = &ctx.prepared.affinities else {
             return PluginResult::success();
-        }
-        if affinities.iter().any(|a| cluster_matches(ctx.cluster, a)) {
+        };
+        if affinities.iter().any(|a| a.matches(ctx.cluster)) {
             PluginResult::success()
         } else {
             PluginResult::unschedulable(
@@ -94,11 +77,13 @@ mod tests {
                 ..ResourceBindingStatus::default()
             };
             let c = cluster(name, json!({}), json!({}));
+            let prepared = crate::framework::Prepared::new(&s, &status, &p);
             let ctx = PluginContext {
                 spec: &s,
                 status: &status,
                 placement: &p,
                 cluster: &c,
+                prepared: &prepared,
             };
             let result = FilterPlugin::filter(&ClusterAffinity, &ctx);
             assert_eq!(result.is_success(), want, "{observed} {name}");

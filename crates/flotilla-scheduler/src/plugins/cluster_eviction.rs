@@ -45,6 +45,7 @@ mod tests {
                 status: &ResourceBindingStatus::default(),
                 placement: &Placement::default(),
                 cluster: &c,
+                prepared: &crate::framework::Prepared::default(),
             };
             let result = ClusterEviction.filter(&ctx);
             assert_eq!(result.is_success(), want, "{name}");

@@ -49,6 +49,7 @@ mod tests {
                 status: &ResourceBindingStatus::default(),
                 placement: &Placement::default(),
                 cluster: &c,
+                prepared: &crate::framework::Prepared::default(),
             };
             assert_eq!(ClusterLocality.score(&ctx), Ok(want), "{name}");
         }

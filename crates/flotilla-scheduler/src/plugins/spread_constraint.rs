@@ -99,6 +99,7 @@ mod tests {
                 status: &ResourceBindingStatus::default(),
                 placement: &p,
                 cluster: c,
+                prepared: &crate::framework::Prepared::default(),
             };
             let result = SpreadConstraint.filter(&ctx);
             assert_eq!(result.reasons.first().map(String::as_str), want, "{p:?}");
