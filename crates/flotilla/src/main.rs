@@ -1,6 +1,7 @@
 //! The one Flotilla binary. Only this crate parses flags and sets up logging.
 
 mod bench;
+mod schedule;
 mod up;
 
 use std::path::PathBuf;
@@ -26,6 +27,8 @@ struct Cli {
 enum Command {
     /// Run the control plane: store, API server over HTTPS, credentials and a kubeconfig.
     Up(up::UpOptions),
+    /// What-if scheduling: schedule a workload onto clusters from files, as Karmada would.
+    Schedule(schedule::ScheduleArgs),
     /// Measure hot paths against baselines measured in the same run.
     Bench {
         #[command(subcommand)]
@@ -35,6 +38,18 @@ enum Command {
 
 #[derive(Debug, Subcommand)]
 enum BenchTarget {
+    /// The pure scheduling core (bindings/s, P99) and the accurate estimator on a large member.
+    Schedule {
+        /// Clusters in the snapshot.
+        #[arg(long, default_value_t = 100)]
+        clusters: usize,
+        /// Bindings of mixed strategies.
+        #[arg(long, default_value_t = 10_000)]
+        bindings: usize,
+        /// Nodes of the member the accurate estimator counts.
+        #[arg(long, default_value_t = 5_000)]
+        nodes: usize,
+    },
     /// The API server over HTTPS on redb: creates/s with P50/P99, get/list P99, watch fan-out,
     /// RSS per stored Deployments.
     Apiserver {
@@ -74,6 +89,9 @@ fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    if let Command::Schedule(args) = &cli.command {
+        std::process::exit(schedule::main(args));
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -81,7 +99,17 @@ fn main() -> anyhow::Result<()> {
     runtime.block_on(async move {
         match cli.command {
             Command::Up(options) => up::run(options).await,
+            Command::Schedule(_) => unreachable!("handled before the runtime starts"),
             Command::Bench { target } => match target {
+                BenchTarget::Schedule {
+                    clusters,
+                    bindings,
+                    nodes,
+                } => {
+                    let figures = bench::schedule::run(clusters, bindings, nodes)?;
+                    bench::schedule::report(&figures);
+                    Ok(())
+                }
                 BenchTarget::Apiserver { objects, clients } => {
                     let figures = bench::apiserver::run(objects, clients).await?;
                     bench::apiserver::report(&figures);

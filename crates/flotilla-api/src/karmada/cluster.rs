@@ -1,0 +1,266 @@
+//! `cluster.karmada.io/v1alpha1` `Cluster`: a member cluster's connection, topology, taints and
+//! the status the scheduler reads (API enablements, conditions, resource summary).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Taint;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
+use serde::{Deserialize, Serialize};
+
+use super::{ApiVersion, Kind, ResourceList, is_false, is_zero_i32, karmada_resource};
+
+/// Taint key set on clusters that are not ready.
+pub const TAINT_CLUSTER_NOT_READY: &str = "cluster.karmada.io/not-ready";
+/// Taint key set on clusters that are unreachable.
+pub const TAINT_CLUSTER_UNREACHABLE: &str = "cluster.karmada.io/unreachable";
+/// Taint key set by `karmadactl cordon`.
+pub const TAINT_CLUSTER_UNSCHEDULABLE: &str = "cluster.karmada.io/unschedulable";
+/// Condition type: the member's API enablement list is complete.
+pub const CONDITION_COMPLETE_API_ENABLEMENTS: &str = "CompleteAPIEnablements";
+/// Condition type: the member is ready.
+pub const CONDITION_READY: &str = "Ready";
+
+/// A member cluster.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Cluster {
+    /// Always `cluster.karmada.io/v1alpha1`.
+    #[serde(default)]
+    pub api_version: ApiVersion<Cluster>,
+    /// Always `Cluster`.
+    #[serde(default)]
+    pub kind: Kind<Cluster>,
+    /// Standard object metadata.
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// Desired state.
+    #[serde(default)]
+    pub spec: ClusterSpec,
+    /// Observed state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<ClusterStatus>,
+}
+karmada_resource!(
+    Cluster,
+    group = "cluster.karmada.io",
+    version = "v1alpha1",
+    kind = "Cluster",
+    plural = "clusters",
+    scope = ClusterResourceScope
+);
+
+/// `Cluster.spec`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterSpec {
+    /// Unique id (the member's kube-system namespace UID).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub id: String,
+    /// `Push` or `Pull`.
+    #[serde(default)]
+    pub sync_mode: String,
+    /// The member API server URL.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api_endpoint: String,
+    /// Secret with `token` and `caBundle`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_ref: Option<LocalSecretReference>,
+    /// Secret of the impersonator service account.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub impersonator_secret_ref: Option<LocalSecretReference>,
+    /// Skip TLS verification of the member API server.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub insecure_skip_tls_verification: bool,
+    /// Proxy to reach the member.
+    #[serde(default, rename = "proxyURL", skip_serializing_if = "String::is_empty")]
+    pub proxy_url: String,
+    /// Extra headers for the proxy.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub proxy_header: BTreeMap<String, String>,
+    /// Cloud provider.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub provider: String,
+    /// Region.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub region: String,
+    /// Deprecated single zone (moved into `zones` by the server).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub zone: String,
+    /// Availability zones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub zones: Vec<String>,
+    /// Taints (NoSchedule / NoExecute are honoured by the scheduler).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub taints: Vec<Taint>,
+    /// Customized resource models (grades).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resource_models: Vec<ResourceModel>,
+}
+
+/// A reference to a Secret by namespace and name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LocalSecretReference {
+    /// Namespace of the secret.
+    #[serde(default)]
+    pub namespace: String,
+    /// Name of the secret.
+    #[serde(default)]
+    pub name: String,
+}
+
+/// One grade of the customized resource model.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResourceModel {
+    /// Grade index (0 = smallest).
+    #[serde(default)]
+    pub grade: u32,
+    /// Per-resource ranges `[min, max)`.
+    #[serde(default)]
+    pub ranges: Vec<ResourceModelRange>,
+}
+
+/// One resource's range within a grade.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResourceModelRange {
+    /// Resource name (cpu, memory, storage, ephemeral-storage).
+    pub name: String,
+    /// Inclusive lower bound.
+    pub min: crate::Quantity,
+    /// Exclusive upper bound.
+    pub max: crate::Quantity,
+}
+
+/// `Cluster.status`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterStatus {
+    /// The member's Kubernetes version.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kubernetes_version: String,
+    /// Group versions and resources served by the member.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub api_enablements: Vec<ApiEnablement>,
+    /// `Ready`, `CompleteAPIEnablements`, …
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    /// Node counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_summary: Option<NodeSummary>,
+    /// Resource totals the general estimator reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_summary: Option<ResourceSummary>,
+    /// Remedy actions (e.g. `TrafficControl`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remedy_actions: Vec<String>,
+}
+
+/// One served group version.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApiEnablement {
+    /// e.g. `apps/v1`, `v1`.
+    #[serde(default)]
+    pub group_version: String,
+    /// Resources of that group version.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<ApiResource>,
+}
+
+/// One served resource.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiResource {
+    /// Plural name.
+    #[serde(default)]
+    pub name: String,
+    /// Kind.
+    #[serde(default)]
+    pub kind: String,
+}
+
+/// Node counts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeSummary {
+    /// All nodes.
+    #[serde(default, skip_serializing_if = "is_zero_i32")]
+    pub total_num: i32,
+    /// Ready nodes.
+    #[serde(default, skip_serializing_if = "is_zero_i32")]
+    pub ready_num: i32,
+}
+
+/// Resource totals over the member's nodes and pods.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceSummary {
+    /// Σ node allocatable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocatable: Option<ResourceList>,
+    /// Σ requests of pods not yet bound to a node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocating: Option<ResourceList>,
+    /// Σ requests of pods bound to a node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocated: Option<ResourceList>,
+    /// Number of nodes whose free resources fall in each grade.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allocatable_modelings: Vec<AllocatableModeling>,
+}
+
+/// Node count of one grade.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AllocatableModeling {
+    /// Grade index.
+    #[serde(default)]
+    pub grade: u32,
+    /// Number of nodes.
+    #[serde(default)]
+    pub count: i64,
+}
+
+/// Whether a member serves a kind (Go's `APIEnablementStatus`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiEnablementStatus {
+    /// Listed in `status.apiEnablements`.
+    Enabled,
+    /// Not listed, and the list is known complete.
+    Disabled,
+    /// Not listed, and the list may be incomplete.
+    Unknown,
+}
+
+impl Cluster {
+    /// The cluster's name.
+    pub fn name(&self) -> &str {
+        self.metadata.name.as_deref().unwrap_or_default()
+    }
+
+    /// Whether the member serves `kind` in `api_version` (Karmada's `Cluster.APIEnablement`).
+    pub fn api_enablement(&self, api_version: &str, kind: &str) -> ApiEnablementStatus {
+        let Some(status) = &self.status else {
+            return ApiEnablementStatus::Unknown;
+        };
+        let listed = status
+            .api_enablements
+            .iter()
+            .filter(|e| e.group_version == api_version)
+            .any(|e| e.resources.iter().any(|r| r.kind == kind));
+        if listed {
+            return ApiEnablementStatus::Enabled;
+        }
+        let complete = status
+            .conditions
+            .iter()
+            .any(|c| c.type_ == CONDITION_COMPLETE_API_ENABLEMENTS && c.status == "True");
+        if complete {
+            ApiEnablementStatus::Disabled
+        } else {
+            ApiEnablementStatus::Unknown
+        }
+    }
+
+    /// Whether the cluster is being deleted.
+    pub fn is_deleting(&self) -> bool {
+        self.metadata.deletion_timestamp.is_some()
+    }
+}

@@ -1,0 +1,124 @@
+use serde_json::json;
+
+use super::*;
+
+#[test]
+fn cluster_round_trips_with_karmada_field_names() {
+    let input = json!({
+        "apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
+        "metadata": {"name": "member1"},
+        "spec": {"syncMode": "Push", "apiEndpoint": "https://x", "proxyURL": "http://p",
+                 "zones": ["a"], "taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}],
+                 "resourceModels": [{"grade": 0, "ranges": [{"name": "cpu", "min": "0", "max": "1"}]}]},
+        "status": {
+            "apiEnablements": [{"groupVersion": "apps/v1", "resources": [{"name": "deployments", "kind": "Deployment"}]}],
+            "resourceSummary": {"allocatable": {"cpu": "10", "pods": "110"},
+                                 "allocatableModelings": [{"grade": 0, "count": 2}]}
+        }
+    });
+    let cluster: Cluster = serde_json::from_value(input.clone()).expect("decode");
+    assert_eq!(cluster.spec.proxy_url, "http://p");
+    assert_eq!(serde_json::to_value(&cluster).expect("encode"), input);
+}
+
+#[test]
+fn binding_round_trips_odd_names() {
+    let input = json!({
+        "apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
+        "metadata": {"name": "nginx-deployment", "namespace": "default"},
+        "spec": {
+            "resource": {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "default", "name": "nginx", "uid": "u"},
+            "replicas": 3,
+            "clusters": [{"name": "m1", "replicas": 2}, {"name": "m2"}],
+            "placement": {"clusterAffinities": [{"affinityName": "a", "clusterNames": ["m1"],
+                "exclude": ["m3"], "overflowAffinities": [{"affinityName": "o", "clusterNames": ["m2"]}]}]},
+            "rescheduleTriggeredAt": "2026-01-01T00:00:00Z",
+            "suspension": {"dispatching": true, "scheduling": false},
+            "schedulePriority": {"priority": 5}
+        },
+        "status": {"schedulerObservingAffinityName": "a", "schedulerObservedGeneration": 2}
+    });
+    let rb: ResourceBinding = serde_json::from_value(input.clone()).expect("decode");
+    let terms = rb
+        .spec
+        .placement
+        .as_ref()
+        .and_then(|p| p.cluster_affinities.as_ref())
+        .expect("terms");
+    assert_eq!(terms[0].cluster_affinity.exclude, ["m3"]);
+    assert_eq!(
+        terms[0].overflow_affinities[0]
+            .cluster_affinity
+            .cluster_names,
+        ["m2"]
+    );
+    assert_eq!(serde_json::to_value(&rb).expect("encode"), input);
+}
+
+#[test]
+fn kinds_implement_k8s_openapi_resource() {
+    use k8s_openapi::{ListableResource, Resource};
+    assert_eq!(Cluster::API_VERSION, "cluster.karmada.io/v1alpha1");
+    assert_eq!(Cluster::URL_PATH_SEGMENT, "clusters");
+    assert_eq!(
+        ClusterPropagationPolicy::LIST_KIND,
+        "ClusterPropagationPolicyList"
+    );
+    assert_eq!(ResourceBinding::GROUP, "work.karmada.io");
+    assert_eq!(ClusterResourceBinding::VERSION, "v1alpha2");
+    assert_eq!(PropagationPolicy::URL_PATH_SEGMENT, "propagationpolicies");
+}
+
+#[test]
+fn policy_defaults_match_the_webhook() {
+    let mut spec: PropagationSpec = serde_json::from_value(json!({
+        "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment"}],
+        "placement": {"replicaScheduling": {"replicaSchedulingType": "Divided"},
+                      "spreadConstraints": [{"maxGroups": 2}, {"spreadByField": "region", "minGroups": 2}]}
+    }))
+    .expect("decode");
+    spec.apply_defaults();
+    let strategy = spec
+        .placement
+        .replica_scheduling
+        .as_ref()
+        .expect("strategy");
+    assert_eq!(strategy.replica_division_preference, DIVISION_WEIGHTED);
+    assert_eq!(
+        spec.placement.spread_constraints[0].spread_by_field,
+        SPREAD_BY_CLUSTER
+    );
+    assert_eq!(spec.placement.spread_constraints[0].min_groups, 1);
+    assert_eq!(spec.placement.spread_constraints[1].min_groups, 2);
+    let duplicated = Placement::default();
+    assert_eq!(
+        duplicated.replica_scheduling_type(),
+        REPLICA_SCHEDULING_DUPLICATED
+    );
+}
+
+#[test]
+fn api_enablement_needs_complete_condition_to_say_disabled() {
+    let mut cluster: Cluster = serde_json::from_value(json!({
+        "metadata": {"name": "m"}, "spec": {"syncMode": "Push"},
+        "status": {"apiEnablements": [{"groupVersion": "apps/v1", "resources": [{"name": "deployments", "kind": "Deployment"}]}]}
+    }))
+    .expect("decode");
+    assert_eq!(
+        cluster.api_enablement("apps/v1", "Deployment"),
+        ApiEnablementStatus::Enabled
+    );
+    assert_eq!(
+        cluster.api_enablement("batch/v1", "Job"),
+        ApiEnablementStatus::Unknown
+    );
+    cluster.status.as_mut().expect("status").conditions.push(
+        serde_json::from_value(json!({"type": "CompleteAPIEnablements", "status": "True",
+            "reason": "Complete", "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}))
+        .expect("condition"),
+    );
+    assert_eq!(
+        cluster.api_enablement("batch/v1", "Job"),
+        ApiEnablementStatus::Disabled
+    );
+}

@@ -1,0 +1,328 @@
+//! The pure deterministic core: `schedule(snapshot, binding, options)` = filter → score →
+//! select → assign, with the clusterAffinities fallback loop and Karmada's error messages.
+
+use std::collections::BTreeMap;
+
+use flotilla_api::karmada::{
+    Cluster, Placement, ResourceBindingSpec, ResourceBindingStatus, TargetCluster,
+};
+
+use crate::assign::{AssignInput, Mode, assign_replicas, overflow_order};
+use crate::estimator::{GeneralRequest, ReplicaEstimator, SummaryFigures, UNAUTHENTIC_REPLICA};
+use crate::framework::{Framework, PluginContext, Prepared};
+use crate::select::{ClusterDetail, select_best_clusters, sort_candidates};
+
+/// A point-in-time copy of the clusters the scheduler knows, with their resource summaries
+/// digested once for the general estimator.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    clusters: Vec<Cluster>,
+    figures: Vec<SummaryFigures>,
+}
+
+impl Snapshot {
+    /// A snapshot of `clusters`.
+    pub fn new(clusters: Vec<Cluster>) -> Self {
+        let figures = clusters.iter().map(SummaryFigures::new).collect();
+        Self { clusters, figures }
+    }
+
+    /// All clusters (including deleting ones, which count in FitError's total).
+    pub fn clusters(&self) -> &[Cluster] {
+        &self.clusters
+    }
+
+    /// The cluster named `name`.
+    pub fn get(&self, name: &str) -> Option<&Cluster> {
+        self.clusters.iter().find(|c| c.name() == name)
+    }
+}
+
+/// Options of one scheduling run.
+#[derive(Debug, Clone, Copy)]
+pub struct ScheduleOptions<'a> {
+    /// The enabled plugins.
+    pub framework: &'a Framework,
+    /// Estimators besides the always-on general estimator (e.g. the accurate one).
+    pub estimators: &'a [&'a dyn ReplicaEstimator],
+    /// Karmada's `--enable-empty-workload-propagation`: selected clusters that got no replicas
+    /// are listed with 0.
+    pub enable_empty_workload_propagation: bool,
+}
+
+/// A successful schedule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScheduleResult {
+    /// The new `spec.clusters`, sorted by name.
+    pub clusters: Vec<TargetCluster>,
+    /// The clusterAffinities term that succeeded (to store in
+    /// `status.schedulerObservingAffinityName`), if the placement uses clusterAffinities.
+    pub affinity_name: Option<String>,
+}
+
+/// No cluster passed the filters. `Display` is Karmada's condition message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FitError {
+    /// Clusters in the snapshot.
+    pub num_all_clusters: usize,
+    /// Per filtered cluster, the reasons of the plugin that rejected it.
+    pub diagnosis: BTreeMap<String, Vec<String>>,
+}
+
+impl std::fmt::Display for FitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.num_all_clusters == 0 || self.diagnosis.is_empty() {
+            return write!(
+                f,
+                "0/{} clusters are available: no cluster exists.",
+                self.num_all_clusters
+            );
+        }
+        let mut histogram: BTreeMap<&str, usize> = BTreeMap::new();
+        for reason in self.diagnosis.values().flatten() {
+            *histogram.entry(reason).or_default() += 1;
+        }
+        // Go sorts the "<count> <reason>" strings themselves.
+        let mut parts: Vec<String> = histogram
+            .into_iter()
+            .map(|(reason, count)| format!("{count} {reason}"))
+            .collect();
+        parts.sort();
+        write!(
+            f,
+            "0/{} clusters are available: {}.",
+            self.num_all_clusters,
+            parts.join(", ")
+        )
+    }
+}
+
+/// Why scheduling failed. `Display` is the exact text Karmada puts in the `Scheduled`
+/// condition; [`ScheduleError::reason`] is the condition's reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScheduleError {
+    /// No cluster fits: Karmada clears `spec.clusters` and reports `NoClusterFit`.
+    #[error("{0}")]
+    NoClusterFit(FitError),
+    /// Not enough capacity: nothing is written, reason `Unschedulable`.
+    #[error("{0}")]
+    Unschedulable(String),
+    /// Anything else (selection errors, unsupported strategies): reason `SchedulerError`.
+    #[error("{0}")]
+    Scheduler(String),
+}
+
+impl ScheduleError {
+    /// The `Scheduled` condition reason.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Self::NoClusterFit(_) => flotilla_api::karmada::REASON_NO_CLUSTER_FIT,
+            Self::Unschedulable(_) => flotilla_api::karmada::REASON_UNSCHEDULABLE,
+            Self::Scheduler(_) => flotilla_api::karmada::REASON_SCHEDULER_ERROR,
+        }
+    }
+
+    fn wrap(self, prefix: &str) -> Self {
+        match self {
+            Self::NoClusterFit(e) => Self::NoClusterFit(e),
+            Self::Unschedulable(m) => Self::Unschedulable(format!("{prefix}{m}")),
+            Self::Scheduler(m) => Self::Scheduler(format!("{prefix}{m}")),
+        }
+    }
+}
+
+/// Whether an explicit reschedule is due: `rescheduleTriggeredAt` after `lastScheduledTime`
+/// (both set).
+pub fn reschedule_required(spec: &ResourceBindingSpec, status: &ResourceBindingStatus) -> bool {
+    match (&spec.reschedule_triggered_at, &status.last_scheduled_time) {
+        (Some(trigger), Some(last)) => trigger.0 > last.0,
+        _ => false,
+    }
+}
+
+/// Schedules a binding: Karmada's `scheduleResourceBinding` without the writes. `spec.clusters`
+/// is the previous result. With `clusterAffinities` the terms are tried from the observed one (or
+/// the first on a Fresh reschedule); the first error is returned when all fail.
+pub fn schedule(
+    snapshot: &Snapshot,
+    spec: &ResourceBindingSpec,
+    status: &ResourceBindingStatus,
+    options: &ScheduleOptions<'_>,
+) -> Result<ScheduleResult, ScheduleError> {
+    let Some(placement) = &spec.placement else {
+        return Err(ScheduleError::Scheduler(format!(
+            "failed to get placement from resourceBinding({})",
+            spec.resource.name
+        )));
+    };
+    let Some(terms) = &placement.cluster_affinities else {
+        let clusters = schedule_once(snapshot, spec, status, placement, options)?;
+        return Ok(ScheduleResult {
+            clusters,
+            affinity_name: None,
+        });
+    };
+    if terms.is_empty() {
+        // Karmada loops over no term and reports success without writing anything.
+        return Ok(ScheduleResult {
+            clusters: spec.clusters.clone(),
+            affinity_name: None,
+        });
+    }
+    let mut index = if reschedule_required(spec, status) {
+        0
+    } else {
+        terms
+            .iter()
+            .position(|t| t.affinity_name == status.scheduler_observing_affinity_name)
+            .unwrap_or(0)
+    };
+    let mut first_error = None;
+    let mut trial = status.clone();
+    while index < terms.len() {
+        trial
+            .scheduler_observing_affinity_name
+            .clone_from(&terms[index].affinity_name);
+        match schedule_once(snapshot, spec, &trial, placement, options) {
+            Ok(clusters) => {
+                return Ok(ScheduleResult {
+                    clusters,
+                    affinity_name: Some(terms[index].affinity_name.clone()),
+                });
+            }
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+        index += 1;
+    }
+    Err(first_error.expect("at least one term was tried"))
+}
+
+/// Karmada's `genericScheduler.Schedule`.
+fn schedule_once(
+    snapshot: &Snapshot,
+    spec: &ResourceBindingSpec,
+    status: &ResourceBindingStatus,
+    placement: &Placement,
+    options: &ScheduleOptions<'_>,
+) -> Result<Vec<TargetCluster>, ScheduleError> {
+    let prepared = Prepared::new(spec, status, placement);
+    // Filter.
+    let mut feasible: Vec<&Cluster> = Vec::new();
+    let mut feasible_figures: Vec<&SummaryFigures> = Vec::new();
+    let mut diagnosis = BTreeMap::new();
+    for (cluster, figures) in snapshot.clusters.iter().zip(&snapshot.figures) {
+        if cluster.is_deleting() {
+            continue;
+        }
+        let ctx = PluginContext {
+            spec,
+            status,
+            placement,
+            cluster,
+            prepared: &prepared,
+        };
+        let result = options.framework.run_filters(&ctx);
+        if result.is_success() {
+            feasible.push(cluster);
+            feasible_figures.push(figures);
+        } else {
+            diagnosis.insert(cluster.name().to_owned(), result.reasons);
+        }
+    }
+    if feasible.is_empty() {
+        return Err(ScheduleError::NoClusterFit(FitError {
+            num_all_clusters: snapshot.clusters.len(),
+            diagnosis,
+        }));
+    }
+    // Score.
+    let scores = options
+        .framework
+        .run_scores(spec, status, placement, &prepared, &feasible)
+        .map_err(|e| ScheduleError::Scheduler(format!("failed to prioritize clusters: {e}")))?;
+    // Select.
+    let estimates = available_replicas(&feasible, &feasible_figures, spec, options.estimators);
+    let mut candidates: Vec<ClusterDetail<'_>> = feasible
+        .iter()
+        .zip(scores)
+        .zip(estimates)
+        .map(|((&cluster, score), estimate)| ClusterDetail {
+            name: cluster.name(),
+            score,
+            overflow_order: overflow_order(cluster, placement, status),
+            available_replicas: i64::from(estimate)
+                + i64::from(spec.assigned_replicas_for_cluster(cluster.name())),
+            allocatable_replicas: estimate,
+            cluster,
+        })
+        .collect();
+    sort_candidates(&mut candidates);
+    let selected = select_best_clusters(placement, spec, &candidates, spec.replicas)
+        .map_err(|e| ScheduleError::Scheduler(format!("failed to select clusters: {e}")))?;
+    // Assign.
+    let mode = if reschedule_required(spec, status) {
+        Mode::Fresh
+    } else {
+        Mode::Steady
+    };
+    let mut clusters = assign_replicas(AssignInput {
+        candidates: &selected,
+        spec,
+        status,
+        placement,
+        mode,
+    })
+    .map_err(|e| e.wrap("failed to assign replicas: "))?;
+    if options.enable_empty_workload_propagation {
+        for c in &selected {
+            if !clusters.iter().any(|t| t.name == c.name) {
+                clusters.push(TargetCluster::new(c.name, 0));
+            }
+        }
+    }
+    clusters.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(clusters)
+}
+
+/// Karmada's `calAvailableReplicas`: the minimum over estimators (the general one always), `-1`
+/// ignored; non-workloads skip estimation (`i32::MAX`); clusters no estimator answered get
+/// `spec.replicas`.
+pub fn available_replicas(
+    clusters: &[&Cluster],
+    figures: &[&SummaryFigures],
+    spec: &ResourceBindingSpec,
+    extra: &[&dyn ReplicaEstimator],
+) -> Vec<i32> {
+    let mut available = vec![i32::MAX; clusters.len()];
+    if spec.replicas == 0 && spec.components.is_empty() {
+        return available;
+    }
+    let requirements = spec.replica_requirements.as_ref();
+    // The general estimator, over figures digested once per snapshot.
+    let request = GeneralRequest::new(requirements);
+    for ((slot, cluster), figures) in available.iter_mut().zip(clusters).zip(figures) {
+        let answer = figures.estimate(cluster, requirements, &request);
+        if answer != UNAUTHENTIC_REPLICA && answer < *slot {
+            *slot = answer;
+        }
+    }
+    for estimator in extra {
+        let answers = estimator.max_available_replicas(clusters, requirements);
+        for (slot, answer) in available.iter_mut().zip(answers) {
+            if answer != UNAUTHENTIC_REPLICA && answer < *slot {
+                *slot = answer;
+            }
+        }
+    }
+    for slot in &mut available {
+        if *slot == i32::MAX {
+            *slot = spec.replicas;
+        }
+    }
+    available
+}
+
+#[cfg(test)]
+mod tests;

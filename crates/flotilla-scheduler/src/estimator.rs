@@ -1,0 +1,341 @@
+//! Replica estimators: how many more replicas of a binding each cluster can take. The general
+//! estimator reads `Cluster.status.resourceSummary` (and the resource-model grades when
+//! present); the accurate estimator ([`accurate`]) counts per node from the member's nodes and
+//! pods. The scheduler keeps the minimum per cluster, ignoring [`UNAUTHENTIC_REPLICA`].
+
+pub mod accurate;
+
+use flotilla_api::karmada::replicas::is_scalar_resource_name;
+use std::collections::BTreeMap;
+
+use flotilla_api::karmada::{Cluster, ReplicaRequirements, ResourceList, ResourceSummary};
+
+pub use accurate::{AccurateEstimator, NodeIndex};
+
+/// An estimator's "I don't know" answer (failure, timeout, no data): ignored by the minimum.
+pub const UNAUTHENTIC_REPLICA: i32 = -1;
+/// Pods a resource-model node holds.
+const MAX_PODS_PER_MODEL_NODE: i64 = 110;
+
+/// Estimates the replicas each cluster can still take.
+pub trait ReplicaEstimator: std::fmt::Debug {
+    /// One answer per cluster, in order (`UNAUTHENTIC_REPLICA` when unknown).
+    fn max_available_replicas(
+        &self,
+        clusters: &[&Cluster],
+        requirements: Option<&ReplicaRequirements>,
+    ) -> Vec<i32>;
+}
+
+/// The general estimator (always on in Karmada).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GeneralEstimator;
+
+impl ReplicaEstimator for GeneralEstimator {
+    fn max_available_replicas(
+        &self,
+        clusters: &[&Cluster],
+        requirements: Option<&ReplicaRequirements>,
+    ) -> Vec<i32> {
+        clusters
+            .iter()
+            .map(|c| general_max_available(c, requirements))
+            .collect()
+    }
+}
+
+fn to_i32(value: i64) -> i32 {
+    // Go converts with int32(x), which wraps; values here are far below the limit in practice,
+    // so saturate instead of reproducing garbage.
+    i32::try_from(value).unwrap_or(if value < 0 { i32::MIN } else { i32::MAX })
+}
+
+fn pods(list: Option<&ResourceList>) -> i64 {
+    list.and_then(|l| l.get("pods"))
+        .and_then(flotilla_api::Quantity::as_i64)
+        .unwrap_or(0)
+}
+
+/// One cluster's general estimate.
+pub fn general_max_available(cluster: &Cluster, requirements: Option<&ReplicaRequirements>) -> i32 {
+    SummaryFigures::new(cluster).estimate(cluster, requirements, &GeneralRequest::new(requirements))
+}
+
+/// A cluster's resource summary in the general estimator's units, computed once per snapshot.
+#[derive(Debug, Clone, Default)]
+pub struct SummaryFigures {
+    present: bool,
+    allowed_pods: i64,
+    /// Per allocatable resource: `allocatable − allocated − allocating` as (`Value()`,
+    /// `MilliValue()`).
+    available: BTreeMap<String, (i64, i64)>,
+}
+
+/// A per-replica request in the general estimator's units, computed once per binding: per
+/// resource (`Value()`, `MilliValue()`).
+#[derive(Debug, Clone, Default)]
+pub struct GeneralRequest {
+    resources: Vec<(String, i64, i64)>,
+}
+
+impl GeneralRequest {
+    /// Compiles `requirements`' resource request.
+    pub fn new(requirements: Option<&ReplicaRequirements>) -> Self {
+        let resources = requirements
+            .and_then(|r| r.resource_request.as_ref())
+            .into_iter()
+            .flatten()
+            .map(|(name, q)| {
+                (
+                    name.clone(),
+                    q.as_i64().unwrap_or(i64::MAX),
+                    q.as_milli().unwrap_or(i64::MAX),
+                )
+            })
+            .collect();
+        Self { resources }
+    }
+}
+
+impl SummaryFigures {
+    /// Computes the figures of `cluster`'s `status.resourceSummary`.
+    pub fn new(cluster: &Cluster) -> Self {
+        let Some(summary) = cluster
+            .status
+            .as_ref()
+            .and_then(|s| s.resource_summary.as_ref())
+        else {
+            return Self::default();
+        };
+        let allowed_pods = pods(summary.allocatable.as_ref())
+            - pods(summary.allocated.as_ref())
+            - pods(summary.allocating.as_ref());
+        let mut available = BTreeMap::new();
+        for (name, allocatable) in summary.allocatable.iter().flatten() {
+            let mut rest = *allocatable;
+            for list in [&summary.allocated, &summary.allocating] {
+                if let Some(used) = list.as_ref().and_then(|l| l.get(name))
+                    && let Some(r) = rest.checked_sub(used)
+                {
+                    rest = r;
+                }
+            }
+            available.insert(
+                name.clone(),
+                (
+                    rest.as_i64().unwrap_or(i64::MAX),
+                    rest.as_milli().unwrap_or(i64::MAX),
+                ),
+            );
+        }
+        Self {
+            present: true,
+            allowed_pods,
+            available,
+        }
+    }
+
+    /// The general estimate for one replica of `request` (`requirements` is the same request,
+    /// needed only for the resource-model path).
+    pub fn estimate(
+        &self,
+        cluster: &Cluster,
+        requirements: Option<&ReplicaRequirements>,
+        request: &GeneralRequest,
+    ) -> i32 {
+        if !self.present || self.allowed_pods <= 0 {
+            return 0;
+        }
+        let Some(requirements) = requirements else {
+            return to_i32(self.allowed_pods);
+        };
+        if let Some(summary) = cluster
+            .status
+            .as_ref()
+            .and_then(|s| s.resource_summary.as_ref())
+            && !summary.allocatable_modelings.is_empty()
+            && let Some(by_models) = replicas_by_resource_models(cluster, summary, requirements)
+        {
+            return to_i32(by_models.min(self.allowed_pods));
+        }
+        to_i32(self.by_summary(request).min(self.allowed_pods))
+    }
+
+    /// The summary path: per requested resource, `floor(available / request)`; CPU in millis,
+    /// everything else in whole units; a resource the cluster lacks ⇒ 0.
+    fn by_summary(&self, request: &GeneralRequest) -> i64 {
+        let mut maximum = i64::MAX;
+        for (name, value, milli) in &request.resources {
+            if *value <= 0 {
+                continue;
+            }
+            let Some((available, available_milli)) = self.available.get(name) else {
+                return 0;
+            };
+            if *available <= 0 {
+                return 0;
+            }
+            let replicas = if name == "cpu" {
+                available_milli / milli
+            } else {
+                available / value
+            };
+            maximum = maximum.min(replicas);
+        }
+        maximum
+    }
+}
+
+/// A node's free resources in Karmada's `util.Resource` units.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Resources {
+    /// CPU in millis.
+    pub milli_cpu: i64,
+    /// Memory in bytes.
+    pub memory: i64,
+    /// Ephemeral storage in bytes.
+    pub ephemeral_storage: i64,
+    /// Pods.
+    pub pods: i64,
+    /// Scalar (extended, hugepages, …) resources, sorted by name.
+    pub scalar: Vec<(String, i64)>,
+}
+
+impl Resources {
+    /// Karmada's `NewResource` over a resource list (unknown names dropped).
+    pub fn from_list(list: &ResourceList) -> Self {
+        let mut r = Self::default();
+        r.add(list, 1);
+        r
+    }
+
+    /// Adds `factor` × `list`.
+    pub fn add(&mut self, list: &ResourceList, factor: i64) {
+        for (name, q) in list {
+            let value = |v: Option<i64>| v.unwrap_or(i64::MAX).saturating_mul(factor);
+            match name.as_str() {
+                "cpu" => self.milli_cpu = self.milli_cpu.saturating_add(value(q.as_milli())),
+                "memory" => self.memory = self.memory.saturating_add(value(q.as_i64())),
+                "pods" => self.pods = self.pods.saturating_add(value(q.as_i64())),
+                "ephemeral-storage" => {
+                    self.ephemeral_storage =
+                        self.ephemeral_storage.saturating_add(value(q.as_i64()));
+                }
+                other if is_scalar_resource_name(other) => {
+                    let v = value(q.as_i64());
+                    match self.scalar.binary_search_by(|(n, _)| n.as_str().cmp(other)) {
+                        Ok(i) => self.scalar[i].1 = self.scalar[i].1.saturating_add(v),
+                        Err(i) => self.scalar.insert(i, (other.to_owned(), v)),
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The scalar resource `name` (0 if absent).
+    pub fn scalar(&self, name: &str) -> i64 {
+        self.scalar
+            .binary_search_by(|(n, _)| n.as_str().cmp(name))
+            .map_or(0, |i| self.scalar[i].1)
+    }
+}
+
+/// A per-replica request compiled for repeated division.
+#[derive(Debug, Clone, Default)]
+pub struct CompiledRequest {
+    milli_cpu: i64,
+    memory: i64,
+    ephemeral_storage: i64,
+    scalar: Vec<(String, i64)>,
+}
+
+impl CompiledRequest {
+    /// Compiles a request (Karmada: CPU `MilliValue`, others `Value`; non-positive ignored).
+    pub fn new(list: Option<&ResourceList>) -> Self {
+        let mut out = Self::default();
+        for (name, q) in list.into_iter().flatten() {
+            match name.as_str() {
+                "cpu" => out.milli_cpu = q.as_milli().unwrap_or(i64::MAX),
+                "memory" => out.memory = q.as_i64().unwrap_or(i64::MAX),
+                "ephemeral-storage" => out.ephemeral_storage = q.as_i64().unwrap_or(i64::MAX),
+                other if is_scalar_resource_name(other) => {
+                    out.scalar
+                        .push((other.to_owned(), q.as_i64().unwrap_or(i64::MAX)));
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// Karmada's `Resource.MaxDivided`: how many of this request fit in `free`, capped by its
+    /// pods (Go integer division, truncating toward zero).
+    pub fn max_divided(&self, free: &Resources) -> i64 {
+        let mut result = i64::MAX;
+        if self.milli_cpu > 0 {
+            result = result.min(free.milli_cpu / self.milli_cpu);
+        }
+        if self.memory > 0 {
+            result = result.min(free.memory / self.memory);
+        }
+        if self.ephemeral_storage > 0 {
+            result = result.min(free.ephemeral_storage / self.ephemeral_storage);
+        }
+        for (name, request) in &self.scalar {
+            if *request > 0 {
+                result = result.min(free.scalar(name) / request);
+            }
+        }
+        result.min(free.pods)
+    }
+}
+
+/// The resource-model path: virtual nodes per grade (capacity = the grade's minimums, 110 pods),
+/// first-fit of single replicas; `None` when the models cannot be built (Karmada then falls back
+/// to the summary path).
+fn replicas_by_resource_models(
+    cluster: &Cluster,
+    summary: &ResourceSummary,
+    requirements: &ReplicaRequirements,
+) -> Option<i64> {
+    let models = &cluster.spec.resource_models;
+    if models.is_empty() {
+        return None;
+    }
+    let mut capacity_by_grade = std::collections::BTreeMap::new();
+    for model in models {
+        let minimums: ResourceList = model
+            .ranges
+            .iter()
+            .map(|r| (r.name.clone(), r.min))
+            .collect();
+        let mut node = Resources::from_list(&minimums);
+        node.pods = MAX_PODS_PER_MODEL_NODE;
+        capacity_by_grade.insert(model.grade, node);
+    }
+    let mut count_by_grade: std::collections::BTreeMap<u32, i64> = Default::default();
+    for modeling in &summary.allocatable_modelings {
+        if modeling.count < 0 {
+            return None;
+        }
+        *count_by_grade.entry(modeling.grade).or_default() += modeling.count;
+    }
+    let request = CompiledRequest::new(requirements.resource_request.as_ref());
+    // Identical single-replica items placed first-fit fill every node to its own limit, so the
+    // simulation's total is the sum of per-node limits (capped at MaxInt32 like the simulator).
+    let mut total = 0i64;
+    for (grade, node) in &capacity_by_grade {
+        let count = count_by_grade.get(grade).copied().unwrap_or(0);
+        if count == 0 {
+            continue;
+        }
+        let per_node = node.clone();
+        let fits = request.max_divided(&per_node).max(0);
+        total = total.saturating_add(fits.saturating_mul(count));
+    }
+    Some(total.min(i64::from(i32::MAX)))
+}
+
+#[cfg(test)]
+mod tests;

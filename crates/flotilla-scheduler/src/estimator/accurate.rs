@@ -1,0 +1,274 @@
+//! The accurate estimator: Karmada's scheduler-estimator `NodeResourceEstimator`, run in process
+//! over a member's nodes and pods. Per node, free = allocatable − Σ requests of the pods bound to
+//! it (and allowed pods = pods − #pods); nodes must satisfy the replica's node claim (node
+//! selector, required node affinity incl. `Gt`/`Lt`, NoSchedule/NoExecute taints, cordoning);
+//! the cluster's answer is Σ over matching nodes of `MaxDivided(free, request)`.
+//!
+//! The index keeps each node's free resources precomputed, so an estimate is one pass over the
+//! nodes with no allocation per node.
+
+use std::collections::BTreeMap;
+
+use flotilla_api::karmada::replicas::parse_list;
+use flotilla_api::karmada::{Cluster, ReplicaRequirements, ResourceList};
+use k8s_openapi::api::core::v1::{Node, Pod, PodSpec, Taint, Toleration};
+
+use super::{CompiledRequest, ReplicaEstimator, Resources, UNAUTHENTIC_REPLICA};
+use crate::lifted::node_affinity::RequiredNodeAffinity;
+use crate::lifted::taints::{find_untolerated_taint, is_do_not_schedule, tolerations_tolerate};
+
+/// Why node or pod data could not be indexed.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    /// A node without a name.
+    #[error("a Node has no metadata.name")]
+    UnnamedNode,
+    /// A quantity that does not parse.
+    #[error("{object}: {source}")]
+    Quantity {
+        /// Which object.
+        object: String,
+        /// The parse error.
+        #[source]
+        source: flotilla_api::karmada::replicas::InterpretError,
+    },
+}
+
+/// One node, ready for estimation.
+#[derive(Debug, Clone)]
+pub struct NodeEntry {
+    /// Node name.
+    pub name: String,
+    /// Node labels.
+    pub labels: BTreeMap<String, String>,
+    /// NoSchedule / NoExecute taints.
+    pub taints: Vec<Taint>,
+    /// `spec.unschedulable`.
+    pub unschedulable: bool,
+    /// Free resources (allowed pods = allocatable pods − pods on the node, ≥ 0).
+    pub free: Resources,
+}
+
+/// A member's nodes with their free resources.
+#[derive(Debug, Clone, Default)]
+pub struct NodeIndex {
+    nodes: Vec<NodeEntry>,
+}
+
+fn pod_requests(spec: &PodSpec, object: &str) -> Result<ResourceList, IndexError> {
+    let wrap = |source| IndexError::Quantity {
+        object: object.to_owned(),
+        source,
+    };
+    // The API server defaults a missing request to the limit; apply that for raw input.
+    let container_requests =
+        |resources: Option<&k8s_openapi::api::core::v1::ResourceRequirements>,
+         field: &str|
+         -> Result<ResourceList, IndexError> {
+            let empty = BTreeMap::new();
+            let mut list = parse_list(
+                resources
+                    .and_then(|r| r.requests.as_ref())
+                    .unwrap_or(&empty),
+                field,
+            )
+            .map_err(wrap)?;
+            for (k, v) in parse_list(
+                resources.and_then(|r| r.limits.as_ref()).unwrap_or(&empty),
+                field,
+            )
+            .map_err(wrap)?
+            {
+                list.entry(k).or_insert(v);
+            }
+            Ok(list)
+        };
+    let mut total = ResourceList::new();
+    for c in &spec.containers {
+        for (k, v) in container_requests(c.resources.as_ref(), "containers")? {
+            let sum = match total.get(&k) {
+                Some(existing) => existing.checked_add(&v).unwrap_or(v),
+                None => v,
+            };
+            total.insert(k, sum);
+        }
+    }
+    for c in spec.init_containers.iter().flatten() {
+        for (k, v) in container_requests(c.resources.as_ref(), "initContainers")? {
+            if total.get(&k).is_none_or(|existing| *existing < v) {
+                total.insert(k, v);
+            }
+        }
+    }
+    if let Some(overhead) = &spec.overhead {
+        for (k, v) in parse_list(overhead, "overhead").map_err(wrap)? {
+            let sum = match total.get(&k) {
+                Some(existing) => existing.checked_add(&v).unwrap_or(v),
+                None => v,
+            };
+            total.insert(k, sum);
+        }
+    }
+    Ok(total)
+}
+
+impl NodeIndex {
+    /// Indexes `nodes` and the `pods` bound to them (pods without `spec.nodeName`, on unknown
+    /// nodes, or Succeeded/Failed are ignored).
+    pub fn new(nodes: &[Node], pods: &[Pod]) -> Result<Self, IndexError> {
+        let mut entries = Vec::with_capacity(nodes.len());
+        let mut by_name: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut requested: Vec<Resources> = Vec::with_capacity(nodes.len());
+        let mut pod_counts: Vec<i64> = vec![0; nodes.len()];
+        for node in nodes {
+            let name = node.metadata.name.clone().ok_or(IndexError::UnnamedNode)?;
+            let spec = node.spec.clone().unwrap_or_default();
+            let empty = BTreeMap::new();
+            let allocatable = parse_list(
+                node.status
+                    .as_ref()
+                    .and_then(|s| s.allocatable.as_ref())
+                    .unwrap_or(&empty),
+                "status.allocatable",
+            )
+            .map_err(|source| IndexError::Quantity {
+                object: format!("Node {name}"),
+                source,
+            })?;
+            entries.push(NodeEntry {
+                labels: node.metadata.labels.clone().unwrap_or_default(),
+                taints: spec
+                    .taints
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(is_do_not_schedule)
+                    .collect(),
+                unschedulable: spec.unschedulable.unwrap_or(false),
+                free: Resources::from_list(&allocatable),
+                name,
+            });
+            requested.push(Resources::default());
+        }
+        for (i, e) in entries.iter().enumerate() {
+            by_name.insert(&e.name, i);
+        }
+        for pod in pods {
+            let Some(spec) = &pod.spec else { continue };
+            let Some(node) = spec.node_name.as_deref().and_then(|n| by_name.get(n)) else {
+                continue;
+            };
+            let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+            if matches!(phase, Some("Succeeded" | "Failed")) {
+                continue;
+            }
+            let object = format!(
+                "Pod {}/{}",
+                pod.metadata.namespace.as_deref().unwrap_or_default(),
+                pod.metadata.name.as_deref().unwrap_or_default()
+            );
+            requested[*node].add(&pod_requests(spec, &object)?, 1);
+            pod_counts[*node] += 1;
+        }
+        for ((entry, used), count) in entries.iter_mut().zip(&requested).zip(&pod_counts) {
+            let free = &mut entry.free;
+            free.milli_cpu -= used.milli_cpu;
+            free.memory -= used.memory;
+            free.ephemeral_storage -= used.ephemeral_storage;
+            for (name, v) in &used.scalar {
+                if let Ok(i) = free.scalar.binary_search_by(|(n, _)| n.cmp(name)) {
+                    free.scalar[i].1 -= v;
+                }
+            }
+            free.pods = (free.pods - count).max(0);
+        }
+        Ok(Self { nodes: entries })
+    }
+
+    /// The indexed nodes.
+    pub fn nodes(&self) -> &[NodeEntry] {
+        &self.nodes
+    }
+
+    /// Karmada's `NodeResourceEstimator.Estimate` over this member.
+    pub fn max_available_replicas(&self, requirements: Option<&ReplicaRequirements>) -> i32 {
+        if self.nodes.is_empty() {
+            return 0;
+        }
+        let claim = requirements.and_then(|r| r.node_claim.as_ref());
+        let affinity = RequiredNodeAffinity::new(
+            claim.and_then(|c| c.node_selector.as_ref()),
+            claim.and_then(|c| c.hard_node_affinity.as_ref()),
+        );
+        let tolerations: &[Toleration] = claim.map_or(&[], |c| c.tolerations.as_slice());
+        let tolerates_cordon = tolerations_tolerate(
+            tolerations,
+            &Taint {
+                key: "node.kubernetes.io/unschedulable".into(),
+                effect: "NoSchedule".into(),
+                ..Taint::default()
+            },
+        );
+        let request = CompiledRequest::new(requirements.and_then(|r| r.resource_request.as_ref()));
+        let mut total: i32 = 0;
+        for node in &self.nodes {
+            if node.unschedulable && !tolerates_cordon {
+                continue;
+            }
+            if !node.taints.is_empty()
+                && find_untolerated_taint(&node.taints, tolerations, |_| true).is_some()
+            {
+                continue;
+            }
+            if !affinity.matches(&node.name, &node.labels) {
+                continue;
+            }
+            // Go: atomic.AddInt32(&res, int32(MaxDivided(...))).
+            total = total.wrapping_add(request.max_divided(&node.free) as i32);
+        }
+        total
+    }
+}
+
+/// The accurate estimator over the members whose nodes it knows; other members get
+/// [`UNAUTHENTIC_REPLICA`] (Karmada: no estimator connection).
+#[derive(Debug, Clone, Default)]
+pub struct AccurateEstimator {
+    members: BTreeMap<String, NodeIndex>,
+}
+
+impl AccurateEstimator {
+    /// An estimator over `members` (cluster name → its nodes).
+    pub fn new(members: BTreeMap<String, NodeIndex>) -> Self {
+        Self { members }
+    }
+
+    /// Adds or replaces one member's nodes.
+    pub fn insert(&mut self, cluster: impl Into<String>, index: NodeIndex) {
+        self.members.insert(cluster.into(), index);
+    }
+
+    /// The members it knows.
+    pub fn members(&self) -> impl Iterator<Item = &str> {
+        self.members.keys().map(String::as_str)
+    }
+}
+
+impl ReplicaEstimator for AccurateEstimator {
+    fn max_available_replicas(
+        &self,
+        clusters: &[&Cluster],
+        requirements: Option<&ReplicaRequirements>,
+    ) -> Vec<i32> {
+        clusters
+            .iter()
+            .map(|c| {
+                self.members.get(c.name()).map_or(UNAUTHENTIC_REPLICA, |m| {
+                    m.max_available_replicas(requirements)
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests;

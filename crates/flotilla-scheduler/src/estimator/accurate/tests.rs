@@ -1,0 +1,126 @@
+use k8s_openapi::api::core::v1::{Node, Pod};
+use serde_json::{Value, json};
+
+use super::*;
+
+fn node(name: &str, labels: Value, allocatable: Value, spec: Value) -> Node {
+    serde_json::from_value(json!({"metadata": {"name": name, "labels": labels},
+        "spec": spec, "status": {"allocatable": allocatable}}))
+    .expect("node")
+}
+
+fn pod(node: &str, requests: Value, phase: &str) -> Pod {
+    serde_json::from_value(json!({"metadata": {"name": format!("p-{node}"), "namespace": "d"},
+        "spec": {"nodeName": node, "containers": [{"name": "c", "resources": {"requests": requests}}]},
+        "status": {"phase": phase}}))
+    .expect("pod")
+}
+
+fn requirements(value: Value) -> ReplicaRequirements {
+    serde_json::from_value(value).expect("requirements")
+}
+
+fn gpu_cluster() -> NodeIndex {
+    let gpu = json!({"cpu": "64", "memory": "512Gi", "pods": "110", "nvidia.com/gpu": "8"});
+    let nodes = vec![
+        node(
+            "a100-1",
+            json!({"nvidia.com/gpu.memory": "81920", "pool": "gpu"}),
+            gpu.clone(),
+            json!({}),
+        ),
+        node(
+            "a100-2",
+            json!({"nvidia.com/gpu.memory": "81920", "pool": "gpu"}),
+            gpu.clone(),
+            json!({"taints": [{"key": "dedicated", "value": "llm", "effect": "NoSchedule"}]}),
+        ),
+        node(
+            "t4-1",
+            json!({"nvidia.com/gpu.memory": "15360", "pool": "gpu"}),
+            gpu,
+            json!({}),
+        ),
+        node(
+            "cpu-1",
+            json!({"pool": "cpu"}),
+            json!({"cpu": "16", "memory": "64Gi", "pods": "3"}),
+            json!({"unschedulable": true}),
+        ),
+    ];
+    let pods = vec![
+        pod(
+            "a100-1",
+            json!({"cpu": "8", "nvidia.com/gpu": "2"}),
+            "Running",
+        ),
+        pod("a100-1", json!({"nvidia.com/gpu": "2"}), "Succeeded"),
+        pod("nowhere", json!({"nvidia.com/gpu": "8"}), "Running"),
+    ];
+    NodeIndex::new(&nodes, &pods).expect("index")
+}
+
+#[test]
+fn gpu_requests_with_affinity_and_taints() {
+    let index = gpu_cluster();
+    let vllm = json!({"resourceRequest": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "2"},
+        "nodeClaim": {"hardNodeAffinity": {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "nvidia.com/gpu.memory", "operator": "Gt", "values": ["70000"]}]}]}}});
+    // a100-1: 6 free GPUs ⇒ 3; a100-2 is tainted; t4-1 fails Gt.
+    assert_eq!(
+        index.max_available_replicas(Some(&requirements(vllm.clone()))),
+        3
+    );
+    let mut tolerating = vllm;
+    tolerating["nodeClaim"]["tolerations"] =
+        json!([{"key": "dedicated", "operator": "Equal", "value": "llm", "effect": "NoSchedule"}]);
+    assert_eq!(
+        index.max_available_replicas(Some(&requirements(tolerating))),
+        7
+    );
+}
+
+#[test]
+fn cordoned_nodes_and_selectors() {
+    let index = gpu_cluster();
+    let cpu_only =
+        json!({"resourceRequest": {"cpu": "1"}, "nodeClaim": {"nodeSelector": {"pool": "cpu"}}});
+    assert_eq!(
+        index.max_available_replicas(Some(&requirements(cpu_only.clone()))),
+        0
+    );
+    let mut tolerating = cpu_only;
+    tolerating["nodeClaim"]["tolerations"] =
+        json!([{"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}]);
+    // Pods cap the 16 CPUs at 3.
+    assert_eq!(
+        index.max_available_replicas(Some(&requirements(tolerating))),
+        3
+    );
+}
+
+#[test]
+fn no_requirements_count_pods() {
+    let index = gpu_cluster();
+    // a100-1: 110 − 1 running pod; t4-1: 110; a100-2 tainted; cpu-1 cordoned.
+    assert_eq!(index.max_available_replicas(None), 219);
+    assert_eq!(NodeIndex::default().max_available_replicas(None), 0);
+}
+
+#[test]
+fn estimator_answers_unknown_for_clusters_without_nodes() {
+    let mut estimator = AccurateEstimator::default();
+    estimator.insert("known", gpu_cluster());
+    let known: Cluster = serde_json::from_value(
+        json!({"metadata": {"name": "known"}, "spec": {"syncMode": "Push"}}),
+    )
+    .expect("c");
+    let other: Cluster = serde_json::from_value(
+        json!({"metadata": {"name": "other"}, "spec": {"syncMode": "Push"}}),
+    )
+    .expect("c");
+    assert_eq!(
+        estimator.max_available_replicas(&[&known, &other], None),
+        [219, UNAUTHENTIC_REPLICA]
+    );
+}

@@ -1,0 +1,105 @@
+use flotilla_api::karmada::{Cluster, ReplicaRequirements};
+use serde_json::{Value, json};
+
+use super::*;
+
+fn cluster(spec: Value, summary: Value) -> Cluster {
+    let mut spec = spec;
+    spec["syncMode"] = json!("Push");
+    serde_json::from_value(json!({"metadata": {"name": "m"}, "spec": spec,
+        "status": {"resourceSummary": summary}}))
+    .expect("cluster")
+}
+
+fn requirements(request: Value) -> ReplicaRequirements {
+    serde_json::from_value(json!({"resourceRequest": request})).expect("requirements")
+}
+
+#[test]
+fn summary_path_table() {
+    let summary = json!({
+        "allocatable": {"cpu": "10", "memory": "64Gi", "pods": "110", "nvidia.com/gpu": "8"},
+        "allocated": {"cpu": "2500m", "memory": "16Gi", "pods": "10", "nvidia.com/gpu": "2"},
+        "allocating": {"cpu": "500m", "pods": "5"}
+    });
+    let table = [
+        (json!({"cpu": "1"}), 7),
+        (json!({"cpu": "300m"}), 23),
+        (json!({"memory": "10Gi"}), 4),
+        (json!({"nvidia.com/gpu": "4"}), 1),
+        (json!({"cpu": "1", "nvidia.com/gpu": "1"}), 6),
+        (json!({"ephemeral-storage": "1Gi"}), 0),
+        (json!({"cpu": "0"}), 95),
+    ];
+    let c = cluster(json!({}), summary);
+    for (request, want) in table {
+        let r = requirements(request.clone());
+        assert_eq!(general_max_available(&c, Some(&r)), want, "{request}");
+    }
+    assert_eq!(general_max_available(&c, None), 95);
+}
+
+#[test]
+fn no_summary_or_no_pods_is_zero() {
+    let bare: Cluster =
+        serde_json::from_value(json!({"metadata": {"name": "m"}, "spec": {"syncMode": "Push"}}))
+            .expect("cluster");
+    assert_eq!(general_max_available(&bare, None), 0);
+    let full = cluster(
+        json!({}),
+        json!({"allocatable": {"pods": "10"}, "allocated": {"pods": "10"}}),
+    );
+    assert_eq!(general_max_available(&full, None), 0);
+}
+
+#[test]
+fn resource_models_path() {
+    let spec = json!({"resourceModels": [
+        {"grade": 0, "ranges": [{"name": "cpu", "min": "0", "max": "1"}, {"name": "memory", "min": "0", "max": "4Gi"}]},
+        {"grade": 1, "ranges": [{"name": "cpu", "min": "1", "max": "2"}, {"name": "memory", "min": "4Gi", "max": "16Gi"}]},
+        {"grade": 2, "ranges": [{"name": "cpu", "min": "2", "max": "4"}, {"name": "memory", "min": "16Gi", "max": "32Gi"}]}]});
+    let summary = json!({
+        "allocatable": {"cpu": "100", "memory": "1000Gi", "pods": "1000"},
+        "allocatableModelings": [{"grade": 0, "count": 5}, {"grade": 1, "count": 3}, {"grade": 2, "count": 2}]
+    });
+    let c = cluster(spec, summary);
+    // Grade 1 nodes (1 cpu) fit one; grade 2 nodes (2 cpu) fit two: 3×1 + 2×2.
+    assert_eq!(
+        general_max_available(&c, Some(&requirements(json!({"cpu": "1"})))),
+        7
+    );
+    // Extended resources are absent from model nodes.
+    assert_eq!(
+        general_max_available(&c, Some(&requirements(json!({"nvidia.com/gpu": "1"})))),
+        0
+    );
+    // Pods cap: 110 per model node, and allowed pods overall.
+    assert_eq!(
+        general_max_available(&c, Some(&requirements(json!({})))),
+        1000
+    );
+}
+
+#[test]
+fn max_divided_truncates_like_go() {
+    let request = CompiledRequest::new(Some(
+        &[(
+            "cpu".to_owned(),
+            flotilla_api::Quantity::parse("2").expect("q"),
+        )]
+        .into_iter()
+        .collect(),
+    ));
+    let free = Resources {
+        milli_cpu: -3000,
+        pods: 10,
+        ..Resources::default()
+    };
+    assert_eq!(request.max_divided(&free), -1);
+    let free = Resources {
+        milli_cpu: 9000,
+        pods: 3,
+        ..Resources::default()
+    };
+    assert_eq!(request.max_divided(&free), 3);
+}

@@ -1,0 +1,226 @@
+//! `flotilla schedule` on YAML fixtures: the binary's output, exit codes and messages.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/schedule")
+        .join(name)
+}
+
+fn example(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(path)
+}
+
+fn flotilla_schedule(args: &[(&str, PathBuf)], extra: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_flotilla"));
+    command.arg("schedule");
+    for (flag, path) in args {
+        command.arg(flag).arg(path);
+    }
+    command.args(extra);
+    command.output().expect("run flotilla schedule")
+}
+
+fn scheduled(output: &Output) -> Value {
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("JSON output")
+}
+
+fn clusters(binding: &Value) -> Vec<(String, i64)> {
+    binding["spec"]["clusters"]
+        .as_array()
+        .expect("spec.clusters")
+        .iter()
+        .map(|c| {
+            (
+                c["name"].as_str().expect("name").to_owned(),
+                c["replicas"].as_i64().unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+fn pairs(p: &[(&str, i64)]) -> Vec<(String, i64)> {
+    p.iter().map(|(n, r)| ((*n).to_owned(), *r)).collect()
+}
+
+#[test]
+fn vllm_example_splits_five_three_two() {
+    let out = flotilla_schedule(
+        &[
+            ("--clusters", fixture("clusters-vllm.yaml")),
+            ("--policy", example("vllm/propagationpolicy.yaml")),
+            ("--workload", example("vllm/deployment.yaml")),
+        ],
+        &["-o", "json"],
+    );
+    let binding = scheduled(&out);
+    assert_eq!(binding["apiVersion"], "work.karmada.io/v1alpha2");
+    assert_eq!(binding["kind"], "ResourceBinding");
+    assert_eq!(binding["metadata"]["name"], "vllm-inference-deployment");
+    assert_eq!(binding["metadata"]["namespace"], "default");
+    assert_eq!(binding["spec"]["replicas"], 10);
+    assert_eq!(
+        binding["spec"]["replicaRequirements"]["resourceRequest"]["nvidia.com/gpu"],
+        "2"
+    );
+    assert_eq!(
+        clusters(&binding),
+        pairs(&[("cn-shanghai", 5), ("eu-central-1", 2), ("us-west-2", 3)])
+    );
+}
+
+#[test]
+fn yaml_output_by_default() {
+    let out = flotilla_schedule(
+        &[
+            ("--clusters", fixture("clusters-list.yaml")),
+            ("--policy", fixture("policy-duplicated.yaml")),
+            ("--workload", fixture("web.yaml")),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let binding: Value = yaml_serde::from_slice(&out.stdout).expect("YAML output");
+    assert_eq!(clusters(&binding), pairs(&[("member1", 6), ("member2", 6)]));
+}
+
+#[test]
+fn dynamic_weights_follow_capacity_and_skip_tainted_clusters() {
+    let out = flotilla_schedule(
+        &[
+            ("--clusters", fixture("clusters-list.yaml")),
+            ("--policy", fixture("policy-dynamic.yaml")),
+            ("--workload", fixture("web.yaml")),
+        ],
+        &["-o", "json"],
+    );
+    assert_eq!(
+        clusters(&scheduled(&out)),
+        pairs(&[("member1", 4), ("member2", 2)])
+    );
+}
+
+#[test]
+fn aggregated_uses_the_previous_binding() {
+    let first = flotilla_schedule(
+        &[
+            ("--clusters", fixture("clusters-list.yaml")),
+            ("--policy", fixture("policy-aggregated.yaml")),
+            ("--workload", fixture("web.yaml")),
+        ],
+        &["-o", "json"],
+    );
+    assert_eq!(clusters(&scheduled(&first)), pairs(&[("member3", 6)]));
+    let scale_up = flotilla_schedule(
+        &[
+            ("--clusters", fixture("clusters-list.yaml")),
+            ("--policy", fixture("policy-aggregated.yaml")),
+            ("--workload", fixture("web.yaml")),
+            ("--binding", fixture("binding-previous.yaml")),
+        ],
+        &["-o", "json"],
+    );
+    assert_eq!(
+        clusters(&scheduled(&scale_up)),
+        pairs(&[("member1", 5), ("member2", 1)])
+    );
+}
+
+#[test]
+fn nodes_feed_the_accurate_estimator() {
+    let args = |workload: &str| {
+        vec![
+            ("--clusters", fixture("clusters-list.yaml")),
+            ("--policy", fixture("policy-dynamic.yaml")),
+            ("--workload", fixture(workload)),
+            ("--nodes", fixture("nodes.yaml")),
+        ]
+    };
+    let out = flotilla_schedule(&args("web.yaml"), &["-o", "json"]);
+    assert_eq!(
+        clusters(&scheduled(&out)),
+        pairs(&[("member1", 2), ("member2", 4)])
+    );
+    let out = flotilla_schedule(&args("web-7.yaml"), &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "failed to assign replicas: failed to scale up: Clusters available replicas 6 are not enough to schedule."
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn no_fit_prints_karmadas_condition_message() {
+    let out = flotilla_schedule(
+        &[
+            ("--clusters", fixture("clusters-list.yaml")),
+            ("--policy", fixture("policy-nofit.yaml")),
+            ("--workload", fixture("web.yaml")),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "0/3 clusters are available: 1 cluster(s) had untolerated taint {maintenance=true:NoSchedule}, \
+         2 cluster(s) did not match the placement cluster affinity constraint."
+    );
+}
+
+#[test]
+fn bad_input_names_the_file_and_field() {
+    let out = flotilla_schedule(
+        &[
+            ("--clusters", fixture("clusters-list.yaml")),
+            ("--policy", fixture("policy-other.yaml")),
+            ("--workload", fixture("web.yaml")),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("policy-other.yaml") && stderr.contains("spec.resourceSelectors"),
+        "{stderr}"
+    );
+
+    let out = flotilla_schedule(
+        &[
+            ("--clusters", fixture("does-not-exist.yaml")),
+            ("--policy", fixture("policy-dynamic.yaml")),
+            ("--workload", fixture("web.yaml")),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does-not-exist.yaml"));
+
+    // A workload given as the clusters file: wrong kind, named with its document.
+    let out = flotilla_schedule(
+        &[
+            ("--clusters", fixture("web.yaml")),
+            ("--policy", fixture("policy-dynamic.yaml")),
+            ("--workload", fixture("web.yaml")),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("web.yaml: document 1: kind is \"Deployment\", expected Cluster"),
+        "{stderr}"
+    );
+}
