@@ -3,8 +3,8 @@
 //! ([`schedule`]: filter → score → select → assign) with the "should we schedule" decision
 //! ([`decide`]).
 //!
-//! Everything here is pure: no I/O, no clocks, no tokio. The run loop that watches bindings and
-//! writes results lives above this crate; `flotilla schedule` runs the same core on files.
+//! Everything but [`run`] is pure: no I/O, no clocks. [`run`] is the live scheduler (watches,
+//! queue, writes through a `kube::Client`); `flotilla schedule` runs the same core on files.
 
 pub mod assign;
 pub mod core;
@@ -13,6 +13,7 @@ pub mod estimator;
 pub mod framework;
 pub mod lifted;
 pub mod plugins;
+pub mod run;
 pub mod select;
 pub mod webster;
 

@@ -1,0 +1,731 @@
+//! The run loop (the only part of this crate that does I/O): watches ResourceBindings,
+//! ClusterResourceBindings and Clusters through a `kube::Client`, queues bindings whose
+//! generation changed (initial lists in the low lane), decides with [`crate::should_schedule`],
+//! runs the pure [`crate::schedule`] on a cached cluster snapshot and writes the result the way
+//! Karmada's scheduler does: a merge patch of `spec.clusters` + `policy.karmada.io/applied-placement`,
+//! then the status (`Scheduled` condition, `schedulerObservedGeneration`, `lastScheduledTime`).
+//!
+//! Beyond Karmada: a binding that was unschedulable for lack of capacity is retried as soon as
+//! any cluster's status changes (Karmada waits up to five minutes, karmada-io/karmada#4434).
+
+pub mod metrics;
+pub mod status;
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use flotilla_api::karmada::{
+    Cluster, ClusterResourceBinding, DEFAULT_SCHEDULER_NAME, MESSAGE_SCHEDULED, REASON_SUCCESS,
+    ResourceBinding, ResourceBindingSpec, ResourceBindingStatus,
+};
+use flotilla_runtime::{Backoff, Priority, Shutdown, WorkQueue};
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::watcher::{self, Event as WatchEvent};
+use serde_json::Value;
+use tracing::{debug, info, warn};
+
+use crate::core::{ScheduleError, ScheduleOptions, Snapshot};
+use crate::decide::ScheduleTrigger;
+use crate::framework::Framework;
+pub use metrics::Metrics;
+use status::Outcome;
+
+/// Labels that mark a binding as created for a (Cluster)PropagationPolicy (Karmada schedules
+/// only those, so attached dependency bindings are left alone).
+const SCHEDULABLE_LABELS: &[&str] = &[
+    "propagationpolicy.karmada.io/permanent-id",
+    "clusterpropagationpolicy.karmada.io/permanent-id",
+    "binding.karmada.io/managed-by",
+];
+
+/// How long an unschedulable binding waits before a retry when no cluster changes (Karmada's
+/// unschedulable queue flushes entries older than five minutes).
+const UNSCHEDULABLE_RETRY: Duration = Duration::from_secs(300);
+
+/// A binding in the queue.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BindingKey {
+    /// A ResourceBinding.
+    Namespaced { namespace: String, name: String },
+    /// A ClusterResourceBinding.
+    Cluster { name: String },
+}
+
+impl std::fmt::Display for BindingKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Namespaced { namespace, name } => write!(f, "{namespace}/{name}"),
+            Self::Cluster { name } => f.write_str(name),
+        }
+    }
+}
+
+/// Settings of the run loop.
+#[derive(Debug)]
+pub struct SchedulerConfig {
+    /// Bindings whose `spec.schedulerName` (empty: `default-scheduler`) is this are ours.
+    pub scheduler_name: String,
+    /// Concurrent workers.
+    pub workers: usize,
+    /// The enabled plugins.
+    pub framework: Framework,
+    /// Karmada's `--enable-empty-workload-propagation`.
+    pub enable_empty_workload_propagation: bool,
+    /// Backoff of bindings that failed with an error (Karmada: 1 s doubling to 10 s).
+    pub backoff: Backoff,
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        Self {
+            scheduler_name: DEFAULT_SCHEDULER_NAME.to_owned(),
+            workers: 4,
+            framework: Framework::default(),
+            enable_empty_workload_propagation: false,
+            backoff: Backoff {
+                base: Duration::from_secs(1),
+                max: Duration::from_secs(10),
+            },
+        }
+    }
+}
+
+/// A binding as the worker sees it, whichever kind.
+#[derive(Debug)]
+struct BindingView {
+    metadata: ObjectMeta,
+    spec: ResourceBindingSpec,
+    status: ResourceBindingStatus,
+}
+
+/// What a cluster looked like when last seen, to tell spec changes from status changes.
+#[derive(Debug, Clone, PartialEq)]
+struct ClusterShape {
+    generation: Option<i64>,
+    labels: Option<std::collections::BTreeMap<String, String>>,
+    deleting: bool,
+}
+
+/// The scheduler's run loop.
+pub struct Scheduler {
+    client: kube::Client,
+    config: SchedulerConfig,
+    queue: WorkQueue<BindingKey>,
+    bindings: Store<ResourceBinding>,
+    cluster_bindings: Store<ClusterResourceBinding>,
+    clusters: Store<Cluster>,
+    writers: Mutex<Option<Writers>>,
+    snapshot: RwLock<Option<Arc<Snapshot>>>,
+    generations: Mutex<HashMap<BindingKey, i64>>,
+    cluster_shapes: Mutex<HashMap<String, ClusterShape>>,
+    unschedulable: Mutex<BTreeSet<BindingKey>>,
+    metrics: Metrics,
+    recorder: Recorder,
+}
+
+struct Writers {
+    bindings: reflector::store::Writer<ResourceBinding>,
+    cluster_bindings: reflector::store::Writer<ClusterResourceBinding>,
+    clusters: reflector::store::Writer<Cluster>,
+}
+
+impl std::fmt::Debug for Scheduler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scheduler")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why the run loop stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("the scheduler was started twice")]
+    AlreadyStarted,
+    #[error("waiting for the initial list of {0}")]
+    InitialListFailed(&'static str),
+}
+
+impl Scheduler {
+    pub fn new(client: kube::Client, config: SchedulerConfig, metrics: Metrics) -> Arc<Self> {
+        let (bindings, bindings_writer) = reflector::store();
+        let (cluster_bindings, cluster_bindings_writer) = reflector::store();
+        let (clusters, clusters_writer) = reflector::store();
+        let recorder = Recorder::new(
+            client.clone(),
+            Reporter {
+                controller: "karmada-scheduler".into(),
+                instance: None,
+            },
+        );
+        Arc::new(Self {
+            client,
+            queue: WorkQueue::new(config.backoff),
+            config,
+            bindings,
+            cluster_bindings,
+            clusters,
+            writers: Mutex::new(Some(Writers {
+                bindings: bindings_writer,
+                cluster_bindings: cluster_bindings_writer,
+                clusters: clusters_writer,
+            })),
+            snapshot: RwLock::new(None),
+            generations: Mutex::new(HashMap::new()),
+            cluster_shapes: Mutex::new(HashMap::new()),
+            unschedulable: Mutex::new(BTreeSet::new()),
+            metrics,
+            recorder,
+        })
+    }
+
+    /// The metrics this loop updates.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// Runs until `shutdown` is cancelled.
+    pub async fn run(self: Arc<Self>, shutdown: Shutdown) -> Result<(), RunError> {
+        let writers = lock(&self.writers).take().ok_or(RunError::AlreadyStarted)?;
+        let mut tasks = Vec::new();
+        tasks.push(tokio::spawn(self.clone().watch_bindings(
+            Api::<ResourceBinding>::all(self.client.clone()),
+            writers.bindings,
+            |b: &ResourceBinding| BindingKey::Namespaced {
+                namespace: b.metadata.namespace.clone().unwrap_or_default(),
+                name: b.metadata.name.clone().unwrap_or_default(),
+            },
+        )));
+        tasks.push(tokio::spawn(self.clone().watch_bindings(
+            Api::<ClusterResourceBinding>::all(self.client.clone()),
+            writers.cluster_bindings,
+            |b: &ClusterResourceBinding| BindingKey::Cluster {
+                name: b.metadata.name.clone().unwrap_or_default(),
+            },
+        )));
+        tasks.push(tokio::spawn(self.clone().watch_clusters(writers.clusters)));
+        let ready = async {
+            self.clusters
+                .wait_until_ready()
+                .await
+                .map_err(|_| RunError::InitialListFailed("clusters"))?;
+            self.bindings
+                .wait_until_ready()
+                .await
+                .map_err(|_| RunError::InitialListFailed("resourcebindings"))?;
+            self.cluster_bindings
+                .wait_until_ready()
+                .await
+                .map_err(|_| RunError::InitialListFailed("clusterresourcebindings"))
+        };
+        let ready = tokio::select! {
+            result = ready => result,
+            _ = shutdown.cancelled() => Ok(()),
+        };
+        if let Err(error) = ready {
+            for task in &tasks {
+                task.abort();
+            }
+            return Err(error);
+        }
+        info!(scheduler = %self.config.scheduler_name, "scheduler running");
+        for _ in 0..self.config.workers.max(1) {
+            tasks.push(tokio::spawn(self.clone().work()));
+        }
+        shutdown.cancelled().await;
+        self.queue.shut_down();
+        for task in tasks {
+            task.abort();
+        }
+        Ok(())
+    }
+
+    async fn watch_bindings<K>(
+        self: Arc<Self>,
+        api: Api<K>,
+        writer: reflector::store::Writer<K>,
+        key_of: fn(&K) -> BindingKey,
+    ) where
+        K: kube::Resource<DynamicType = ()>
+            + Clone
+            + std::fmt::Debug
+            + serde::de::DeserializeOwned
+            + Send
+            + Sync
+            + 'static,
+    {
+        let stream =
+            reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
+                .default_backoff();
+        let mut stream = std::pin::pin!(stream);
+        while let Some(event) = stream.next().await {
+            match event {
+                Ok(WatchEvent::Apply(object)) => {
+                    self.binding_seen(key_of(&object), object.meta(), false)
+                }
+                Ok(WatchEvent::InitApply(object)) => {
+                    self.binding_seen(key_of(&object), object.meta(), true);
+                }
+                Ok(WatchEvent::Delete(object)) => {
+                    let key = key_of(&object);
+                    lock(&self.generations).remove(&key);
+                    lock(&self.unschedulable).remove(&key);
+                    self.queue.forget(&key);
+                }
+                Ok(WatchEvent::Init | WatchEvent::InitDone) => {}
+                Err(error) => warn!(%error, "watching bindings"),
+            }
+        }
+    }
+
+    fn binding_seen(&self, key: BindingKey, meta: &ObjectMeta, initial: bool) {
+        let generation = meta.generation.unwrap_or(0);
+        let previous = lock(&self.generations).insert(key.clone(), generation);
+        // Status-only updates (same generation) never queue a binding.
+        if previous == Some(generation) {
+            return;
+        }
+        let event = if previous.is_none() {
+            "BindingAdd"
+        } else {
+            "BindingUpdate"
+        };
+        self.metrics.incoming(event);
+        let priority = if initial {
+            Priority::Low
+        } else {
+            Priority::High
+        };
+        self.queue.add_with(key, priority);
+        self.update_pending();
+    }
+
+    async fn watch_clusters(self: Arc<Self>, writer: reflector::store::Writer<Cluster>) {
+        let api = Api::<Cluster>::all(self.client.clone());
+        let stream =
+            reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
+                .default_backoff();
+        let mut stream = std::pin::pin!(stream);
+        while let Some(event) = stream.next().await {
+            match event {
+                Ok(WatchEvent::Apply(cluster)) => self.cluster_seen(&cluster, true),
+                Ok(WatchEvent::InitApply(cluster)) => self.cluster_seen(&cluster, false),
+                Ok(WatchEvent::Delete(cluster)) => {
+                    lock(&self.cluster_shapes).remove(cluster.name());
+                    self.invalidate_snapshot();
+                }
+                Ok(WatchEvent::Init | WatchEvent::InitDone) => self.invalidate_snapshot(),
+                Err(error) => warn!(%error, "watching clusters"),
+            }
+        }
+    }
+
+    /// A cluster changed: a new cluster, a spec or label change, or the start of its deletion
+    /// queues every binding (the decision filters them); a status change retries the bindings
+    /// that lacked capacity.
+    fn cluster_seen(&self, cluster: &Cluster, live: bool) {
+        self.invalidate_snapshot();
+        let shape = ClusterShape {
+            generation: cluster.metadata.generation,
+            labels: cluster.metadata.labels.clone(),
+            deleting: cluster.is_deleting(),
+        };
+        let previous = lock(&self.cluster_shapes).insert(cluster.name().to_owned(), shape.clone());
+        if !live {
+            return;
+        }
+        if previous.as_ref() != Some(&shape) {
+            self.metrics.incoming("ClusterChanged");
+            for key in self.all_binding_keys() {
+                self.queue.add(key);
+            }
+        } else {
+            let retry: Vec<BindingKey> = lock(&self.unschedulable).iter().cloned().collect();
+            if !retry.is_empty() {
+                self.metrics.incoming("ClusterChanged");
+            }
+            for key in retry {
+                self.queue.add(key);
+            }
+        }
+        self.update_pending();
+    }
+
+    fn all_binding_keys(&self) -> Vec<BindingKey> {
+        let mut keys: Vec<BindingKey> = lock(&self.generations).keys().cloned().collect();
+        keys.sort();
+        keys
+    }
+
+    fn invalidate_snapshot(&self) {
+        *self
+            .snapshot
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = None;
+    }
+
+    fn snapshot(&self) -> Arc<Snapshot> {
+        if let Some(snapshot) = self
+            .snapshot
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .as_ref()
+        {
+            return snapshot.clone();
+        }
+        let mut clusters: Vec<Cluster> = self
+            .clusters
+            .state()
+            .iter()
+            .map(|c| (**c).clone())
+            .collect();
+        clusters.sort_by(|a, b| a.name().cmp(b.name()));
+        let snapshot = Arc::new(Snapshot::new(clusters));
+        *self
+            .snapshot
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(snapshot.clone());
+        snapshot
+    }
+
+    fn update_pending(&self) {
+        let active = self.queue.len() as i64;
+        let delayed = self.queue.delayed() as i64;
+        let unschedulable = lock(&self.unschedulable).len() as i64;
+        let pending = &self.metrics.pending;
+        for (queue, value) in [
+            ("active", active),
+            ("backoff", delayed),
+            ("unschedulable", unschedulable),
+        ] {
+            pending
+                .get_or_create(&metrics::QueueLabels {
+                    queue: queue.to_owned(),
+                })
+                .set(value);
+        }
+        self.metrics.pending_workloads.set(active + delayed);
+    }
+
+    async fn work(self: Arc<Self>) {
+        while let Some(key) = self.queue.next().await {
+            match self.reconcile(&key).await {
+                Ok(Retry::Done) => self.queue.forget(&key),
+                Ok(Retry::After(delay)) => self.queue.add_after(key.clone(), delay),
+                Ok(Retry::RateLimited) => self.queue.add_rate_limited(key.clone()),
+                Err(error) => {
+                    warn!(binding = %key, %error, "scheduling failed; backing off");
+                    self.queue.add_rate_limited(key.clone());
+                }
+            }
+            self.queue.done(&key);
+            self.update_pending();
+        }
+    }
+
+    fn view(&self, key: &BindingKey) -> Option<BindingView> {
+        match key {
+            BindingKey::Namespaced { namespace, name } => {
+                let object = self
+                    .bindings
+                    .get(&reflector::ObjectRef::new(name).within(namespace))?;
+                Some(BindingView {
+                    metadata: object.metadata.clone(),
+                    spec: object.spec.clone(),
+                    status: object.status.clone().unwrap_or_default(),
+                })
+            }
+            BindingKey::Cluster { name } => {
+                let object = self
+                    .cluster_bindings
+                    .get(&reflector::ObjectRef::new(name))?;
+                Some(BindingView {
+                    metadata: object.metadata.clone(),
+                    spec: object.spec.clone(),
+                    status: object.status.clone().unwrap_or_default(),
+                })
+            }
+        }
+    }
+
+    fn is_ours(&self, binding: &BindingView) -> bool {
+        let scheduler = if binding.spec.scheduler_name.is_empty() {
+            DEFAULT_SCHEDULER_NAME
+        } else {
+            binding.spec.scheduler_name.as_str()
+        };
+        let suspended = binding
+            .spec
+            .suspension
+            .as_ref()
+            .and_then(|s| s.scheduling)
+            .unwrap_or(false);
+        let labelled = binding
+            .metadata
+            .labels
+            .as_ref()
+            .is_some_and(|labels| SCHEDULABLE_LABELS.iter().any(|l| labels.contains_key(*l)));
+        scheduler == self.config.scheduler_name && !suspended && labelled
+    }
+
+    async fn reconcile(&self, key: &BindingKey) -> Result<Retry, kube::Error> {
+        let Some(binding) = self.view(key) else {
+            return Ok(Retry::Done);
+        };
+        if binding.metadata.deletion_timestamp.is_some() || !self.is_ours(&binding) {
+            return Ok(Retry::Done);
+        }
+        let generation = binding.metadata.generation.unwrap_or(0);
+        let snapshot = self.snapshot();
+        let trigger = crate::should_schedule(
+            binding.metadata.annotations.as_ref(),
+            &binding.spec,
+            &binding.status,
+            &snapshot,
+        );
+        let Some(trigger) = trigger else {
+            if binding.status.scheduler_observed_generation != generation {
+                self.patch_status(
+                    key,
+                    &crate::run::status::observed_generation_patch(generation),
+                )
+                .await?;
+            }
+            return Ok(Retry::Done);
+        };
+        let schedule_type = match trigger {
+            ScheduleTrigger::ReplicasChanged => "ScaleSchedule",
+            _ => "ReconcileSchedule",
+        };
+        let started = Instant::now();
+        let result = {
+            // Estimator trait objects are not Sync: the options never live across an await.
+            let options = ScheduleOptions {
+                framework: &self.config.framework,
+                estimators: &[],
+                enable_empty_workload_propagation: self.config.enable_empty_workload_propagation,
+            };
+            crate::schedule(&snapshot, &binding.spec, &binding.status, &options)
+        };
+        self.metrics
+            .algorithm_duration
+            .get_or_create(&metrics::StepLabels {
+                schedule_step: "Total".to_owned(),
+            })
+            .observe(started.elapsed().as_secs_f64());
+        let Some(placement) = binding.spec.placement.as_ref() else {
+            return Ok(Retry::Done);
+        };
+        let now = Time(jiff::Timestamp::now());
+        let outcome = match result {
+            Ok(result) => {
+                let mut new_generation = generation;
+                let unchanged = status::result_unchanged(
+                    binding
+                        .metadata
+                        .annotations
+                        .as_ref()
+                        .and_then(|a| a.get(flotilla_api::karmada::ANNOTATION_APPLIED_PLACEMENT))
+                        .map(String::as_str),
+                    &binding.spec.clusters,
+                    placement,
+                    &result.clusters,
+                );
+                if !unchanged {
+                    let patched = self
+                        .patch(key, &status::result_patch(placement, &result.clusters))
+                        .await?;
+                    new_generation = patched.generation.unwrap_or(generation);
+                }
+                let outcome = Outcome {
+                    status: true,
+                    reason: REASON_SUCCESS.to_owned(),
+                    message: MESSAGE_SCHEDULED.to_owned(),
+                };
+                if let Some(patch) = status::status_patch(
+                    &binding.status,
+                    &outcome,
+                    now,
+                    Some((new_generation, result.affinity_name.as_deref())),
+                ) {
+                    self.patch_status(key, &patch).await?;
+                }
+                lock(&self.unschedulable).remove(key);
+                self.metrics
+                    .attempt("scheduled", schedule_type, started.elapsed().as_secs_f64());
+                let message = status::success_event_message(
+                    matches!(key, BindingKey::Cluster { .. }),
+                    &result.clusters,
+                );
+                info!(binding = %key, %message, "scheduled");
+                self.publish(
+                    &binding,
+                    key,
+                    EventType::Normal,
+                    "ScheduleBindingSucceed",
+                    message,
+                )
+                .await;
+                return Ok(Retry::Done);
+            }
+            Err(error) => error,
+        };
+        self.metrics
+            .attempt("error", schedule_type, started.elapsed().as_secs_f64());
+        let message = outcome.to_string();
+        let condition = Outcome {
+            status: false,
+            reason: outcome.reason().to_owned(),
+            message: message.clone(),
+        };
+        let retry = match &outcome {
+            ScheduleError::NoClusterFit(_) => {
+                // Karmada clears the result and does not retry until something changes.
+                let unchanged = status::result_unchanged(
+                    binding
+                        .metadata
+                        .annotations
+                        .as_ref()
+                        .and_then(|a| a.get(flotilla_api::karmada::ANNOTATION_APPLIED_PLACEMENT))
+                        .map(String::as_str),
+                    &binding.spec.clusters,
+                    placement,
+                    &[],
+                );
+                if !unchanged {
+                    self.patch(key, &status::result_patch(placement, &[]))
+                        .await?;
+                }
+                lock(&self.unschedulable).insert(key.clone());
+                Retry::Done
+            }
+            ScheduleError::Unschedulable(_) => {
+                lock(&self.unschedulable).insert(key.clone());
+                Retry::After(UNSCHEDULABLE_RETRY)
+            }
+            ScheduleError::Scheduler(_) => Retry::RateLimited,
+        };
+        if let Some(patch) = status::status_patch(&binding.status, &condition, now, None) {
+            self.patch_status(key, &patch).await?;
+        }
+        debug!(binding = %key, %message, "not scheduled");
+        self.publish(
+            &binding,
+            key,
+            EventType::Warning,
+            "ScheduleBindingFailed",
+            message,
+        )
+        .await;
+        Ok(retry)
+    }
+
+    async fn patch(&self, key: &BindingKey, patch: &Value) -> Result<ObjectMeta, kube::Error> {
+        let params = PatchParams::default();
+        match key {
+            BindingKey::Namespaced { namespace, name } => {
+                let api = Api::<ResourceBinding>::namespaced(self.client.clone(), namespace);
+                Ok(api
+                    .patch(name, &params, &Patch::Merge(patch))
+                    .await?
+                    .metadata)
+            }
+            BindingKey::Cluster { name } => {
+                let api = Api::<ClusterResourceBinding>::all(self.client.clone());
+                Ok(api
+                    .patch(name, &params, &Patch::Merge(patch))
+                    .await?
+                    .metadata)
+            }
+        }
+    }
+
+    async fn patch_status(&self, key: &BindingKey, patch: &Value) -> Result<(), kube::Error> {
+        let params = PatchParams::default();
+        match key {
+            BindingKey::Namespaced { namespace, name } => {
+                Api::<ResourceBinding>::namespaced(self.client.clone(), namespace)
+                    .patch_status(name, &params, &Patch::Merge(patch))
+                    .await?;
+            }
+            BindingKey::Cluster { name } => {
+                Api::<ClusterResourceBinding>::all(self.client.clone())
+                    .patch_status(name, &params, &Patch::Merge(patch))
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Records the decision on the binding and on its template, as Karmada does.
+    async fn publish(
+        &self,
+        binding: &BindingView,
+        key: &BindingKey,
+        type_: EventType,
+        reason: &str,
+        note: String,
+    ) {
+        let (api_version, kind, namespace) = match key {
+            BindingKey::Namespaced { namespace, .. } => (
+                "work.karmada.io/v1alpha2",
+                "ResourceBinding",
+                Some(namespace.clone()),
+            ),
+            BindingKey::Cluster { .. } => {
+                ("work.karmada.io/v1alpha2", "ClusterResourceBinding", None)
+            }
+        };
+        let binding_ref = ObjectReference {
+            api_version: Some(api_version.to_owned()),
+            kind: Some(kind.to_owned()),
+            namespace,
+            name: binding.metadata.name.clone(),
+            uid: binding.metadata.uid.clone(),
+            ..ObjectReference::default()
+        };
+        let resource = &binding.spec.resource;
+        let template_ref = ObjectReference {
+            api_version: Some(resource.api_version.clone()),
+            kind: Some(resource.kind.clone()),
+            namespace: (!resource.namespace.is_empty()).then(|| resource.namespace.clone()),
+            name: Some(resource.name.clone()),
+            uid: (!resource.uid.is_empty()).then(|| resource.uid.clone()),
+            ..ObjectReference::default()
+        };
+        let event = Event {
+            type_,
+            reason: reason.to_owned(),
+            note: Some(note),
+            action: "Schedule".to_owned(),
+            secondary: None,
+        };
+        for reference in [binding_ref, template_ref] {
+            if let Err(error) = self.recorder.publish(&event, &reference).await {
+                debug!(%error, "publishing an event failed");
+            }
+        }
+    }
+}
+
+/// What to do with a key after a reconcile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Retry {
+    Done,
+    After(Duration),
+    /// Again after the key's backoff (errors of the scheduling algorithm).
+    RateLimited,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
