@@ -167,6 +167,10 @@ async fn invalid_policies_are_rejected_naming_the_field() {
         reply.body
     );
     assert_eq!(reply.body["reason"], "Invalid");
+    assert_eq!(
+        reply.body["details"]["kind"], "PropagationPolicy",
+        "kubectl prints `The PropagationPolicy \"bad\" is invalid`"
+    );
     let message = reply.body["message"].as_str().unwrap_or("");
     assert!(
         message.starts_with("PropagationPolicy.policy.karmada.io \"bad\" is invalid: spec.placement.spreadConstraints: Invalid value: "),
