@@ -361,3 +361,71 @@ async fn federated_hpas_get_hpa_defaults() {
         )]
     );
 }
+
+#[tokio::test]
+async fn cluster_generation_moves_with_the_spec_only() {
+    let cp = control_plane().await;
+    let cluster = json!({"metadata": {"name": "m2"}, "spec": {"syncMode": "Pull"}});
+    let created = send(&cp, json("POST", CLUSTERS, &cluster)).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+
+    let mut with_status = created.body.clone();
+    with_status["status"] = json!({"kubernetesVersion": "v1.30.0"});
+    with_status["spec"]["region"] = "ignored-through-status".into();
+    let status = send(
+        &cp,
+        json("PUT", &format!("{CLUSTERS}/m2/status"), &with_status),
+    )
+    .await;
+    assert_eq!(status.status, StatusCode::OK, "{}", status.body);
+    assert_eq!(status.body["status"]["kubernetesVersion"], "v1.30.0");
+    assert_eq!(status.body["metadata"]["generation"], 1);
+    assert!(status.body["spec"].get("region").is_none());
+
+    let mut moved = status.body.clone();
+    moved["spec"]["region"] = "eu".into();
+    moved["status"] = json!({});
+    let updated = send(&cp, json("PUT", &format!("{CLUSTERS}/m2"), &moved)).await;
+    assert_eq!(updated.status, StatusCode::OK, "{}", updated.body);
+    assert_eq!(updated.body["metadata"]["generation"], 2);
+    assert_eq!(
+        updated.body["status"]["kubernetesVersion"], "v1.30.0",
+        "status kept"
+    );
+    assert_eq!(
+        updated.body["spec"]["resourceModels"], created.body["spec"]["resourceModels"],
+        "models given back are kept as they are"
+    );
+}
+
+#[tokio::test]
+async fn quota_and_taint_policies_are_validated() {
+    let cp = control_plane().await;
+    let quotas = "/apis/policy.karmada.io/v1alpha1/namespaces/default/federatedresourcequotas";
+    let quota = json!({"metadata": {"name": "q"}, "spec": {
+        "overall": {"cpu": "2"},
+        "staticAssignments": [{"clusterName": "m1", "hard": {"cpu": "3"}}]}});
+    let reply = send(&cp, json("POST", quotas, &quota)).await;
+    assert_eq!(
+        causes(&reply),
+        [(
+            "spec.overall[cpu]".to_owned(),
+            "Invalid value: \"2\": overall is less than assignments".to_owned()
+        )]
+    );
+    let policies = "/apis/policy.karmada.io/v1alpha1/clustertaintpolicies";
+    let policy = json!({"metadata": {"name": "t"}, "spec": {
+        "taints": [{"key": "k", "effect": "NoExecute"}]}});
+    let reply = send(&cp, json("POST", policies, &policy)).await;
+    assert_eq!(
+        reply.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        reply.body
+    );
+    assert_eq!(causes(&reply)[0].0, "spec.taints[0]");
+    let mut allowed = policy.clone();
+    allowed["spec"]["taints"][0]["effect"] = "NoSchedule".into();
+    let reply = send(&cp, json("POST", policies, &allowed)).await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
+}
