@@ -58,6 +58,16 @@ pub enum Kind {
     FederatedHpa,
     /// `autoscaling.karmada.io/v1alpha1` CronFederatedHPA.
     CronFederatedHpa,
+    /// `apps.karmada.io/v1alpha1` WorkloadRebalancer.
+    WorkloadRebalancer,
+    /// `remedy.karmada.io/v1alpha1` Remedy.
+    Remedy,
+    /// `networking.karmada.io/v1alpha1` MultiClusterService.
+    MultiClusterService,
+    /// `config.karmada.io/v1alpha1` ResourceInterpreterCustomization.
+    ResourceInterpreterCustomization,
+    /// `config.karmada.io/v1alpha1` ResourceInterpreterWebhookConfiguration.
+    ResourceInterpreterWebhookConfiguration,
 }
 
 impl Kind {
@@ -76,6 +86,15 @@ impl Kind {
             ("work.karmada.io", "Work") => Kind::Work,
             ("autoscaling.karmada.io", "FederatedHPA") => Kind::FederatedHpa,
             ("autoscaling.karmada.io", "CronFederatedHPA") => Kind::CronFederatedHpa,
+            ("apps.karmada.io", "WorkloadRebalancer") => Kind::WorkloadRebalancer,
+            ("remedy.karmada.io", "Remedy") => Kind::Remedy,
+            ("networking.karmada.io", "MultiClusterService") => Kind::MultiClusterService,
+            ("config.karmada.io", "ResourceInterpreterCustomization") => {
+                Kind::ResourceInterpreterCustomization
+            }
+            ("config.karmada.io", "ResourceInterpreterWebhookConfiguration") => {
+                Kind::ResourceInterpreterWebhookConfiguration
+            }
             _ => return None,
         })
     }
@@ -95,6 +114,13 @@ impl Kind {
             Kind::Work => &[tables::WORK],
             Kind::FederatedHpa => &[tables::FEDERATED_HPA],
             Kind::CronFederatedHpa => &[tables::CRON_FEDERATED_HPA],
+            Kind::WorkloadRebalancer => &[tables::WORKLOAD_REBALANCER],
+            Kind::Remedy => &[tables::REMEDY],
+            Kind::MultiClusterService => &[tables::MULTI_CLUSTER_SERVICE],
+            Kind::ResourceInterpreterCustomization => &[tables::RESOURCE_INTERPRETER_CUSTOMIZATION],
+            Kind::ResourceInterpreterWebhookConfiguration => {
+                &[tables::RESOURCE_INTERPRETER_WEBHOOK_CONFIGURATION]
+            }
         }
     }
 }
@@ -128,7 +154,12 @@ pub fn validate(kind: Kind, object: &Value, old: Option<&Value>) -> Vec<FieldErr
         Kind::ResourceBinding
         | Kind::ClusterResourceBinding
         | Kind::Work
-        | Kind::CronFederatedHpa => Vec::new(),
+        | Kind::CronFederatedHpa
+        | Kind::WorkloadRebalancer
+        | Kind::Remedy
+        | Kind::MultiClusterService
+        | Kind::ResourceInterpreterCustomization
+        | Kind::ResourceInterpreterWebhookConfiguration => Vec::new(),
     }
 }
 

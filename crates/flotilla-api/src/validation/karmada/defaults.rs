@@ -74,7 +74,12 @@ pub fn default_object(kind: Kind, object: &mut Value, ctx: &Defaulting<'_>) {
         Kind::ClusterOverridePolicy
         | Kind::FederatedResourceQuota
         | Kind::ClusterTaintPolicy
-        | Kind::FederatedHpa => {}
+        | Kind::FederatedHpa
+        | Kind::WorkloadRebalancer
+        | Kind::Remedy
+        | Kind::MultiClusterService
+        | Kind::ResourceInterpreterCustomization
+        | Kind::ResourceInterpreterWebhookConfiguration => {}
     }
 }
 

@@ -422,3 +422,89 @@ pub const CLUSTER: &[Constraint] = &[
     ("spec.resourceModels[].ranges[].min", Quantity),
     ("spec.resourceModels[].ranges[].max", Quantity),
 ];
+
+/// `WorkloadRebalancer`.
+pub const WORKLOAD_REBALANCER: &[Constraint] = &[
+    ("", Required(&["spec"])),
+    ("spec", Required(&["workloads"])),
+    ("spec.workloads", MinItems(1)),
+    (
+        "spec.workloads[]",
+        Required(&["apiVersion", "kind", "name"]),
+    ),
+];
+
+/// `Remedy`.
+pub const REMEDY: &[Constraint] = &[
+    ("", Required(&["spec"])),
+    (
+        "spec.decisionMatches[].clusterConditionMatch",
+        Required(&["conditionStatus", "conditionType", "operator"]),
+    ),
+    (
+        "spec.decisionMatches[].clusterConditionMatch.operator",
+        Enum(&["Equal", "NotEqual"]),
+    ),
+];
+
+/// `MultiClusterService`.
+pub const MULTI_CLUSTER_SERVICE: &[Constraint] = &[
+    ("", Required(&["spec"])),
+    ("spec", Required(&["types"])),
+    ("spec.ports[]", Required(&["port"])),
+    ("spec.providerClusters[]", Required(&["name"])),
+    ("spec.consumerClusters[]", Required(&["name"])),
+];
+
+/// `ResourceInterpreterCustomization`.
+pub const RESOURCE_INTERPRETER_CUSTOMIZATION: &[Constraint] = &[
+    ("", Required(&["spec"])),
+    ("spec", Required(&["customizations", "target"])),
+    ("spec.target", Required(&["apiVersion", "kind"])),
+    ("spec.customizations.retention", Required(&["luaScript"])),
+    (
+        "spec.customizations.replicaResource",
+        Required(&["luaScript"]),
+    ),
+    (
+        "spec.customizations.componentResource",
+        Required(&["luaScript"]),
+    ),
+    (
+        "spec.customizations.replicaRevision",
+        Required(&["luaScript"]),
+    ),
+    (
+        "spec.customizations.statusReflection",
+        Required(&["luaScript"]),
+    ),
+    (
+        "spec.customizations.statusAggregation",
+        Required(&["luaScript"]),
+    ),
+    (
+        "spec.customizations.healthInterpretation",
+        Required(&["luaScript"]),
+    ),
+    (
+        "spec.customizations.dependencyInterpretation",
+        Required(&["luaScript"]),
+    ),
+];
+
+/// `ResourceInterpreterWebhookConfiguration`.
+pub const RESOURCE_INTERPRETER_WEBHOOK_CONFIGURATION: &[Constraint] = &[
+    ("", Required(&["webhooks"])),
+    (
+        "webhooks[]",
+        Required(&["clientConfig", "interpreterContextVersions", "name"]),
+    ),
+    (
+        "webhooks[].clientConfig.service",
+        Required(&["name", "namespace"]),
+    ),
+    (
+        "webhooks[].rules[]",
+        Required(&["apiGroups", "apiVersions", "kinds", "operations"]),
+    ),
+];

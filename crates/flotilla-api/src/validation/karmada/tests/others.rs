@@ -224,3 +224,38 @@ fn bindings_need_a_resource() {
         ]
     );
 }
+
+#[test]
+fn other_kinds_get_their_schema_constraints() {
+    let rebalancer = json!({"metadata": {"name": "r"}, "spec": {"workloads": [{"apiVersion": "apps/v1", "kind": "Deployment"}]}});
+    assert_eq!(
+        messages(&validate(Kind::WorkloadRebalancer, &rebalancer, None)),
+        ["spec.workloads[0].name: Required value"]
+    );
+    let remedy = json!({"metadata": {"name": "r"}, "spec": {"decisionMatches": [{"clusterConditionMatch": {
+        "conditionType": "ServiceDomainNameResolutionReady", "operator": "Is", "conditionStatus": "False"}}]}});
+    assert_eq!(
+        messages(&validate(Kind::Remedy, &remedy, None)),
+        [
+            "spec.decisionMatches[0].clusterConditionMatch.operator: Unsupported value: \"Is\": supported values: \"Equal\", \"NotEqual\""
+        ]
+    );
+    let customization = json!({"metadata": {"name": "c"}, "spec": {"target": {"apiVersion": "apps/v1", "kind": "Deployment"},
+        "customizations": {"replicaResource": {}}}});
+    assert_eq!(
+        messages(&validate(
+            Kind::ResourceInterpreterCustomization,
+            &customization,
+            None
+        )),
+        ["spec.customizations.replicaResource.luaScript: Required value"]
+    );
+    assert_eq!(
+        messages(&validate(
+            Kind::MultiClusterService,
+            &json!({"metadata": {"name": "s"}, "spec": {}}),
+            None
+        )),
+        ["spec.types: Required value"]
+    );
+}
