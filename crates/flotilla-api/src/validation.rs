@@ -7,6 +7,7 @@
 //! cause per error ([`FieldError::to_status_cause`], [`invalid_message`]).
 
 mod field_error;
+pub mod karmada;
 mod names;
 mod object_meta;
 

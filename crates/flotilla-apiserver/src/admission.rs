@@ -1,6 +1,8 @@
 //! Admission: type checks, defaulting and validation of objects before they are stored. Kind-
 //! specific rules cover what kubectl users hit; names follow Kubernetes' rules.
 
+mod karmada;
+
 use serde_json::Value;
 
 use flotilla_api::LabelSelector;
@@ -54,6 +56,7 @@ pub fn default_on_create(info: &ResourceInfo, object: &mut Value) {
         object["status"] = serde_json::json!({"phase": "Active"});
     }
     crate::defaults::apply(&info.group, &info.version, &info.kind, object);
+    karmada::default(info, object, true);
 }
 
 /// Defaults applied on every update.
@@ -61,6 +64,7 @@ pub fn default_on_update(info: &ResourceInfo, object: &mut Value) {
     set_type(info, object);
     crate::defaults::apply(&info.group, &info.version, &info.kind, object);
     crd_defaults(info, object);
+    karmada::default(info, object, false);
 }
 
 /// CRDs get kube's defaults; custom resources are defaulted and pruned by their schema.
@@ -86,6 +90,7 @@ pub fn validate(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Res
         ));
     }
     errors.extend(kind_errors(info, object));
+    errors.extend(karmada::errors(info, object, old));
     if errors.is_empty() {
         Ok(())
     } else {
@@ -103,6 +108,7 @@ fn name_rule(info: &ResourceInfo) -> NameRule {
     match (info.group.as_str(), info.kind.as_str()) {
         ("", "Namespace") => NameRule::Dns1123Label,
         ("", "Service") => NameRule::Dns1035Label,
+        ("cluster.karmada.io", "Cluster") => NameRule::Dns1123Label,
         ("rbac.authorization.k8s.io", _) => NameRule::PathSegment,
         _ => NameRule::Dns1123Subdomain,
     }

@@ -136,6 +136,8 @@ impl ApiError {
     /// (`Deployment.apps "web" is invalid: [...]`).
     pub fn invalid(info: &ResourceInfo, name: &str, errors: &[FieldError]) -> Self {
         let mut d = details(info, name);
+        // kube-apiserver's NewInvalid names the kind (kubectl prints `The <Kind> "x" is invalid`).
+        d.kind = info.kind.clone();
         d.causes = errors
             .iter()
             .map(|e| Cause {

@@ -10,6 +10,7 @@ mod fieldvalidation;
 mod fuzz;
 mod gc;
 mod http_api;
+mod karmada;
 mod kube_rs;
 mod openapi_v2;
 mod watch;

@@ -5,6 +5,7 @@ mod harness;
 
 mod apply;
 mod crd;
+mod karmada;
 mod lifecycle;
 mod reads;
 mod writes;

@@ -1,0 +1,348 @@
+//! Cluster validation, as Karmada's aggregated API server runs it
+//! (pkg/apis/cluster/validation/validation.go, `lifted.ValidateClusterTaints`).
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use super::policy::items;
+use super::{shown, str_field};
+use crate::Quantity;
+use crate::validation::{
+    FieldError, FieldPath, is_dns1123_label, is_qualified_name, is_valid_label_value,
+};
+
+/// Longest cluster name Karmada accepts.
+pub const CLUSTER_NAME_MAX_LENGTH: usize = 48;
+
+/// `ValidateClusterName`: messages for a name that is not a valid cluster name.
+pub fn cluster_name_errors(name: &str) -> Vec<String> {
+    if name.is_empty() {
+        return vec!["must be not empty".into()];
+    }
+    if name.len() > CLUSTER_NAME_MAX_LENGTH {
+        return vec![format!(
+            "must be no more than {CLUSTER_NAME_MAX_LENGTH} characters"
+        )];
+    }
+    is_dns1123_label(name)
+}
+
+/// The spec rules (metadata is the API server's business, except the length limit of names).
+pub fn cluster(object: &Value) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let name = object["metadata"]["name"].as_str().unwrap_or("");
+    if name.len() > CLUSTER_NAME_MAX_LENGTH {
+        errors.push(FieldError::invalid(
+            "metadata.name",
+            name,
+            format!("must be no more than {CLUSTER_NAME_MAX_LENGTH} characters"),
+        ));
+    }
+    let spec = &object["spec"];
+    let path = FieldPath::new("spec");
+    let sync_mode = str_field(spec, "syncMode");
+    if sync_mode.is_empty() {
+        errors.push(FieldError::required(path.child("syncMode"), ""));
+    }
+    if !matches!(sync_mode, "Pull" | "Push") {
+        errors.push(FieldError::not_supported(
+            path.child("syncMode"),
+            sync_mode,
+            &["Pull", "Push"],
+        ));
+    }
+    let endpoint = str_field(spec, "apiEndpoint");
+    if !endpoint.is_empty() {
+        errors.extend(api_endpoint(endpoint, &path.child("apiEndpoint")));
+    }
+    for secret in ["secretRef", "impersonatorSecretRef"] {
+        let reference = &spec[secret];
+        if reference.is_null() {
+            continue;
+        }
+        for field in ["namespace", "name"] {
+            if str_field(reference, field).is_empty() {
+                errors.push(FieldError::required(path.child(secret).child(field), ""));
+            }
+        }
+    }
+    let proxy = str_field(spec, "proxyURL");
+    if !proxy.is_empty() {
+        let scheme = GoUrl::parse(proxy).map(|u| u.scheme).unwrap_or_default();
+        if !matches!(scheme.as_str(), "http" | "https" | "socks5") {
+            errors.push(FieldError::invalid(
+                path.child("proxyURL"),
+                proxy,
+                format!("unsupported scheme {scheme:?}, must be http, https, or socks5"),
+            ));
+        }
+    }
+    errors.extend(topology(spec, &path));
+    errors.extend(taints(&spec["taints"], &path.child("taints")));
+    if spec["resourceModels"]
+        .as_array()
+        .is_some_and(|m| !m.is_empty())
+        && let Some(error) = resource_models(&spec["resourceModels"], &path.child("resourceModels"))
+    {
+        errors.push(error);
+    }
+    errors
+}
+
+fn topology(spec: &Value, path: &FieldPath) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    for field in ["provider", "region"] {
+        let value = str_field(spec, field);
+        let messages = is_valid_label_value(value);
+        if !messages.is_empty() {
+            errors.push(FieldError::invalid(
+                path.child(field),
+                value,
+                messages.join("; "),
+            ));
+        }
+    }
+    let zone = str_field(spec, "zone");
+    let zones = spec["zones"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if !zone.is_empty() && !zones.is_empty() {
+        errors.push(FieldError::type_invalid(
+            path.child("zone"),
+            shown(spec),
+            "Zone and Zones cannot co-exist",
+        ));
+        return errors;
+    }
+    if !zone.is_empty() {
+        let messages = is_valid_label_value(zone);
+        if !messages.is_empty() {
+            errors.push(FieldError::invalid(
+                path.child("zone"),
+                zone,
+                messages.join("; "),
+            ));
+        }
+        return errors;
+    }
+    for (i, value) in zones.iter().enumerate() {
+        let value = value.as_str().unwrap_or("");
+        let messages = is_valid_label_value(value);
+        if !messages.is_empty() {
+            errors.push(FieldError::invalid(
+                path.child("zones").index(i),
+                value,
+                messages.join("; "),
+            ));
+        }
+    }
+    errors
+}
+
+/// `ValidateClusterTaints`: label-like keys and values, NoSchedule or NoExecute, unique by key
+/// and effect.
+pub fn taints(taints: &Value, path: &FieldPath) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (i, taint) in items(taints) {
+        let at = path.index(i);
+        let key = str_field(taint, "key");
+        for message in is_qualified_name(key) {
+            errors.push(FieldError::invalid(at.child("key"), key, message));
+        }
+        let value = str_field(taint, "value");
+        let messages = is_valid_label_value(value);
+        if !messages.is_empty() {
+            errors.push(FieldError::invalid(
+                at.child("value"),
+                value,
+                messages.join(";"),
+            ));
+        }
+        let effect = str_field(taint, "effect");
+        if effect.is_empty() {
+            errors.push(FieldError::required(at.child("effect"), ""));
+        } else if !matches!(effect, "NoSchedule" | "NoExecute") {
+            errors.push(FieldError::not_supported(
+                at.child("effect"),
+                effect,
+                &["NoSchedule", "NoExecute"],
+            ));
+        }
+        if !seen.insert((effect, key)) {
+            let mut duplicate = FieldError::duplicate(&at, shown(taint));
+            duplicate.detail = "taints must be unique by key and effect pair".into();
+            errors.push(duplicate);
+        }
+    }
+    errors
+}
+
+fn quantity(value: &Value) -> Option<Quantity> {
+    match value {
+        Value::String(s) => Quantity::parse(s).ok(),
+        Value::Number(n) => Quantity::parse(&n.to_string()).ok(),
+        Value::Null => Quantity::parse("0").ok(),
+        _ => None,
+    }
+}
+
+/// `ValidateClusterResourceModels`: the first failure only, as Karmada reports it.
+pub fn resource_models(models: &Value, path: &FieldPath) -> Option<FieldError> {
+    let list = models.as_array()?;
+    let invalid = |message: &str| Some(FieldError::invalid(path, shown(models), message));
+    let max_int = Quantity::from_i64(i64::MAX, crate::QuantityFormat::DecimalSI);
+    for (i, model) in list.iter().enumerate() {
+        let ranges = model["ranges"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let previous = i.checked_sub(1).map(|p| &list[p]);
+        if let Some(previous) = previous {
+            if previous["grade"] == model["grade"] {
+                return invalid("The grade of each models should not be the same");
+            }
+            if previous["ranges"].as_array().map_or(0, Vec::len) != ranges.len() {
+                return invalid("The number of resource types should be the same");
+            }
+        }
+        for (j, range) in ranges.iter().enumerate() {
+            let (Some(min), Some(max)) = (quantity(&range["min"]), quantity(&range["max"])) else {
+                return invalid(
+                    "The max value of each resource must be greater than the min value",
+                );
+            };
+            if max <= min {
+                return invalid(
+                    "The max value of each resource must be greater than the min value",
+                );
+            }
+            match previous {
+                None if !min.is_zero() => {
+                    return invalid(
+                        "The min value of each resource in the first model should be 0",
+                    );
+                }
+                None => {}
+                Some(previous) => {
+                    let before = &previous["ranges"][j];
+                    if before["name"] != range["name"] {
+                        return invalid("The resource types of each models should be the same");
+                    }
+                    if quantity(&before["max"]).as_ref() != Some(&min) {
+                        return invalid(
+                            "Model intervals for resources must be contiguous and non-overlapping",
+                        );
+                    }
+                }
+            }
+            if i == list.len() - 1 && max < max_int {
+                return invalid(
+                    "The max value of each resource in the last model should be MaxInt64",
+                );
+            }
+        }
+    }
+    None
+}
+
+/// The parts of a URL Go's `url.Parse` yields that the endpoint rules look at.
+#[derive(Debug, Default, PartialEq)]
+pub struct GoUrl {
+    pub scheme: String,
+    pub user: Option<String>,
+    pub host: String,
+    pub query: String,
+    pub fragment: String,
+}
+
+impl GoUrl {
+    /// Splits `scheme://user@host/path?query#fragment` like Go's `url.Parse`; the error is
+    /// Go's wording.
+    pub fn parse(raw: &str) -> Result<GoUrl, String> {
+        if raw.chars().any(|c| c.is_ascii_control()) {
+            return Err(format!(
+                "parse {raw:?}: net/url: invalid control character in URL"
+            ));
+        }
+        let (rest, fragment) = raw.split_once('#').unwrap_or((raw, ""));
+        let mut url = GoUrl {
+            fragment: fragment.to_owned(),
+            ..GoUrl::default()
+        };
+        let mut rest = rest;
+        if let Some(colon) = rest.find(':') {
+            let candidate = &rest[..colon];
+            let is_scheme = candidate.chars().enumerate().all(|(i, c)| {
+                c.is_ascii_alphabetic() || (i > 0 && (c.is_ascii_digit() || "+-.".contains(c)))
+            });
+            if colon == 0 {
+                return Err(format!("parse {raw:?}: missing protocol scheme"));
+            }
+            if is_scheme {
+                url.scheme = candidate.to_ascii_lowercase();
+                rest = &rest[colon + 1..];
+            }
+        }
+        let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+        url.query = query.to_owned();
+        if let Some(authority) = rest.strip_prefix("//") {
+            let authority = authority.split('/').next().unwrap_or("");
+            match authority.rsplit_once('@') {
+                Some((user, host)) => {
+                    url.user = Some(user.to_owned());
+                    url.host = host.to_owned();
+                }
+                None => url.host = authority.to_owned(),
+            }
+        }
+        Ok(url)
+    }
+}
+
+/// `ValidateClusterAPIEndpoint` (HTTPS not forced).
+pub fn api_endpoint(endpoint: &str, path: &FieldPath) -> Vec<FieldError> {
+    const FORM: &str = "; desired format: hostname, hostname:port, IP or IP:port";
+    let url = match GoUrl::parse(endpoint) {
+        Ok(url) => url,
+        Err(error) => {
+            return vec![FieldError::invalid(
+                path,
+                endpoint,
+                format!("apiEndpoint must be a valid URL: {error}{FORM}"),
+            )];
+        }
+    };
+    let mut errors = Vec::new();
+    if url.host.is_empty() {
+        errors.push(FieldError::invalid(
+            path,
+            "",
+            format!("host must be provided{FORM}"),
+        ));
+    }
+    if let Some(user) = &url.user {
+        errors.push(FieldError::invalid(
+            path,
+            user.as_str(),
+            "user information is not permitted in the URL",
+        ));
+    }
+    if !url.fragment.is_empty() {
+        errors.push(FieldError::invalid(
+            path,
+            url.fragment.as_str(),
+            "fragments are not permitted in the URL",
+        ));
+    }
+    if !url.query.is_empty() {
+        errors.push(FieldError::invalid(
+            path,
+            url.query.as_str(),
+            "query parameters are not permitted in the URL",
+        ));
+    }
+    errors
+}

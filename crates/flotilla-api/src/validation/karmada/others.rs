@@ -1,0 +1,295 @@
+//! FederatedResourceQuota, ClusterTaintPolicy and FederatedHPA validation
+//! (pkg/webhook/{federatedresourcequota,clustertaintpolicy}/validating.go,
+//! pkg/util/lifted/validatingfhpa.go).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::cluster::cluster_name_errors;
+use super::policy::items;
+use super::str_field;
+use crate::Quantity;
+use crate::validation::{
+    DNS1123_LABEL_MAX_LENGTH, FieldError, FieldPath, is_qualified_name, is_valid_path_segment_name,
+};
+
+const STANDARD_QUOTA_RESOURCES: &[&str] = &[
+    "cpu",
+    "memory",
+    "ephemeral-storage",
+    "requests.cpu",
+    "requests.memory",
+    "requests.storage",
+    "requests.ephemeral-storage",
+    "limits.cpu",
+    "limits.memory",
+    "limits.ephemeral-storage",
+    "pods",
+    "resourcequotas",
+    "services",
+    "replicationcontrollers",
+    "secrets",
+    "persistentvolumeclaims",
+    "configmaps",
+    "services.nodeports",
+    "services.loadbalancers",
+];
+
+const STANDARD_RESOURCES_EXTRA: &[&str] = &["storage"];
+
+const INTEGER_RESOURCES: &[&str] = &[
+    "pods",
+    "resourcequotas",
+    "services",
+    "replicationcontrollers",
+    "secrets",
+    "configmaps",
+    "persistentvolumeclaims",
+    "services.nodeports",
+    "services.loadbalancers",
+];
+
+fn huge_pages(name: &str) -> bool {
+    name.starts_with("hugepages-") || name.starts_with("requests.hugepages-")
+}
+
+/// An extended resource (`example.com/foo`): integer-valued in quotas.
+fn extended(name: &str) -> bool {
+    let native = !name.contains('/') || name.contains("kubernetes.io/");
+    if native || name.starts_with("requests.") {
+        return false;
+    }
+    is_qualified_name(&format!("requests.{name}")).is_empty()
+}
+
+fn quota_resource_name(name: &str, path: &FieldPath) -> Vec<FieldError> {
+    let mut errors: Vec<FieldError> = is_qualified_name(name)
+        .into_iter()
+        .map(|m| FieldError::invalid(path, name, m))
+        .collect();
+    if errors.is_empty() && !name.contains('/') {
+        let standard = STANDARD_QUOTA_RESOURCES.contains(&name)
+            || STANDARD_RESOURCES_EXTRA.contains(&name)
+            || huge_pages(name);
+        if !standard {
+            errors.push(FieldError::invalid(
+                path,
+                name,
+                "must be a standard resource type or fully qualified",
+            ));
+        }
+    }
+    let quota = STANDARD_QUOTA_RESOURCES.contains(&name) || huge_pages(name);
+    if !name.contains('/') && !quota {
+        errors.push(FieldError::invalid(
+            path,
+            name,
+            "must be a standard resource for quota",
+        ));
+    }
+    errors
+}
+
+fn resource_list(list: &Value, path: &FieldPath) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    // Sorted, for a deterministic order (Karmada walks a Go map).
+    let sorted: BTreeMap<&String, &Value> = list.as_object().into_iter().flatten().collect();
+    for (name, value) in sorted {
+        let at = path.key(name);
+        errors.extend(quota_resource_name(name, &at));
+        let text = match value {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let Ok(quantity) = Quantity::parse(&text) else {
+            continue;
+        };
+        if quantity.signum() < 0 {
+            errors.push(FieldError::invalid(
+                &at,
+                quantity.to_string(),
+                "must be greater than or equal to 0",
+            ));
+        }
+        let integer = INTEGER_RESOURCES.contains(&name.as_str()) || extended(name);
+        if integer && quantity.as_milli().is_none_or(|m| m % 1000 != 0) {
+            errors.push(FieldError::invalid(
+                &at,
+                quantity.to_string(),
+                "must be an integer",
+            ));
+        }
+    }
+    errors
+}
+
+fn quantities(list: &Value) -> BTreeMap<String, Quantity> {
+    list.as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| {
+            v.as_str()
+                .and_then(|s| Quantity::parse(s).ok())
+                .map(|q| (k.clone(), q))
+        })
+        .collect()
+}
+
+/// The FederatedResourceQuota webhook's rules (spec and status).
+pub fn federated_resource_quota(object: &Value) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let name = object["metadata"]["name"].as_str().unwrap_or("");
+    if name.len() > DNS1123_LABEL_MAX_LENGTH {
+        errors.push(FieldError::invalid(
+            "metadata.name",
+            name,
+            format!("must be no more than {DNS1123_LABEL_MAX_LENGTH} characters"),
+        ));
+    }
+    let spec = &object["spec"];
+    let path = FieldPath::new("spec");
+    errors.extend(resource_list(&spec["overall"], &path.child("overall")));
+    let assignments = &spec["staticAssignments"];
+    for (i, assignment) in items(assignments) {
+        let at = path.child("staticAssignments").index(i);
+        errors.extend(cluster_name(assignment, &at));
+        errors.extend(resource_list(&assignment["hard"], &at.child("hard")));
+    }
+    let overall = quantities(&spec["overall"]);
+    for (resource, total) in &overall {
+        let mut assigned = Quantity::parse("0").expect("zero parses");
+        for (_, assignment) in items(assignments) {
+            if let Some(q) = quantities(&assignment["hard"]).get(resource) {
+                assigned = assigned.checked_add(q).unwrap_or(assigned);
+            }
+        }
+        if *total < assigned {
+            errors.push(FieldError::invalid(
+                path.child("overall").key(resource),
+                total.to_string(),
+                "overall is less than assignments",
+            ));
+        }
+    }
+    for (i, assignment) in items(assignments) {
+        for (resource, _) in assignment["hard"].as_object().into_iter().flatten() {
+            if !overall.contains_key(resource) && spec["overall"].get(resource).is_none() {
+                errors.push(FieldError::invalid(
+                    path.child("staticAssignments")
+                        .index(i)
+                        .child("hard")
+                        .key(resource),
+                    resource.as_str(),
+                    "assignment resourceName is not exist in overall",
+                ));
+            }
+        }
+    }
+    let status = &object["status"];
+    let path = FieldPath::new("status");
+    errors.extend(resource_list(&status["overall"], &path.child("overall")));
+    errors.extend(resource_list(
+        &status["overallUsed"],
+        &path.child("overallUsed"),
+    ));
+    for (i, item) in items(&status["aggregatedStatus"]) {
+        let at = path.child("aggregatedStatus").index(i);
+        errors.extend(cluster_name(item, &at));
+        errors.extend(resource_list(&item["hard"], &at.child("hard")));
+        errors.extend(resource_list(&item["used"], &at.child("used")));
+    }
+    errors
+}
+
+fn cluster_name(item: &Value, path: &FieldPath) -> Vec<FieldError> {
+    let name = str_field(item, "clusterName");
+    let messages = cluster_name_errors(name);
+    if messages.is_empty() {
+        Vec::new()
+    } else {
+        vec![FieldError::invalid(
+            path.child("clusterName"),
+            name,
+            messages.join(","),
+        )]
+    }
+}
+
+/// The ClusterTaintPolicy webhook: no NoExecute taints (karmada-webhook's
+/// `--allow-no-execute-taint-policy` is off by default), no two taints with the same key and
+/// effect.
+pub fn cluster_taint_policy(object: &Value) -> Vec<FieldError> {
+    let path = FieldPath::new("spec").child("taints");
+    let taints: Vec<(usize, &Value)> = items(&object["spec"]["taints"]).collect();
+    let mut errors = Vec::new();
+    for (i, taint) in &taints {
+        let key = str_field(taint, "key");
+        let effect = str_field(taint, "effect");
+        if effect == "NoExecute" {
+            errors.push(FieldError::forbidden(
+                path.index(*i),
+                "Configuring taint with NoExecute effect is not allowed, this capability must be explicitly enabled by administrators through command-line flags",
+            ));
+        }
+        let repeated = taints[i + 1..]
+            .iter()
+            .any(|(_, t)| str_field(t, "key") == key && str_field(t, "effect") == effect);
+        if repeated {
+            errors.push(FieldError::duplicate(
+                path.index(*i),
+                format!(
+                    "Duplicate taint with the same key({key}) and effect({effect}) is not allowed"
+                ),
+            ));
+        }
+    }
+    errors
+}
+
+/// The FederatedHPA webhook's spec rules (minReplicas ≥ 1: Karmada does not scale to zero).
+pub fn federated_hpa(object: &Value) -> Vec<FieldError> {
+    let spec = &object["spec"];
+    let path = FieldPath::new("spec");
+    let mut errors = Vec::new();
+    let min = spec["minReplicas"].as_i64();
+    let max = spec["maxReplicas"].as_i64().unwrap_or(0);
+    if let Some(min) = min
+        && min < 1
+    {
+        errors.push(FieldError::invalid(
+            path.child("minReplicas"),
+            min,
+            "must be greater than or equal to 1",
+        ));
+    }
+    if max < 1 {
+        errors.push(FieldError::invalid(
+            path.child("maxReplicas"),
+            max,
+            "must be greater than 0",
+        ));
+    }
+    if let Some(min) = min
+        && max < min
+    {
+        errors.push(FieldError::invalid(
+            path.child("maxReplicas"),
+            max,
+            "must be greater than or equal to `minReplicas`",
+        ));
+    }
+    let reference = &spec["scaleTargetRef"];
+    let at = path.child("scaleTargetRef");
+    for field in ["kind", "name"] {
+        let value = str_field(reference, field);
+        if value.is_empty() {
+            errors.push(FieldError::required(at.child(field), ""));
+        } else {
+            for message in is_valid_path_segment_name(value) {
+                errors.push(FieldError::invalid(at.child(field), value, message));
+            }
+        }
+    }
+    errors
+}

@@ -1,0 +1,289 @@
+//! The constraints and defaults Karmada declares in its CRDs' OpenAPI schemas (kubebuilder
+//! markers: `required`, `enum`, `minItems`, `minimum`, `default`, …), as a table per kind that
+//! one walker applies. Errors read as kube-apiserver's CRD validation words them; defaults are
+//! applied as structural defaulting does: only where the parent object exists, only where the
+//! field is absent or null.
+
+use serde_json::{Map, Value};
+
+use crate::Quantity;
+use crate::validation::{BadValue, FieldError, FieldPath};
+
+/// One schema rule at a path such as `spec.resourceSelectors[].kind` (`[]`: every list item,
+/// `{}`: every map value).
+#[derive(Debug, Clone, Copy)]
+pub enum Rule {
+    /// The object at the path must have these keys.
+    Required(&'static [&'static str]),
+    /// The string at the path must be one of these.
+    Enum(&'static [&'static str]),
+    /// The list at the path must have at least this many items.
+    MinItems(u64),
+    /// The integer at the path must be at least this.
+    Minimum(i64),
+    /// The integer at the path must be at most this.
+    Maximum(i64),
+    /// The string at the path must be at least this many characters long.
+    MinLength(u64),
+    /// The string at the path must be at most this many characters long.
+    MaxLength(u64),
+    /// The string at the path must be a resource quantity (the CRDs' quantity `pattern`).
+    Quantity,
+    /// The field at the path defaults to this string.
+    DefaultStr(&'static str),
+    /// The field at the path defaults to this integer.
+    DefaultInt(i64),
+    /// The field at the path defaults to this boolean.
+    DefaultBool(bool),
+}
+
+/// A rule and where it applies.
+pub type Constraint = (&'static str, Rule);
+
+/// The `pattern` Kubernetes' OpenAPI gives `resource.Quantity` (quoted in its error message).
+const QUANTITY_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
+
+/// Every violation of `constraints` by `object`, in table order.
+pub fn check(constraints: &[Constraint], object: &Value) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    for (path, rule) in constraints {
+        if is_default(rule) {
+            continue;
+        }
+        let segments: Vec<&str> = split(path);
+        visit(object, &segments, FieldPath::default(), &mut |value, at| {
+            apply_check(rule, value, at, &mut errors)
+        });
+    }
+    errors
+}
+
+/// Applies the `Default*` rules of `constraints` to `object`, parents before children (the
+/// table lists them in that order).
+pub fn default(constraints: &[Constraint], object: &mut Value) {
+    for (path, rule) in constraints {
+        let value = match rule {
+            Rule::DefaultStr(s) => Value::from(*s),
+            Rule::DefaultInt(i) => Value::from(*i),
+            Rule::DefaultBool(b) => Value::from(*b),
+            _ => continue,
+        };
+        let segments = split(path);
+        let Some((field, parents)) = segments.split_last() else {
+            continue;
+        };
+        visit_mut(object, parents, &mut |parent| {
+            if let Some(map) = parent.as_object_mut()
+                && map.get(*field).is_none_or(Value::is_null)
+            {
+                map.insert((*field).to_owned(), value.clone());
+            }
+        });
+    }
+}
+
+fn is_default(rule: &Rule) -> bool {
+    matches!(
+        rule,
+        Rule::DefaultStr(_) | Rule::DefaultInt(_) | Rule::DefaultBool(_)
+    )
+}
+
+/// `a.b[].c{}` → `["a", "b", "[]", "c", "{}"]`; the empty path is the object itself.
+fn split(path: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for part in path.split('.').filter(|p| !p.is_empty()) {
+        let mut rest = part;
+        let mut markers = Vec::new();
+        loop {
+            if let Some(name) = rest.strip_suffix("[]") {
+                rest = name;
+                markers.push("[]");
+            } else if let Some(name) = rest.strip_suffix("{}") {
+                rest = name;
+                markers.push("{}");
+            } else {
+                break;
+            }
+        }
+        out.push(rest);
+        out.extend(markers.into_iter().rev());
+    }
+    out
+}
+
+fn visit(value: &Value, segments: &[&str], at: FieldPath, f: &mut dyn FnMut(&Value, &FieldPath)) {
+    let Some((first, rest)) = segments.split_first() else {
+        if !value.is_null() {
+            f(value, &at);
+        }
+        return;
+    };
+    match *first {
+        "[]" => {
+            for (i, item) in value.as_array().into_iter().flatten().enumerate() {
+                visit(item, rest, at.index(i), f);
+            }
+        }
+        "{}" => {
+            for (key, item) in value.as_object().into_iter().flatten() {
+                visit(item, rest, at.key(key), f);
+            }
+        }
+        name => {
+            if let Some(child) = value.get(name) {
+                visit(child, rest, at.child(name), f);
+            }
+        }
+    }
+}
+
+fn visit_mut(value: &mut Value, segments: &[&str], f: &mut dyn FnMut(&mut Value)) {
+    let Some((first, rest)) = segments.split_first() else {
+        f(value);
+        return;
+    };
+    match *first {
+        "[]" => {
+            for item in value.as_array_mut().into_iter().flatten() {
+                visit_mut(item, rest, f);
+            }
+        }
+        "{}" => {
+            for (_, item) in value.as_object_mut().into_iter().flatten() {
+                visit_mut(item, rest, f);
+            }
+        }
+        name => {
+            if let Some(child) = value.get_mut(name) {
+                visit_mut(child, rest, f);
+            }
+        }
+    }
+}
+
+fn type_error(at: &FieldPath, value: &Value, want: &str) -> FieldError {
+    let actual = json_type(value);
+    FieldError::type_invalid(
+        at.as_str(),
+        actual,
+        format!("{at} in body must be of type {want}: \"{actual}\""),
+    )
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn apply_check(rule: &Rule, value: &Value, at: &FieldPath, errors: &mut Vec<FieldError>) {
+    match *rule {
+        Rule::Required(keys) => {
+            let Some(map) = value.as_object() else {
+                errors.push(type_error(at, value, "object"));
+                return;
+            };
+            for key in keys {
+                if map.get(*key).is_none_or(Value::is_null) {
+                    errors.push(FieldError::required(at.child(key).as_str(), ""));
+                }
+            }
+        }
+        Rule::Enum(allowed) => match value.as_str() {
+            Some(s) if allowed.contains(&s) => {}
+            Some(s) => errors.push(FieldError::not_supported(at.as_str(), s, allowed)),
+            None => errors.push(type_error(at, value, "string")),
+        },
+        Rule::MinItems(min) => match value.as_array() {
+            Some(items) if items.len() as u64 >= min => {}
+            Some(items) => errors.push(FieldError::invalid(
+                at.as_str(),
+                BadValue::Int(i64::try_from(items.len()).unwrap_or(i64::MAX)),
+                format!("{at} in body should have at least {min} items"),
+            )),
+            None => errors.push(type_error(at, value, "array")),
+        },
+        Rule::Minimum(min) => match value.as_i64() {
+            Some(n) if n >= min => {}
+            Some(n) => errors.push(FieldError::invalid(
+                at.as_str(),
+                n,
+                format!("{at} in body should be greater than or equal to {min}"),
+            )),
+            None => errors.push(type_error(at, value, "integer")),
+        },
+        Rule::Maximum(max) => match value.as_i64() {
+            Some(n) if n <= max => {}
+            Some(n) => errors.push(FieldError::invalid(
+                at.as_str(),
+                n,
+                format!("{at} in body should be less than or equal to {max}"),
+            )),
+            None => errors.push(type_error(at, value, "integer")),
+        },
+        Rule::MinLength(min) => match value.as_str() {
+            Some(s) if s.chars().count() as u64 >= min => {}
+            Some(s) => errors.push(FieldError::invalid(
+                at.as_str(),
+                s,
+                format!("{at} in body should be at least {min} chars long"),
+            )),
+            None => errors.push(type_error(at, value, "string")),
+        },
+        Rule::MaxLength(max) => match value.as_str() {
+            Some(s) if s.chars().count() as u64 <= max => {}
+            Some(_) => errors.push(FieldError::too_long(at.as_str(), usize::try_from(max).ok())),
+            None => errors.push(type_error(at, value, "string")),
+        },
+        Rule::Quantity => match value {
+            Value::String(s) if Quantity::parse(s).is_ok() => {}
+            Value::Number(_) => {}
+            Value::String(s) => errors.push(FieldError::invalid(
+                at.as_str(),
+                s.as_str(),
+                format!("{at} in body should match '{QUANTITY_PATTERN}'"),
+            )),
+            other => errors.push(type_error(at, other, "string")),
+        },
+        Rule::DefaultStr(_) | Rule::DefaultInt(_) | Rule::DefaultBool(_) => {}
+    }
+}
+
+/// A JSON object's string field, `""` when absent or not a string.
+pub fn str_at<'a>(map: &'a Map<String, Value>, key: &str) -> &'a str {
+    map.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn split_marks_lists_and_maps() {
+        assert_eq!(split("spec.a[].b{}"), vec!["spec", "a", "[]", "b", "{}"]);
+        assert_eq!(split("a[].b.c"), vec!["a", "[]", "b", "c"]);
+        assert_eq!(split(""), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn defaults_only_fill_existing_parents() {
+        let table: &[Constraint] = &[
+            ("spec.x.y", Rule::DefaultInt(3)),
+            ("spec.list[].z", Rule::DefaultStr("d")),
+        ];
+        let mut object = json!({"spec": {"list": [{}, {"z": "keep"}]}});
+        default(table, &mut object);
+        assert_eq!(
+            object,
+            json!({"spec": {"list": [{"z": "d"}, {"z": "keep"}]}})
+        );
+    }
+}
