@@ -187,3 +187,51 @@ fn a_token_secret_gets_a_working_token() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+#[test]
+fn service_account_tokens_survive_a_restart() {
+    let version = VERSIONS[VERSIONS.len() - 1];
+    let flotilla = Flotilla::start_with(tempfile::tempdir().expect("dir"), "redb");
+    let manifest = flotilla.file(
+        "token.yaml",
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: keeper\n  namespace: default\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: keeper-token\n  namespace: default\n  annotations:\n    kubernetes.io/service-account.name: keeper\ntype: kubernetes.io/service-account-token\n",
+    );
+    flotilla.ok(version, &["apply", "-f", &manifest]);
+    let bound = flotilla.ok(version, &["create", "token", "keeper", "--duration", "1h"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let legacy = loop {
+        let token = flotilla.ok(
+            version,
+            &[
+                "get",
+                "secret",
+                "keeper-token",
+                "-o",
+                "go-template={{if .data.token}}{{.data.token | base64decode}}{{end}}",
+            ],
+        );
+        if !token.is_empty() {
+            break token;
+        }
+        assert!(Instant::now() < deadline, "the token was never filled in");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let dir = flotilla.stop("TERM");
+    let again = Flotilla::start_with(dir, "redb");
+    for (name, token) in [("bound", bound.trim()), ("legacy", legacy.as_str())] {
+        let kubeconfig = token_kubeconfig(&again, version, name, token);
+        let (ok, out, err) = as_user(
+            &again,
+            version,
+            &kubeconfig,
+            &[
+                "auth",
+                "whoami",
+                "-o",
+                "jsonpath={.status.userInfo.username}",
+            ],
+        );
+        assert!(ok, "{name} token after restart: {err}");
+        assert_eq!(out, "system:serviceaccount:default:keeper");
+    }
+}
