@@ -196,9 +196,24 @@ impl Builder {
         let crds = tokio::spawn(crd::run(registry.clone()));
         // Garbage collection of dependents (ownerReferences).
         let gc = tokio::spawn(gc::run(registry.clone()));
+        let server = ApiServer::new(registry).with_service_accounts(tokens);
+        let rbac = server
+            .authorizer
+            .rbac()
+            .expect("the server authorizes with RBAC")
+            .clone();
+        let rbac = tokio::spawn(rbac.follow());
         Ok(Running {
-            server: ApiServer::new(registry).with_service_accounts(tokens),
-            tasks: vec![feeder, lifecycle, crds, gc, aggregation, tokens_controller],
+            server,
+            tasks: vec![
+                rbac,
+                feeder,
+                lifecycle,
+                crds,
+                gc,
+                aggregation,
+                tokens_controller,
+            ],
         })
     }
 }

@@ -72,6 +72,11 @@ impl Authorizer {
         Authorizer { rbac: Some(rbac) }
     }
 
+    /// The RBAC evaluator, whose [`Rbac::follow`] the server runs.
+    pub fn rbac(&self) -> Option<&Arc<Rbac>> {
+        self.rbac.as_ref()
+    }
+
     pub fn authorize(&self, attrs: &RequestAttributes<'_>) -> Decision {
         if attrs.user.groups.iter().any(|g| g == MASTERS_GROUP) {
             return Decision {

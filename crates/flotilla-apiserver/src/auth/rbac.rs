@@ -1,28 +1,28 @@
 //! The RBAC authorizer: Roles, ClusterRoles, RoleBindings and ClusterRoleBindings as the watch
 //! cache holds them, evaluated per request with no store read.
 //!
-//! Each object is parsed once per revision and kept in a small memo keyed by storage key, so a
-//! request costs a walk over the bindings that could apply (all ClusterRoleBindings, the
-//! RoleBindings of the request's namespace) and a lookup of each matching role. Matching rules
-//! are in [`crate::auth::lifted::rbac`].
+//! A `Policy` snapshot is compiled from the cache (roles by name, bindings indexed by the user
+//! names, groups and service accounts they name) and replaced whenever an RBAC object changes
+//! ([`Rbac::follow`]), so a request costs a few hash lookups for the caller's name and groups,
+//! whatever the number of bindings. Matching rules are in [`crate::auth::lifted::rbac`].
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
-use bytes::Bytes;
-use flotilla_store::Revision;
 use parking_lot::RwLock;
 use serde::Deserialize;
+use tokio::sync::broadcast::error::RecvError;
 
 use super::authn::UserInfo;
 use super::lifted::forbidden::go_quote;
-use super::lifted::rbac::{PolicyRule, Request, Subject, applies_to, rules_allow};
-use crate::cache::{CachedObject, WatchCache};
+use super::lifted::rbac::{
+    PolicyRule, Request, Subject, applies_to, rules_allow, service_account_username,
+};
+use crate::cache::WatchCache;
 
 /// The storage prefix of the RBAC group.
 const PREFIX: &str = "/registry/rbac.authorization.k8s.io/";
-/// Above this many memo entries, entries whose object is gone are dropped.
-const MEMO_PRUNE_AT: usize = 4096;
 
 /// What RBAC concluded about a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,24 +38,45 @@ pub enum Verdict {
 #[derive(Debug)]
 pub struct Rbac {
     cache: Arc<WatchCache>,
-    memo: RwLock<HashMap<Bytes, (Revision, Arc<Parsed>)>>,
+    policy: RwLock<Arc<Policy>>,
 }
 
-#[derive(Debug)]
-enum Parsed {
-    Role(Vec<PolicyRule>),
-    Binding(Binding),
-    /// Undecodable; grants nothing.
-    Invalid,
+/// The RBAC objects compiled for lookup.
+#[derive(Debug, Default)]
+struct Policy {
+    /// (namespace, name) → rules; ClusterRoles under namespace `""`.
+    roles: HashMap<(String, String), Arc<Vec<PolicyRule>>>,
+    /// ClusterRoleBindings.
+    cluster: Bindings,
+    /// RoleBindings per namespace.
+    namespaced: HashMap<String, Bindings>,
+}
+
+/// Bindings in key (name) order, and which of them name a user or a group: entries are
+/// (binding index, subject index).
+#[derive(Debug, Default)]
+struct Bindings {
+    list: Vec<Binding>,
+    by_user: HashMap<String, Vec<(usize, usize)>>,
+    by_group: HashMap<String, Vec<(usize, usize)>>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Binding {
     #[serde(default)]
+    metadata: Metadata,
+    #[serde(default)]
     role_ref: RoleRef,
     #[serde(default, deserialize_with = "nullable_subjects")]
     subjects: Vec<Subject>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Metadata {
+    name: String,
+    namespace: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -66,7 +87,9 @@ struct RoleRef {
 }
 
 #[derive(Debug, Deserialize)]
-struct RoleBody {
+struct Role {
+    #[serde(default)]
+    metadata: Metadata,
     #[serde(default, deserialize_with = "nullable_rules")]
     rules: Vec<PolicyRule>,
 }
@@ -79,153 +102,225 @@ fn nullable_rules<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<PolicyRu
     Ok(Option::<Vec<PolicyRule>>::deserialize(d)?.unwrap_or_default())
 }
 
-/// Storage key prefix of `plural` in the RBAC group, optionally in one namespace.
-fn key(plural: &str, namespace: Option<&str>, name: &str) -> String {
-    match namespace {
-        Some(ns) => format!("{PREFIX}{plural}/{ns}/{name}"),
-        None => format!("{PREFIX}{plural}/{name}"),
-    }
-}
-
 impl Rbac {
+    /// An authorizer over what `cache` holds now; [`Rbac::follow`] keeps it current.
     pub fn new(cache: Arc<WatchCache>) -> Rbac {
+        let policy = Arc::new(Policy::compile(&cache));
         Rbac {
             cache,
-            memo: RwLock::new(HashMap::new()),
+            policy: RwLock::new(policy),
         }
+    }
+
+    /// Recompiles the policy whenever an RBAC object changes; runs until dropped. A burst of
+    /// changes costs one recompilation.
+    pub async fn follow(self: Arc<Self>) {
+        loop {
+            let Ok(subscription) = self.cache.subscribe(PREFIX.as_bytes(), None) else {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                continue;
+            };
+            let mut live = subscription.live;
+            self.recompile();
+            loop {
+                match live.recv().await {
+                    Ok(change) if change.object.key.starts_with(PREFIX.as_bytes()) => {
+                        while live.try_recv().is_ok() {}
+                        self.recompile();
+                    }
+                    Ok(_) => {}
+                    Err(RecvError::Lagged(_)) => break,
+                    Err(RecvError::Closed) => return,
+                }
+            }
+        }
+    }
+
+    fn recompile(&self) {
+        let policy = Arc::new(Policy::compile(&self.cache));
+        *self.policy.write() = policy;
     }
 
     /// Whether a ClusterRoleBinding, or a RoleBinding in `namespace` (empty for cluster-scoped
     /// requests), grants `user` the request.
     pub fn authorize(&self, user: &UserInfo, namespace: &str, request: &Request<'_>) -> Verdict {
+        let policy = self.policy.read().clone();
         let mut errors = Vec::new();
-        let (bindings, _) = self
-            .cache
-            .list(key("clusterrolebindings", None, "").as_bytes(), None);
-        for object in &bindings {
-            if let Some(reason) = self.binding_allows(object, user, "", request, &mut errors) {
-                return Verdict::Allowed(reason);
-            }
+        if let Some(reason) = policy.allows(&policy.cluster, user, "", request, &mut errors) {
+            return Verdict::Allowed(reason);
         }
-        if !namespace.is_empty() {
-            let prefix = key("rolebindings", Some(namespace), "");
-            let (bindings, _) = self.cache.list(prefix.as_bytes(), None);
-            for object in &bindings {
-                if let Some(reason) =
-                    self.binding_allows(object, user, namespace, request, &mut errors)
-                {
-                    return Verdict::Allowed(reason);
-                }
-            }
+        if !namespace.is_empty()
+            && let Some(bindings) = policy.namespaced.get(namespace)
+            && let Some(reason) = policy.allows(bindings, user, namespace, request, &mut errors)
+        {
+            return Verdict::Allowed(reason);
         }
         Verdict::NoOpinion(errors)
     }
+}
 
-    fn binding_allows(
+impl Policy {
+    fn compile(cache: &WatchCache) -> Policy {
+        let mut policy = Policy::default();
+        for (plural, namespaced) in [("clusterroles", false), ("roles", true)] {
+            let (objects, _) = cache.list(format!("{PREFIX}{plural}/").as_bytes(), None);
+            for object in objects {
+                let Some(role) = decode::<Role>(&object.key, &object.json) else {
+                    continue;
+                };
+                let namespace = if namespaced {
+                    role.metadata.namespace
+                } else {
+                    String::new()
+                };
+                policy
+                    .roles
+                    .insert((namespace, role.metadata.name), Arc::new(role.rules));
+            }
+        }
+        for (plural, namespaced) in [("clusterrolebindings", false), ("rolebindings", true)] {
+            let (objects, _) = cache.list(format!("{PREFIX}{plural}/").as_bytes(), None);
+            for object in objects {
+                let Some(binding) = decode::<Binding>(&object.key, &object.json) else {
+                    continue;
+                };
+                let bindings = if namespaced {
+                    policy
+                        .namespaced
+                        .entry(binding.metadata.namespace.clone())
+                        .or_default()
+                } else {
+                    &mut policy.cluster
+                };
+                bindings.add(binding, namespaced);
+            }
+        }
+        policy
+    }
+
+    /// The first binding in `bindings` that names `user` and whose role allows the request.
+    fn allows(
         &self,
-        object: &Arc<CachedObject>,
+        bindings: &Bindings,
         user: &UserInfo,
         namespace: &str,
         request: &Request<'_>,
         errors: &mut Vec<String>,
     ) -> Option<String> {
-        let parsed = self.parsed(object);
-        let Parsed::Binding(binding) = parsed.as_ref() else {
-            return None;
-        };
-        let subject = binding
-            .subjects
-            .iter()
-            .find(|s| applies_to(user, s, namespace))?;
-        let (role_key, missing) = match binding.role_ref.kind.as_str() {
-            "ClusterRole" => (
-                key("clusterroles", None, &binding.role_ref.name),
-                "clusterrole",
-            ),
-            "Role" if !namespace.is_empty() => (
-                key("roles", Some(namespace), &binding.role_ref.name),
-                "role",
-            ),
-            _ => return None,
-        };
-        let Some(role) = self.cache.get(role_key.as_bytes()) else {
-            errors.push(format!(
-                "{missing}.rbac.authorization.k8s.io {} not found",
-                go_quote(&binding.role_ref.name)
-            ));
-            return None;
-        };
-        let role = self.parsed(&role);
-        let Parsed::Role(rules) = role.as_ref() else {
-            return None;
-        };
-        if !rules_allow(rules, request) {
-            return None;
+        let mut candidates: Vec<(usize, usize)> = Vec::new();
+        candidates.extend(bindings.by_user.get(&user.name).into_iter().flatten());
+        for group in &user.groups {
+            candidates.extend(bindings.by_group.get(group).into_iter().flatten());
         }
-        // Worded as upstream's binding describers in pkg/registry/rbac/validation/rule.go.
-        let binding_name = object_name(object);
-        let by = if namespace.is_empty() {
-            format!("ClusterRoleBinding {}", go_quote(&binding_name))
-        } else {
-            format!(
-                "RoleBinding {}",
-                go_quote(&format!("{binding_name}/{namespace}"))
-            )
-        };
-        let subject_name = match subject.kind.as_str() {
-            "ServiceAccount" if !subject.namespace.is_empty() => {
-                format!("{}/{}", subject.name, subject.namespace)
+        // Binding order, and for each binding its first subject naming the user (upstream's
+        // `appliesTo`).
+        candidates.sort_unstable();
+        candidates.dedup_by_key(|(binding, _)| *binding);
+        for (index, subject_index) in candidates {
+            let binding = &bindings.list[index];
+            let subject = &binding.subjects[subject_index];
+            if !applies_to(user, subject, namespace) {
+                continue;
             }
-            "ServiceAccount" => format!("{}/{namespace}", subject.name),
-            _ => subject.name.clone(),
-        };
-        Some(format!(
-            "RBAC: allowed by {by} of {} {} to {} {}",
-            binding.role_ref.kind,
-            go_quote(&binding.role_ref.name),
-            subject.kind,
-            go_quote(&subject_name)
-        ))
-    }
-
-    /// The parsed form of a cached RBAC object, memoized per revision.
-    fn parsed(&self, object: &Arc<CachedObject>) -> Arc<Parsed> {
-        if let Some((revision, parsed)) = self.memo.read().get(&object.key)
-            && *revision == object.revision
-        {
-            return parsed.clone();
+            let role_key = match binding.role_ref.kind.as_str() {
+                "ClusterRole" => (String::new(), binding.role_ref.name.clone()),
+                "Role" if !namespace.is_empty() => {
+                    (namespace.to_owned(), binding.role_ref.name.clone())
+                }
+                _ => continue,
+            };
+            let Some(rules) = self.roles.get(&role_key) else {
+                let singular = if role_key.0.is_empty() {
+                    "clusterrole"
+                } else {
+                    "role"
+                };
+                errors.push(format!(
+                    "{singular}.rbac.authorization.k8s.io {} not found",
+                    go_quote(&binding.role_ref.name)
+                ));
+                continue;
+            };
+            if rules_allow(rules, request) {
+                return Some(describe(binding, subject, namespace));
+            }
         }
-        let parsed = Arc::new(parse(object));
-        let mut memo = self.memo.write();
-        if memo.len() >= MEMO_PRUNE_AT {
-            memo.retain(|key, _| self.cache.get(key).is_some());
-        }
-        memo.insert(object.key.clone(), (object.revision, parsed.clone()));
-        parsed
+        None
     }
 }
 
-fn parse(object: &CachedObject) -> Parsed {
-    let is_binding = object
-        .key
-        .starts_with(key("rolebindings", None, "").as_bytes())
-        || object
-            .key
-            .starts_with(key("clusterrolebindings", None, "").as_bytes());
-    let result = if is_binding {
-        serde_json::from_slice::<Binding>(&object.json).map(Parsed::Binding)
+impl Bindings {
+    fn add(&mut self, binding: Binding, namespaced: bool) {
+        let index = self.list.len();
+        for (subject_index, subject) in binding.subjects.iter().enumerate() {
+            let entry = (index, subject_index);
+            match subject.kind.as_str() {
+                "User" => self
+                    .by_user
+                    .entry(subject.name.clone())
+                    .or_default()
+                    .push(entry),
+                "Group" => self
+                    .by_group
+                    .entry(subject.name.clone())
+                    .or_default()
+                    .push(entry),
+                "ServiceAccount" => {
+                    let namespace = if !subject.namespace.is_empty() {
+                        &subject.namespace
+                    } else if namespaced {
+                        &binding.metadata.namespace
+                    } else {
+                        continue;
+                    };
+                    if namespace.is_empty() {
+                        continue;
+                    }
+                    self.by_user
+                        .entry(service_account_username(namespace, &subject.name))
+                        .or_default()
+                        .push(entry);
+                }
+                _ => {}
+            }
+        }
+        self.list.push(binding);
+    }
+}
+
+/// Why a request was allowed, worded as upstream's binding describers in
+/// `pkg/registry/rbac/validation/rule.go`.
+fn describe(binding: &Binding, subject: &Subject, namespace: &str) -> String {
+    let by = if namespace.is_empty() {
+        format!("ClusterRoleBinding {}", go_quote(&binding.metadata.name))
     } else {
-        serde_json::from_slice::<RoleBody>(&object.json).map(|r| Parsed::Role(r.rules))
+        format!(
+            "RoleBinding {}",
+            go_quote(&format!("{}/{namespace}", binding.metadata.name))
+        )
     };
-    result.unwrap_or_else(|error| {
-        tracing::warn!(key = %String::from_utf8_lossy(&object.key), %error, "ignoring an undecodable RBAC object");
-        Parsed::Invalid
-    })
+    let subject_name = match subject.kind.as_str() {
+        "ServiceAccount" if !subject.namespace.is_empty() => {
+            format!("{}/{}", subject.name, subject.namespace)
+        }
+        "ServiceAccount" => format!("{}/{namespace}", subject.name),
+        _ => subject.name.clone(),
+    };
+    format!(
+        "RBAC: allowed by {by} of {} {} to {} {}",
+        binding.role_ref.kind,
+        go_quote(&binding.role_ref.name),
+        subject.kind,
+        go_quote(&subject_name)
+    )
 }
 
-fn object_name(object: &CachedObject) -> String {
-    let key = String::from_utf8_lossy(&object.key);
-    key.rsplit('/').next().unwrap_or_default().to_owned()
+fn decode<T: serde::de::DeserializeOwned>(key: &[u8], json: &[u8]) -> Option<T> {
+    serde_json::from_slice(json)
+        .inspect_err(|error| {
+            tracing::warn!(key = %String::from_utf8_lossy(key), %error, "ignoring an undecodable RBAC object");
+        })
+        .ok()
 }
 
 #[cfg(test)]
