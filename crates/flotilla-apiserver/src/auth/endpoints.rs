@@ -11,11 +11,12 @@ use serde_json::{Value, json};
 use super::authn::UserInfo;
 use super::authz::RequestAttributes;
 use super::service_accounts::{BoundObject, ObjectClaim};
-use crate::error::ApiError;
+use crate::error::{ApiError, Cause, Details};
 use crate::registry::format_time;
 use crate::request::ResourcePath;
 use crate::server::body;
 use crate::server::{ApiServer, error_response, json_response};
+use flotilla_api::validation::{BadValue, FieldError, invalid_message};
 
 /// The shortest and longest lifetimes a TokenRequest may ask for (kube-apiserver's validation).
 const MIN_EXPIRATION_SECONDS: i64 = 600;
@@ -79,7 +80,7 @@ pub async fn serve(
         Ok(bytes) => match body::decode_object(&content_type, &bytes) {
             Ok(object) => match endpoint {
                 Endpoint::TokenRequest => token_request(server, target, object).await,
-                Endpoint::SelfSubjectAccessReview => Ok(access_review(server, user, object)),
+                Endpoint::SelfSubjectAccessReview => access_review(server, user, object),
                 Endpoint::SelfSubjectReview => Ok(self_review(server, user, &target.version)),
             },
             Err(e) => Err(e),
@@ -218,8 +219,13 @@ async fn token_request(
 }
 
 /// Answers a SelfSubjectAccessReview: whether the caller may do what the spec describes.
-fn access_review(server: &ApiServer, user: &UserInfo, mut review: Value) -> Value {
+fn access_review(
+    server: &ApiServer,
+    user: &UserInfo,
+    mut review: Value,
+) -> Result<Value, ApiError> {
     let spec = review["spec"].clone();
+    validate_access_review(&spec)?;
     let text = |v: &Value, field: &str| v[field].as_str().unwrap_or("").to_owned();
     let (verb, group, resource, subresource, namespace, name, path);
     if let Some(attrs) = spec.get("resourceAttributes").filter(|a| a.is_object()) {
@@ -258,7 +264,55 @@ fn access_review(server: &ApiServer, user: &UserInfo, mut review: Value) -> Valu
     }
     review["metadata"]["creationTimestamp"] = format_time(server.registry.clock.now()).into();
     review["status"] = status;
-    review
+    Ok(review)
+}
+
+/// Exactly one of `resourceAttributes` and `nonResourceAttributes`, as kube-apiserver's
+/// `ValidateSelfSubjectAccessReviewSpec` requires (same messages).
+fn validate_access_review(spec: &Value) -> Result<(), ApiError> {
+    let present = |field: &str| spec.get(field).is_some_and(|v| !v.is_null());
+    let error = match (
+        present("resourceAttributes"),
+        present("nonResourceAttributes"),
+    ) {
+        (true, true) => {
+            let attrs = &spec["nonResourceAttributes"];
+            let text = |f: &str| attrs[f].as_str().unwrap_or("").to_owned();
+            FieldError::invalid(
+                "spec.nonResourceAttributes",
+                BadValue::Verbatim(format!(
+                    "authorization.NonResourceAttributes{{Path:{:?}, Verb:{:?}}}",
+                    text("path"),
+                    text("verb")
+                )),
+                "cannot be specified in combination with resourceAttributes",
+            )
+        }
+        (false, false) => FieldError::invalid(
+            "spec.resourceAttributes",
+            "null",
+            "exactly one of nonResourceAttributes or resourceAttributes must be specified",
+        ),
+        _ => return Ok(()),
+    };
+    let message = invalid_message(
+        "authorization.k8s.io",
+        "SelfSubjectAccessReview",
+        "",
+        std::slice::from_ref(&error),
+    );
+    Err(
+        ApiError::new(422, "Invalid", message).with_details(Details {
+            group: "authorization.k8s.io".into(),
+            kind: "SelfSubjectAccessReview".into(),
+            causes: vec![Cause {
+                reason: error.kind.reason().to_owned(),
+                message: error.body(),
+                field: error.field.clone(),
+            }],
+            ..Details::default()
+        }),
+    )
 }
 
 /// Answers a SelfSubjectReview with the caller's identity.

@@ -606,6 +606,13 @@ async fn self_subject_access_reviews_answer_can_i() {
         yes.body["status"],
         json!({"allowed": true, "reason": r#"RBAC: allowed by ClusterRoleBinding "system:discovery" of ClusterRole "system:discovery" to Group "system:authenticated""#})
     );
+    // The spec must say what to check.
+    let empty = send_as(&cp, Some(carol.clone()), ask(json!({}))).await;
+    assert_eq!(empty.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        empty.body["message"],
+        r#"SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified"#
+    );
     // Anonymous callers get 401, not a review.
     let anonymous = send_as(&cp, None, ask(json!({}))).await;
     assert_unauthorized(&anonymous);
