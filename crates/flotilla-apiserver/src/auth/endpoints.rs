@@ -1,6 +1,7 @@
 //! The identity endpoints that are not stored objects, each answered from the request alone:
 //! TokenRequest (`POST …/serviceaccounts/<name>/token`, `kubectl create token`),
-//! SelfSubjectAccessReview (`kubectl auth can-i`) and SelfSubjectReview (`kubectl auth whoami`).
+//! SelfSubjectAccessReview (`kubectl auth can-i`), SelfSubjectRulesReview
+//! (`kubectl auth can-i --list`) and SelfSubjectReview (`kubectl auth whoami`).
 //! The server authorizes the request (verb `create`) before any of these run.
 
 use axum::extract::Request;
@@ -29,6 +30,7 @@ const DEFAULT_EXPIRATION_SECONDS: i64 = 3600;
 pub enum Endpoint {
     TokenRequest,
     SelfSubjectAccessReview,
+    SelfSubjectRulesReview,
     SelfSubjectReview,
 }
 
@@ -48,6 +50,11 @@ impl Endpoint {
                 if target.name.is_none() =>
             {
                 Some(Endpoint::SelfSubjectAccessReview)
+            }
+            ("authorization.k8s.io", "v1", "selfsubjectrulesreviews", None)
+                if target.name.is_none() =>
+            {
+                Some(Endpoint::SelfSubjectRulesReview)
             }
             // kubectl 1.27 asks v1beta1.
             (
@@ -81,6 +88,7 @@ pub async fn serve(
             Ok(object) => match endpoint {
                 Endpoint::TokenRequest => token_request(server, target, object).await,
                 Endpoint::SelfSubjectAccessReview => access_review(server, user, object),
+                Endpoint::SelfSubjectRulesReview => Ok(rules_review(server, user, object)),
                 Endpoint::SelfSubjectReview => Ok(self_review(server, user, &target.version)),
             },
             Err(e) => Err(e),
@@ -265,6 +273,56 @@ fn access_review(
     review["metadata"]["creationTimestamp"] = format_time(server.registry.clock.now()).into();
     review["status"] = status;
     Ok(review)
+}
+
+/// Answers a SelfSubjectRulesReview (`kubectl auth can-i --list`): the rules RBAC grants the
+/// caller in `spec.namespace`, resource and non-resource rules apart.
+fn rules_review(server: &ApiServer, user: &UserInfo, mut review: Value) -> Value {
+    let namespace = review["spec"]["namespace"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    let (rules, errors) = match server.authorizer.rbac() {
+        Some(rbac) => rbac.rules_for(user, &namespace),
+        None => Default::default(),
+    };
+    let mut resource_rules = Vec::new();
+    let mut non_resource_rules = Vec::new();
+    for rule in rules {
+        if !rule.resources.is_empty() {
+            let mut out = json!({
+                "verbs": rule.verbs,
+                "apiGroups": rule.api_groups,
+                "resources": rule.resources,
+            });
+            if !rule.resource_names.is_empty() {
+                out["resourceNames"] = json!(rule.resource_names);
+            }
+            resource_rules.push(out);
+        }
+        if !rule.non_resource_urls.is_empty() {
+            non_resource_rules.push(json!({
+                "verbs": rule.verbs,
+                "nonResourceURLs": rule.non_resource_urls,
+            }));
+        }
+    }
+    let mut status = json!({
+        "resourceRules": resource_rules,
+        "nonResourceRules": non_resource_rules,
+        "incomplete": !errors.is_empty(),
+    });
+    if !errors.is_empty() {
+        status["evaluationError"] = errors.join(", ").into();
+    }
+    review["apiVersion"] = "authorization.k8s.io/v1".into();
+    review["kind"] = "SelfSubjectRulesReview".into();
+    if !review["metadata"].is_object() {
+        review["metadata"] = json!({});
+    }
+    review["metadata"]["creationTimestamp"] = format_time(server.registry.clock.now()).into();
+    review["status"] = status;
+    review
 }
 
 /// Exactly one of `resourceAttributes` and `nonResourceAttributes`, as kube-apiserver's

@@ -159,6 +159,24 @@ impl Rbac {
     }
 }
 
+impl Rbac {
+    /// Every rule granted to `user` in `namespace` (cluster-wide ones included), in binding
+    /// order, and the errors met (bindings to missing roles): what a SelfSubjectRulesReview
+    /// reports, as upstream's `RulesFor`.
+    pub fn rules_for(&self, user: &UserInfo, namespace: &str) -> (Vec<PolicyRule>, Vec<String>) {
+        let policy = self.policy.read().clone();
+        let mut rules = Vec::new();
+        let mut errors = Vec::new();
+        policy.collect(&policy.cluster, user, "", &mut rules, &mut errors);
+        if !namespace.is_empty()
+            && let Some(bindings) = policy.namespaced.get(namespace)
+        {
+            policy.collect(bindings, user, namespace, &mut rules, &mut errors);
+        }
+        (rules, errors)
+    }
+}
+
 impl Policy {
     fn compile(cache: &WatchCache) -> Policy {
         let mut policy = Policy::default();
@@ -207,45 +225,71 @@ impl Policy {
         request: &Request<'_>,
         errors: &mut Vec<String>,
     ) -> Option<String> {
+        self.applicable(bindings, user, namespace, errors)
+            .find(|(_, _, rules)| rules_allow(rules, request))
+            .map(|(binding, subject, _)| describe(binding, subject, namespace))
+    }
+
+    /// Appends the rules of every binding in `bindings` that names `user`.
+    fn collect(
+        &self,
+        bindings: &Bindings,
+        user: &UserInfo,
+        namespace: &str,
+        rules: &mut Vec<PolicyRule>,
+        errors: &mut Vec<String>,
+    ) {
+        for (_, _, granted) in self.applicable(bindings, user, namespace, errors) {
+            rules.extend(granted.iter().cloned());
+        }
+    }
+
+    /// The bindings that name `user`, in binding order, each with its first subject naming the
+    /// user (upstream's `appliesTo`) and its role's rules. A missing role is an error, not a
+    /// binding.
+    fn applicable<'p>(
+        &'p self,
+        bindings: &'p Bindings,
+        user: &'p UserInfo,
+        namespace: &'p str,
+        errors: &'p mut Vec<String>,
+    ) -> impl Iterator<Item = (&'p Binding, &'p Subject, &'p Arc<Vec<PolicyRule>>)> + 'p {
         let mut candidates: Vec<(usize, usize)> = Vec::new();
         candidates.extend(bindings.by_user.get(&user.name).into_iter().flatten());
         for group in &user.groups {
             candidates.extend(bindings.by_group.get(group).into_iter().flatten());
         }
-        // Binding order, and for each binding its first subject naming the user (upstream's
-        // `appliesTo`).
         candidates.sort_unstable();
         candidates.dedup_by_key(|(binding, _)| *binding);
-        for (index, subject_index) in candidates {
-            let binding = &bindings.list[index];
-            let subject = &binding.subjects[subject_index];
-            if !applies_to(user, subject, namespace) {
-                continue;
-            }
-            let role_key = match binding.role_ref.kind.as_str() {
-                "ClusterRole" => (String::new(), binding.role_ref.name.clone()),
-                "Role" if !namespace.is_empty() => {
-                    (namespace.to_owned(), binding.role_ref.name.clone())
+        candidates
+            .into_iter()
+            .filter_map(move |(index, subject_index)| {
+                let binding = &bindings.list[index];
+                let subject = &binding.subjects[subject_index];
+                if !applies_to(user, subject, namespace) {
+                    return None;
                 }
-                _ => continue,
-            };
-            let Some(rules) = self.roles.get(&role_key) else {
-                let singular = if role_key.0.is_empty() {
-                    "clusterrole"
-                } else {
-                    "role"
+                let role_key = match binding.role_ref.kind.as_str() {
+                    "ClusterRole" => (String::new(), binding.role_ref.name.clone()),
+                    "Role" if !namespace.is_empty() => {
+                        (namespace.to_owned(), binding.role_ref.name.clone())
+                    }
+                    _ => return None,
                 };
-                errors.push(format!(
-                    "{singular}.rbac.authorization.k8s.io {} not found",
-                    go_quote(&binding.role_ref.name)
-                ));
-                continue;
-            };
-            if rules_allow(rules, request) {
-                return Some(describe(binding, subject, namespace));
-            }
-        }
-        None
+                let Some(rules) = self.roles.get(&role_key) else {
+                    let singular = if role_key.0.is_empty() {
+                        "clusterrole"
+                    } else {
+                        "role"
+                    };
+                    errors.push(format!(
+                        "{singular}.rbac.authorization.k8s.io {} not found",
+                        go_quote(&binding.role_ref.name)
+                    ));
+                    return None;
+                };
+                Some((binding, subject, rules))
+            })
     }
 }
 

@@ -606,6 +606,28 @@ async fn self_subject_access_reviews_answer_can_i() {
         yes.body["status"],
         json!({"allowed": true, "reason": r#"RBAC: allowed by ClusterRoleBinding "system:discovery" of ClusterRole "system:discovery" to Group "system:authenticated""#})
     );
+    // The rules carol has in `default`: those of the default bindings to system:authenticated.
+    let rules = send_as(
+        &cp,
+        Some(carol.clone()),
+        json_request(
+            "POST",
+            "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+            &json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview", "spec": {"namespace": "default"}}),
+        ),
+    )
+    .await;
+    assert_eq!(rules.status, StatusCode::CREATED, "{}", rules.body);
+    assert_eq!(rules.body["status"]["incomplete"], false);
+    assert_eq!(
+        rules.body["status"]["resourceRules"][0],
+        json!({"verbs": ["create"], "apiGroups": ["authorization.k8s.io"], "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]})
+    );
+    let urls = rules.body["status"]["nonResourceRules"].to_string();
+    assert!(
+        urls.contains(r#""/apis/*""#) && urls.contains(r#""/healthz""#),
+        "{urls}"
+    );
     // The spec must say what to check.
     let empty = send_as(&cp, Some(carol.clone()), ask(json!({}))).await;
     assert_eq!(empty.status, StatusCode::UNPROCESSABLE_ENTITY);

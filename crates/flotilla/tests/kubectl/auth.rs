@@ -128,6 +128,22 @@ fn a_service_account_token_is_authorized_by_rbac() {
         );
         assert!(ok, "kubectl.{version}: {err}");
         assert_eq!(out, user, "kubectl.{version}");
+
+        let (ok, out, err) = as_user(
+            &flotilla,
+            version,
+            &kubeconfig,
+            &["auth", "can-i", "--list"],
+        );
+        assert!(ok, "kubectl.{version}: {err}");
+        let pods = out
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some("pods"))
+            .unwrap_or_else(|| panic!("kubectl.{version}: no pods row in\n{out}"));
+        assert!(
+            pods.ends_with("[get list watch]"),
+            "kubectl.{version}: {pods}"
+        );
     }
 }
 
