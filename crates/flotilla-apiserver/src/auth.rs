@@ -1,6 +1,8 @@
 //! HTTPS and identity for the API server: the on-disk PKI, the admin kubeconfig, the rustls
-//! server configuration, authentication (client certificates and static bearer tokens) and
-//! authorization.
+//! server configuration, authentication (client certificates, static bearer tokens,
+//! service-account tokens and the tokens controller that fills token Secrets), authorization
+//! (`system:masters`, then RBAC with its bootstrap roles and ClusterRole aggregation) and the
+//! review endpoints (TokenRequest, SelfSubjectAccessReview, SelfSubjectReview).
 //!
 //! Nothing here knows about HTTP routing: the server hands in a peer certificate and an
 //! `Authorization` header value and gets back a [`authn::UserInfo`] or an error; it hands in
@@ -11,12 +13,18 @@ use std::path::PathBuf;
 
 pub mod authn;
 pub mod authz;
+pub mod bootstrap;
+pub mod endpoints;
 mod files;
+pub mod jwt;
 pub mod kubeconfig;
-mod lifted;
+pub mod lifted;
 pub mod pki;
+pub mod rbac;
 pub mod serve;
+pub mod service_accounts;
 pub mod tls;
+pub mod tokens_controller;
 
 /// Everything that can go wrong while setting up or using TLS and identity.
 #[derive(Debug, thiserror::Error)]
@@ -73,6 +81,8 @@ pub enum AuthError {
         line: usize,
         reason: String,
     },
+    #[error("service-account signing key: {reason}")]
+    SigningKey { reason: String },
     #[error("TLS handshake failed")]
     Handshake(#[source] std::io::Error),
 }

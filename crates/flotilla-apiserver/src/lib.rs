@@ -50,6 +50,8 @@ pub struct Builder {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
     cache_window: usize,
+    signing_key: Option<Arc<auth::jwt::SigningKey>>,
+    root_ca: Option<String>,
 }
 
 /// A started API server; dropping it stops the watch cache feeder.
@@ -57,6 +59,18 @@ pub struct Builder {
 pub struct Running {
     pub server: ApiServer,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Running {
+    /// An authenticator that accepts this server's service-account tokens; add client
+    /// certificates' and a token file's users on top (see [`serve::serve_tls`]).
+    pub fn authenticator(&self) -> auth::authn::Authenticator {
+        let authenticator = auth::authn::Authenticator::new();
+        match self.server.service_accounts() {
+            Some(tokens) => authenticator.with_service_accounts(tokens.clone()),
+            None => authenticator,
+        }
+    }
 }
 
 impl Drop for Running {
@@ -83,7 +97,22 @@ impl Builder {
             store,
             clock: Arc::new(SystemClock),
             cache_window: 100_000,
+            signing_key: None,
+            root_ca: None,
         }
+    }
+
+    /// The key that signs service-account tokens (kept with the PKI so tokens survive
+    /// restarts); without one a key is generated in memory at start.
+    pub fn service_account_key(mut self, key: Arc<auth::jwt::SigningKey>) -> Self {
+        self.signing_key = Some(key);
+        self
+    }
+
+    /// The CA certificate (PEM) the tokens controller puts in token Secrets as `ca.crt`.
+    pub fn root_ca(mut self, pem: impl Into<String>) -> Self {
+        self.root_ca = Some(pem.into());
+        self
     }
 
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
@@ -136,15 +165,55 @@ impl Builder {
                 }
             }
         }
+        if let Err(e) = auth::bootstrap::ensure_defaults(&registry).await {
+            feeder.abort();
+            return Err(e);
+        }
+        // The authorizer reads the default bindings from the cache: have them there before
+        // the first request.
+        let _ = registry.cache_is_current().await;
+        let signing_key = match self.signing_key {
+            Some(key) => key,
+            None => Arc::new(
+                auth::jwt::SigningKey::generate().map_err(|e| ApiError::internal(e.to_string()))?,
+            ),
+        };
+        let tokens = Arc::new(auth::service_accounts::ServiceAccountTokens::new(
+            signing_key,
+            registry.store.clone(),
+            registry.cache().clone(),
+            registry.clock.clone(),
+        ));
+        let aggregation = tokio::spawn(auth::bootstrap::aggregation::run(registry.clone()));
+        let tokens_controller = tokio::spawn(auth::tokens_controller::run(
+            registry.clone(),
+            tokens.clone(),
+            self.root_ca,
+        ));
         let lifecycle = tokio::spawn(lifecycle::run_namespace_finalizer(registry.clone()));
         // CRDs: serve the stored ones before the first request, then follow changes.
         crd::load(&registry);
         let crds = tokio::spawn(crd::run(registry.clone()));
         // Garbage collection of dependents (ownerReferences).
         let gc = tokio::spawn(gc::run(registry.clone()));
+        let server = ApiServer::new(registry).with_service_accounts(tokens);
+        let rbac = server
+            .authorizer
+            .rbac()
+            .expect("the server authorizes with RBAC")
+            .clone();
+        let rbac = tokio::spawn(rbac.follow());
         Ok(Running {
-            server: ApiServer::new(registry),
-            tasks: vec![feeder, lifecycle, crds, gc],
+            server,
+            tasks: vec![
+                rbac,
+                feeder,
+                lifecycle,
+                crds,
+                gc,
+                aggregation,
+                tokens_controller,
+            ],
         })
     }
 }

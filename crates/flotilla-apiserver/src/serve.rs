@@ -10,7 +10,7 @@ use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
-use tower::ServiceBuilder;
+use tower::ServiceExt as _;
 
 use crate::auth::authn::Authenticator;
 use crate::server::{ApiServer, Identity};
@@ -20,6 +20,26 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long open requests (watches) get to finish after shutdown is asked for.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The identity of a request from its connection's certificate user and its headers; a request
+/// whose credentials no authenticator accepts is anonymous (and gets 401).
+pub async fn identify(
+    authenticator: &Authenticator,
+    certificate_user: Option<&crate::auth::authn::UserInfo>,
+    headers: &http::HeaderMap,
+) -> Identity {
+    let header = headers
+        .get(http::header::AUTHORIZATION)
+        .map(|v| v.as_bytes());
+    let user = authenticator
+        .authenticate_current(certificate_user, header)
+        .await
+        .unwrap_or_else(|error| {
+            tracing::debug!(%error, "authentication failed");
+            None
+        });
+    Identity(user)
+}
 
 /// Serves `server` on `listener` until `shutdown` completes, then closes connections.
 pub async fn serve_tls(
@@ -67,22 +87,20 @@ pub async fn serve_tls(
                     return;
                 }
             };
-            let service = ServiceBuilder::new()
-                .map_request(move |mut request: http::Request<hyper::body::Incoming>| {
-                    let header = request
-                        .headers()
-                        .get(http::header::AUTHORIZATION)
-                        .map(|v| v.as_bytes().to_vec());
-                    let user = authenticator
-                        .authenticate(certificate_user.as_ref(), header.as_deref())
-                        .unwrap_or_else(|error| {
-                            tracing::debug!(%error, "authentication failed");
-                            None
-                        });
-                    request.extensions_mut().insert(Identity(user));
-                    request.map(axum::body::Body::new)
-                })
-                .service(router);
+            let service =
+                tower::service_fn(move |request: http::Request<hyper::body::Incoming>| {
+                    let router = router.clone();
+                    let authenticator = authenticator.clone();
+                    let certificate_user = certificate_user.clone();
+                    async move {
+                        let identity =
+                            identify(&authenticator, certificate_user.as_ref(), request.headers())
+                                .await;
+                        let mut request = request.map(axum::body::Body::new);
+                        request.extensions_mut().insert(identity);
+                        router.oneshot(request).await
+                    }
+                });
             let builder = auto::Builder::new(TokioExecutor::new());
             let connection = builder.serve_connection_with_upgrades(
                 TokioIo::new(stream),

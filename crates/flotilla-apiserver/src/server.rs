@@ -15,7 +15,10 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, Method, StatusCode, header};
 
 use crate::auth::authn::UserInfo;
-use crate::auth::authz::{Authorizer, RequestAttributes};
+use crate::auth::authz::{Authorizer, RequestAttributes, forbidden_error};
+use crate::auth::endpoints::Endpoint;
+use crate::auth::rbac::Rbac;
+use crate::auth::service_accounts::ServiceAccountTokens;
 use crate::error::ApiError;
 use crate::registry::Registry;
 use crate::request::{Query, Target, parse_path};
@@ -32,6 +35,7 @@ pub const KUBERNETES_VERSION: (&str, &str) = ("1", "32");
 pub struct ApiServer {
     pub(crate) registry: Registry,
     pub(crate) authorizer: Authorizer,
+    pub(crate) service_accounts: Option<Arc<ServiceAccountTokens>>,
 }
 
 /// The identity of the caller, set per connection (client certificate) or per request (token)
@@ -41,10 +45,23 @@ pub struct Identity(pub Option<UserInfo>);
 
 impl ApiServer {
     pub fn new(registry: Registry) -> Self {
+        let rbac = Arc::new(Rbac::new(registry.cache().clone()));
         ApiServer {
             registry,
-            authorizer: Authorizer::new(),
+            authorizer: Authorizer::with_rbac(rbac),
+            service_accounts: None,
         }
+    }
+
+    /// Serves TokenRequest with these tokens.
+    pub fn with_service_accounts(mut self, tokens: Arc<ServiceAccountTokens>) -> Self {
+        self.service_accounts = Some(tokens);
+        self
+    }
+
+    /// The service-account token issuer and checker, if the server has one.
+    pub fn service_accounts(&self) -> Option<&Arc<ServiceAccountTokens>> {
+        self.service_accounts.as_ref()
     }
 
     pub fn registry(&self) -> &Registry {
@@ -125,6 +142,29 @@ async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Res
             }
         }
         Target::Resource(target) => {
+            // Authorization comes before routing, as in kube-apiserver: a caller learns nothing
+            // about resources it may not use.
+            let verb = resource::verb(&method, &target, &query);
+            let attributes = RequestAttributes {
+                user: &user,
+                verb,
+                group: &target.group,
+                resource: &target.resource,
+                subresource: target.subresource.as_deref().unwrap_or(""),
+                namespace: target.namespace.as_deref(),
+                name: target.name.as_deref(),
+                path: &path,
+            };
+            let decision = server.authorizer.authorize(&attributes);
+            if !decision.allowed {
+                return error_response(&forbidden_error(&attributes, &decision));
+            }
+            if let Some(endpoint) = Endpoint::of(&target) {
+                return crate::auth::endpoints::serve(
+                    &server, endpoint, &user, &target, &method, request,
+                )
+                .await;
+            }
             let Some(info) =
                 server
                     .registry
@@ -145,21 +185,6 @@ async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Res
                     ),
                 ));
             };
-            let verb = resource::verb(&method, &target, &query);
-            let attributes = RequestAttributes {
-                user: &user,
-                verb,
-                group: &target.group,
-                resource: &target.resource,
-                subresource: target.subresource.as_deref().unwrap_or(""),
-                namespace: target.namespace.as_deref(),
-                name: target.name.as_deref(),
-                path: &path,
-            };
-            let decision = server.authorizer.authorize(&attributes);
-            if !decision.allowed {
-                return error_response(&ApiError::forbidden(decision.reason));
-            }
             resource::handle(&server, info, target, method, query, accept, request).await
         }
     }

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use flotilla_apiserver::auth::authn::Authenticator;
 use flotilla_apiserver::auth::kubeconfig::{
     KubeconfigCredentials, KubeconfigNames, write_kubeconfig,
 };
@@ -86,17 +85,21 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
         .context("create or load the certificates")?;
     let server_config = tls::server_config(&pki, std::slice::from_ref(pki.ca_cert_der()))
         .context("configure TLS")?;
-    let mut authenticator = Authenticator::new();
+    let signing_key = flotilla_apiserver::auth::jwt::SigningKey::load_or_create(pki.dir())
+        .context("create or load the service-account signing key")?;
+    let store = open_store(&options).await?;
+    let running = flotilla_apiserver::Builder::new(store)
+        .service_account_key(Arc::new(signing_key))
+        .root_ca(pki.ca_cert_pem())
+        .start()
+        .await
+        .context("start the API server")?;
+    let mut authenticator = running.authenticator();
     if let Some(path) = &options.token_auth_file {
         authenticator = authenticator
             .with_token_file(path)
             .with_context(|| format!("load the token file {}", path.display()))?;
     }
-    let store = open_store(&options).await?;
-    let running = flotilla_apiserver::Builder::new(store)
-        .start()
-        .await
-        .context("start the API server")?;
     let host = if address.ip().is_unspecified() {
         "127.0.0.1".to_owned()
     } else if address.is_ipv6() {

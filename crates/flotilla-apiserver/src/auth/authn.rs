@@ -1,20 +1,23 @@
-//! Authentication: who is making a request. Two sources, tried in Kubernetes' order: the
-//! verified TLS client certificate (CN = user, each O = a group), then an
-//! `Authorization: Bearer <token>` header checked against a static token file in
-//! kube-apiserver's `--token-auth-file` format. No credential means anonymous, which the server
-//! answers with 401 (anonymous access is off).
+//! Authentication: who is making a request. Sources, tried in Kubernetes' order: the verified
+//! TLS client certificate (CN = user, each O = a group), then an `Authorization: Bearer <token>`
+//! header checked against a static token file in kube-apiserver's `--token-auth-file` format,
+//! then as a service-account token ([`super::service_accounts`]). No credential means anonymous,
+//! which the server answers with 401 (anonymous access is off), as it does a token no source
+//! accepts.
 //!
 //! The certificate is parsed once per connection ([`user_from_certificate`], see
 //! [`super::serve`]); the header once per request ([`Authenticator::authenticate`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use rustls::pki_types::CertificateDer;
 use x509_parser::prelude::{FromDer, X509Certificate};
 
 use super::AuthError;
 pub use super::lifted::token_file::TokenFile;
+use super::service_accounts::ServiceAccountTokens;
 
 /// Group every authenticated user belongs to.
 pub const AUTHENTICATED_GROUP: &str = "system:authenticated";
@@ -41,6 +44,7 @@ pub enum AuthnError {
 #[derive(Debug, Default)]
 pub struct Authenticator {
     tokens: Option<TokenFile>,
+    service_accounts: Option<Arc<ServiceAccountTokens>>,
 }
 
 impl Authenticator {
@@ -55,9 +59,40 @@ impl Authenticator {
         self
     }
 
+    /// Also accepts service-account tokens (what [`crate::Running::authenticator`] sets up).
+    pub fn with_service_accounts(mut self, tokens: Arc<ServiceAccountTokens>) -> Authenticator {
+        self.service_accounts = Some(tokens);
+        self
+    }
+
     /// Also accepts the bearer tokens in the token file at `path`.
     pub fn with_token_file(self, path: &Path) -> Result<Authenticator, AuthError> {
         Ok(self.with_tokens(TokenFile::load(path)?))
+    }
+
+    /// [`Authenticator::authenticate`], giving a service-account token this server signed a
+    /// second chance after the watch cache has caught up with the store: a client that just
+    /// created a ServiceAccount or read its token Secret may be a few milliseconds ahead of the
+    /// cache (kube-apiserver falls back to a live lookup for the same reason).
+    pub async fn authenticate_current(
+        &self,
+        certificate_user: Option<&UserInfo>,
+        authorization: Option<&[u8]>,
+    ) -> Result<Option<UserInfo>, AuthnError> {
+        let result = self.authenticate(certificate_user, authorization);
+        if result != Err(AuthnError::InvalidToken) {
+            return result;
+        }
+        let Some(tokens) = &self.service_accounts else {
+            return result;
+        };
+        let signed_here = authorization
+            .and_then(bearer_token)
+            .is_some_and(|token| tokens.signed_here(token));
+        if signed_here && tokens.catch_up().await {
+            return self.authenticate(certificate_user, authorization);
+        }
+        result
     }
 
     /// Identifies a request from the identity of its connection's client certificate (if any,
@@ -76,10 +111,17 @@ impl Authenticator {
             (None, None) => return Ok(None),
             (None, Some(header)) => {
                 let token = bearer_token(header).ok_or(AuthnError::MalformedHeader)?;
-                self.tokens
+                let from_file = self
+                    .tokens
                     .as_ref()
                     .and_then(|tokens| tokens.lookup(token))
-                    .cloned()
+                    .cloned();
+                from_file
+                    .or_else(|| {
+                        self.service_accounts
+                            .as_ref()
+                            .and_then(|sa| sa.authenticate(token))
+                    })
                     .ok_or(AuthnError::InvalidToken)?
             }
         };

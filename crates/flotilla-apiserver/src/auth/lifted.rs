@@ -3,4 +3,5 @@
 
 pub(crate) mod bootstrap_policy;
 pub(crate) mod forbidden;
+pub mod rbac;
 pub(crate) mod token_file;

@@ -3,6 +3,7 @@
 
 mod support;
 
+mod auth;
 mod crd;
 mod defaults;
 mod discovery;

@@ -4,6 +4,7 @@
 mod harness;
 
 mod apply;
+mod auth;
 mod crd;
 mod karmada;
 mod lifecycle;

@@ -3,7 +3,7 @@
 //! Follows `forbiddenMessage` in
 //! `k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/errors.go`: the user, verb and
 //! resource (with `/subresource`), the API group, then the namespace or "at the cluster scope";
-//! for non-resource requests the URL path. Strings are quoted like Go's `%q`.
+//! for non-resource requests the URL path. A namespace object's own name is its namespace. Strings are quoted like Go's `%q`.
 
 use std::fmt::Write;
 
@@ -22,13 +22,13 @@ pub(crate) fn forbidden_message(attrs: &RequestAttributes<'_>) -> String {
         format!("{}/{}", attrs.resource, attrs.subresource)
     };
     let (resource, group) = (go_quote(&resource), go_quote(attrs.group));
-    match attrs.namespace {
-        Some(ns) if !ns.is_empty() => format!(
+    match attrs.effective_namespace() {
+        "" => format!(
+            "User {user} cannot {verb} resource {resource} in API group {group} at the cluster scope"
+        ),
+        ns => format!(
             "User {user} cannot {verb} resource {resource} in API group {group} in the namespace {}",
             go_quote(ns)
-        ),
-        _ => format!(
-            "User {user} cannot {verb} resource {resource} in API group {group} at the cluster scope"
         ),
     }
 }

@@ -1,0 +1,253 @@
+//! Service accounts and RBAC with the real kubectl: `create token`, a kubeconfig holding a
+//! service-account token, `auth can-i`, `auth whoami`, and kube's Forbidden message.
+
+use std::time::{Duration, Instant};
+
+use crate::harness::*;
+
+/// A kubeconfig that talks to `flotilla` with `token` instead of the admin certificate.
+fn token_kubeconfig(flotilla: &Flotilla, version: &str, name: &str, token: &str) -> String {
+    let ca = flotilla.ok(
+        version,
+        &[
+            "config",
+            "view",
+            "--raw",
+            "-o",
+            "jsonpath={.clusters[0].cluster.certificate-authority-data}",
+        ],
+    );
+    let config = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: flotilla\n  cluster:\n    server: {}\n    certificate-authority-data: {ca}\ncontexts:\n- name: {name}\n  context:\n    cluster: flotilla\n    user: {name}\n    namespace: default\ncurrent-context: {name}\nusers:\n- name: {name}\n  user:\n    token: {token}\n",
+        flotilla.url
+    );
+    flotilla.file(&format!("{name}.kubeconfig"), &config)
+}
+
+/// Runs kubectl with another kubeconfig; returns (success, stdout, stderr).
+fn as_user(
+    flotilla: &Flotilla,
+    version: &str,
+    kubeconfig: &str,
+    args: &[&str],
+) -> (bool, String, String) {
+    let output = flotilla.kubectl_with(version, args, &[("KUBECONFIG", kubeconfig)], None);
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_service_account_token_is_authorized_by_rbac() {
+    let flotilla = Flotilla::start();
+    for version in VERSIONS {
+        let sa = format!("bot-{}", version.replace('.', "-"));
+        flotilla.ok(version, &["create", "serviceaccount", &sa, "-n", "default"]);
+        let token = flotilla.ok(
+            version,
+            &["create", "token", &sa, "-n", "default", "--duration", "10m"],
+        );
+        let kubeconfig = token_kubeconfig(&flotilla, version, &sa, token.trim());
+        let user = format!("system:serviceaccount:default:{sa}");
+
+        let (ok, out, _) = as_user(
+            &flotilla,
+            version,
+            &kubeconfig,
+            &["auth", "can-i", "list", "pods"],
+        );
+        assert!(!ok, "kubectl.{version}: can-i should say no");
+        assert_eq!(out.trim(), "no", "kubectl.{version}");
+        let (ok, _, err) = as_user(&flotilla, version, &kubeconfig, &["get", "pods"]);
+        assert!(!ok);
+        assert!(
+            err.contains(&format!(
+                r#"Error from server (Forbidden): pods is forbidden: User "{user}" cannot list resource "pods" in API group "" in the namespace "default""#
+            )),
+            "kubectl.{version}: {err}"
+        );
+
+        flotilla.ok(
+            version,
+            &[
+                "create",
+                "rolebinding",
+                &sa,
+                "--clusterrole=view",
+                &format!("--serviceaccount=default:{sa}"),
+                "-n",
+                "default",
+            ],
+        );
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let (ok, out, _) = as_user(
+                &flotilla,
+                version,
+                &kubeconfig,
+                &["auth", "can-i", "list", "pods"],
+            );
+            if ok && out.trim() == "yes" {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "kubectl.{version}: the binding never took effect"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let (ok, _, err) = as_user(&flotilla, version, &kubeconfig, &["get", "pods"]);
+        assert!(ok, "kubectl.{version}: {err}");
+        let (ok, out, _) = as_user(
+            &flotilla,
+            version,
+            &kubeconfig,
+            &["auth", "can-i", "list", "pods", "-n", "kube-system"],
+        );
+        assert!(!ok && out.trim() == "no", "kubectl.{version}: {out}");
+        let (ok, out, _) = as_user(
+            &flotilla,
+            version,
+            &kubeconfig,
+            &["auth", "can-i", "get", "secrets"],
+        );
+        assert!(!ok && out.trim() == "no", "kubectl.{version}: {out}");
+
+        let (ok, out, err) = as_user(
+            &flotilla,
+            version,
+            &kubeconfig,
+            &[
+                "auth",
+                "whoami",
+                "-o",
+                "jsonpath={.status.userInfo.username}",
+            ],
+        );
+        assert!(ok, "kubectl.{version}: {err}");
+        assert_eq!(out, user, "kubectl.{version}");
+
+        let (ok, out, err) = as_user(
+            &flotilla,
+            version,
+            &kubeconfig,
+            &["auth", "can-i", "--list"],
+        );
+        assert!(ok, "kubectl.{version}: {err}");
+        let pods = out
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some("pods"))
+            .unwrap_or_else(|| panic!("kubectl.{version}: no pods row in\n{out}"));
+        assert!(
+            pods.ends_with("[get list watch]"),
+            "kubectl.{version}: {pods}"
+        );
+    }
+}
+
+#[test]
+fn a_token_secret_gets_a_working_token() {
+    let flotilla = Flotilla::start();
+    let version = VERSIONS[VERSIONS.len() - 1];
+    let manifest = flotilla.file(
+        "token.yaml",
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: joiner\n  namespace: default\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: joiner-token\n  namespace: default\n  annotations:\n    kubernetes.io/service-account.name: joiner\ntype: kubernetes.io/service-account-token\n",
+    );
+    flotilla.ok(version, &["apply", "-f", &manifest]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let token = loop {
+        let token = flotilla.ok(
+            version,
+            &[
+                "get",
+                "secret",
+                "joiner-token",
+                "-o",
+                "go-template={{if .data.token}}{{.data.token | base64decode}}{{end}}",
+            ],
+        );
+        if !token.is_empty() {
+            break token;
+        }
+        assert!(Instant::now() < deadline, "the token was never filled in");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let kubeconfig = token_kubeconfig(&flotilla, version, "joiner", &token);
+    let (ok, out, err) = as_user(
+        &flotilla,
+        version,
+        &kubeconfig,
+        &[
+            "auth",
+            "whoami",
+            "-o",
+            "jsonpath={.status.userInfo.username}",
+        ],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(out, "system:serviceaccount:default:joiner");
+    flotilla.ok(version, &["delete", "serviceaccount", "joiner"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (ok, _, err) = as_user(&flotilla, version, &kubeconfig, &["auth", "whoami"]);
+        if !ok {
+            assert!(err.contains("Unauthorized"), "{err}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the token still works after its service account was deleted"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn service_account_tokens_survive_a_restart() {
+    let version = VERSIONS[VERSIONS.len() - 1];
+    let flotilla = Flotilla::start_with(tempfile::tempdir().expect("dir"), "redb");
+    let manifest = flotilla.file(
+        "token.yaml",
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: keeper\n  namespace: default\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: keeper-token\n  namespace: default\n  annotations:\n    kubernetes.io/service-account.name: keeper\ntype: kubernetes.io/service-account-token\n",
+    );
+    flotilla.ok(version, &["apply", "-f", &manifest]);
+    let bound = flotilla.ok(version, &["create", "token", "keeper", "--duration", "1h"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let legacy = loop {
+        let token = flotilla.ok(
+            version,
+            &[
+                "get",
+                "secret",
+                "keeper-token",
+                "-o",
+                "go-template={{if .data.token}}{{.data.token | base64decode}}{{end}}",
+            ],
+        );
+        if !token.is_empty() {
+            break token;
+        }
+        assert!(Instant::now() < deadline, "the token was never filled in");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let dir = flotilla.stop("TERM");
+    let again = Flotilla::start_with(dir, "redb");
+    for (name, token) in [("bound", bound.trim()), ("legacy", legacy.as_str())] {
+        let kubeconfig = token_kubeconfig(&again, version, name, token);
+        let (ok, out, err) = as_user(
+            &again,
+            version,
+            &kubeconfig,
+            &[
+                "auth",
+                "whoami",
+                "-o",
+                "jsonpath={.status.userInfo.username}",
+            ],
+        );
+        assert!(ok, "{name} token after restart: {err}");
+        assert_eq!(out, "system:serviceaccount:default:keeper");
+    }
+}
