@@ -119,6 +119,8 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     println!("Flotilla is ready at {url}");
     println!("export KUBECONFIG={}", kubeconfig.display());
     tracing::info!(%url, store = ?options.store, "serving");
+    let components = flotilla_runtime::Shutdown::new();
+    let scheduler = start_scheduler(&running, &components);
     flotilla_apiserver::serve::serve_tls(
         listener,
         running.server.clone(),
@@ -128,9 +130,61 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     )
     .await
     .context("serve")?;
+    components.cancel();
+    if let Err(error) = scheduler.await {
+        tracing::warn!(%error, "the scheduler task failed");
+    }
     tracing::info!("shut down");
     drop(running);
     Ok(())
+}
+
+/// The in-process components talk to the API server through its tower service, as
+/// `system:masters` (the role karmada's components get through their kubeconfig).
+fn component_client(running: &flotilla_apiserver::Running, name: &str) -> kube::Client {
+    flotilla_apiserver::client::in_process(
+        &running.server,
+        flotilla_apiserver::auth::authn::UserInfo {
+            name: format!("system:flotilla:{name}"),
+            groups: vec!["system:masters".into(), "system:authenticated".into()],
+            ..Default::default()
+        },
+    )
+}
+
+/// The scheduler, leader-elected on the `karmada-scheduler` Lease in `karmada-system` so that
+/// several `up` processes on one etcd never both write placements.
+fn start_scheduler(
+    running: &flotilla_apiserver::Running,
+    shutdown: &flotilla_runtime::Shutdown,
+) -> tokio::task::JoinHandle<()> {
+    let client = component_client(running, "scheduler");
+    let identity = format!(
+        "{}_{}",
+        std::env::var("HOSTNAME").unwrap_or_else(|_| "flotilla".into()),
+        uuid::Uuid::new_v4()
+    );
+    let elector = flotilla_runtime::LeaderElector::new(
+        client.clone(),
+        flotilla_runtime::LeaseConfig::new("karmada-system", "karmada-scheduler", identity),
+    );
+    let shutdown = shutdown.clone();
+    tokio::spawn(async move {
+        elector
+            .run(&shutdown, move |term| {
+                let scheduler = flotilla_scheduler::run::Scheduler::new(
+                    client.clone(),
+                    flotilla_scheduler::run::SchedulerConfig::default(),
+                    flotilla_scheduler::run::Metrics::default(),
+                );
+                async move {
+                    if let Err(error) = scheduler.run(term).await {
+                        tracing::error!(%error, "the scheduler stopped");
+                    }
+                }
+            })
+            .await;
+    })
 }
 
 async fn shutdown_signal() {
