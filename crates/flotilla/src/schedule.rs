@@ -200,7 +200,9 @@ fn load_clusters(path: &Path) -> anyhow::Result<Vec<Cluster>> {
                 doc.kind()
             );
         }
-        let cluster: Cluster = decode(path, &doc)?;
+        let mut cluster: Cluster = decode(path, &doc)?;
+        // As Karmada's API server stores it: zone → zones, default/standard resource models.
+        cluster.apply_server_defaults();
         if cluster.name().is_empty() {
             bail!(
                 "{}: document {}: Cluster has no metadata.name",

@@ -224,3 +224,20 @@ fn bad_input_names_the_file_and_field() {
         "{stderr}"
     );
 }
+
+#[test]
+fn default_resource_models_bound_the_general_estimate() {
+    let out = flotilla_schedule(
+        &[
+            ("--clusters", fixture("clusters-models.yaml")),
+            ("--policy", fixture("policy-dynamic.yaml")),
+            ("--workload", fixture("web-7.yaml")),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "failed to assign replicas: failed to scale up: Clusters available replicas 6 are not enough to schedule."
+    );
+}
