@@ -178,6 +178,7 @@ pub fn run(
         framework: &framework,
         estimators: &[],
         enable_empty_workload_propagation: false,
+        divide_by_node_count: None,
     };
     let status = ResourceBindingStatus::default();
     let empty = Registry::new(Vec::new())
