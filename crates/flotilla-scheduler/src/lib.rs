@@ -7,6 +7,7 @@
 //! writes results lives above this crate; `flotilla schedule` runs the same core on files.
 
 pub mod assign;
+pub mod bench;
 pub mod core;
 pub mod decide;
 pub mod estimator;
