@@ -77,6 +77,9 @@ pub struct AssignInput<'a, 'c> {
     pub placement: &'a Placement,
     /// Steady or Fresh.
     pub mode: Mode,
+    /// Flotilla's node-count division: per cluster, the nodes that fit a replica. When set,
+    /// Weighted placements divide by these weights instead.
+    pub node_weights: Option<&'a BTreeMap<String, i64>>,
 }
 
 /// Karmada's `AssignReplicas`. Errors are not yet wrapped with "failed to assign replicas:".
@@ -144,7 +147,13 @@ fn assign_to_clusters(
     input: AssignInput<'_, '_>,
     replicas: i32,
 ) -> Result<Vec<TargetCluster>, ScheduleError> {
-    let result = match strategy(input.placement)? {
+    let strategy = strategy(input.placement)?;
+    if let Some(node_weights) = input.node_weights
+        && matches!(strategy, Strategy::StaticWeight | Strategy::DynamicWeight)
+    {
+        return by_node_count(input, replicas, node_weights);
+    }
+    let result = match strategy {
         Strategy::Duplicated => input
             .candidates
             .iter()
@@ -194,6 +203,33 @@ fn static_weight(input: AssignInput<'_, '_>, replicas: i32) -> Vec<TargetCluster
             .collect();
     }
     spread_replicas_by_static_weights(replicas, &weights, &input.spec.resource.uid)
+}
+
+/// Division by node count: weights = nodes that fit a replica in each candidate.
+fn by_node_count(
+    input: AssignInput<'_, '_>,
+    replicas: i32,
+    node_weights: &BTreeMap<String, i64>,
+) -> Result<Vec<TargetCluster>, ScheduleError> {
+    let weights: BTreeMap<String, i64> = input
+        .candidates
+        .iter()
+        .filter_map(|c| {
+            let w = node_weights.get(c.name).copied().unwrap_or(0);
+            (w > 0).then(|| (c.name.to_owned(), w))
+        })
+        .collect();
+    if weights.is_empty() {
+        return Err(ScheduleError::Unschedulable(
+            "no node of the selected clusters fits a replica".to_owned(),
+        ));
+    }
+    Ok(
+        spread_replicas_by_static_weights(replicas, &weights, &input.spec.resource.uid)
+            .into_iter()
+            .filter(|c| c.replicas > 0)
+            .collect(),
+    )
 }
 
 fn stable_sort_desc(list: &mut [TargetCluster]) {

@@ -8,7 +8,9 @@ use flotilla_api::karmada::{
 };
 
 use crate::assign::{AssignInput, Mode, assign_replicas, overflow_order};
-use crate::estimator::{GeneralRequest, ReplicaEstimator, SummaryFigures, UNAUTHENTIC_REPLICA};
+use crate::estimator::{
+    AccurateEstimator, GeneralRequest, ReplicaEstimator, SummaryFigures, UNAUTHENTIC_REPLICA,
+};
 use crate::framework::{Framework, PluginContext, Prepared};
 use crate::select::{ClusterDetail, select_best_clusters, sort_candidates};
 
@@ -48,6 +50,10 @@ pub struct ScheduleOptions<'a> {
     /// Karmada's `--enable-empty-workload-propagation`: selected clusters that got no replicas
     /// are listed with 0.
     pub enable_empty_workload_propagation: bool,
+    /// Flotilla extension (`flotilla.io/replica-division: NodeCount`): Weighted placements
+    /// divide by the number of nodes that fit a replica in each cluster, counted by this
+    /// estimator. `None` = Karmada's behaviour.
+    pub divide_by_node_count: Option<&'a AccurateEstimator>,
 }
 
 /// A successful schedule.
@@ -267,12 +273,22 @@ fn schedule_once(
     } else {
         Mode::Steady
     };
+    let node_weights: Option<BTreeMap<String, i64>> = options.divide_by_node_count.map(|e| {
+        selected
+            .iter()
+            .map(|c| {
+                let n = e.fitting_nodes(c.name, spec.replica_requirements.as_ref());
+                (c.name.to_owned(), n.unwrap_or(0))
+            })
+            .collect()
+    });
     let mut clusters = assign_replicas(AssignInput {
         candidates: &selected,
         spec,
         status,
         placement,
         mode,
+        node_weights: node_weights.as_ref(),
     })
     .map_err(|e| e.wrap("failed to assign replicas: "))?;
     if options.enable_empty_workload_propagation {

@@ -181,33 +181,32 @@ impl Registry {
         self.plugins.iter().map(|p| p.name)
     }
 
-    /// Builds a framework from a `--plugins` list: `*` enables every plugin, `-Name` disables one,
-    /// `Name` enables one. An empty list means `*`.
+    /// Builds a framework from a `--plugins` list, as Karmada's `Registry.Filter`: `*` anywhere
+    /// enables every plugin; then, in order, `Name` enables one and `-Name` disables one (a no-op
+    /// while nothing is enabled). An empty list means `*`. Unlike Karmada, unknown names are
+    /// errors rather than ignored.
     pub fn framework(&self, list: &[impl AsRef<str>]) -> Result<Framework, RegistryError> {
-        let mut enabled = vec![list.is_empty(); self.plugins.len()];
+        let position = |name: &str| {
+            self.plugins
+                .iter()
+                .position(|p| p.name == name)
+                .ok_or_else(|| RegistryError::UnknownPlugin(name.to_owned()))
+        };
+        let star = list.is_empty() || list.iter().any(|i| i.as_ref().trim() == "*");
+        let mut enabled = vec![star; self.plugins.len()];
         for item in list {
             let item = item.as_ref().trim();
             if item == "*" {
-                enabled.iter_mut().for_each(|e| *e = true);
                 continue;
             }
-            let (name, on) = match item.strip_prefix('-') {
-                Some(name) => (name, false),
-                None => (item, true),
-            };
-            let index = self
-                .plugins
-                .iter()
-                .position(|p| p.name == name)
-                .ok_or_else(|| RegistryError::UnknownPlugin(name.to_owned()))?;
-            enabled[index] = on;
-        }
-        // A later `*` must not re-enable what an explicit `-Name` disabled.
-        for item in list {
-            if let Some(name) = item.as_ref().trim().strip_prefix('-')
-                && let Some(index) = self.plugins.iter().position(|p| p.name == name)
-            {
-                enabled[index] = false;
+            match item.strip_prefix('-') {
+                Some(name) => {
+                    let index = position(name)?;
+                    if enabled.iter().any(|e| *e) {
+                        enabled[index] = false;
+                    }
+                }
+                None => enabled[position(item)?] = true,
             }
         }
         let plugins = self

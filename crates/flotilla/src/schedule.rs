@@ -30,6 +30,9 @@ use serde_json::Value;
 /// Annotation naming the member cluster of a Node, Pod or List in `--nodes`.
 pub const CLUSTER_ANNOTATION: &str = "flotilla.io/cluster";
 
+/// Policy annotation selecting Flotilla's division by node count (`NodeCount`).
+pub const REPLICA_DIVISION_ANNOTATION: &str = "flotilla.io/replica-division";
+
 /// Kinds that are cluster-scoped (their bindings are ClusterResourceBindings).
 const CLUSTER_SCOPED_KINDS: &[&str] = &[
     "Namespace",
@@ -200,7 +203,9 @@ fn load_clusters(path: &Path) -> anyhow::Result<Vec<Cluster>> {
                 doc.kind()
             );
         }
-        let cluster: Cluster = decode(path, &doc)?;
+        let mut cluster: Cluster = decode(path, &doc)?;
+        // As Karmada's API server stores it: zone → zones, default/standard resource models.
+        cluster.apply_server_defaults();
         if cluster.name().is_empty() {
             bail!(
                 "{}: document {}: Cluster has no metadata.name",
@@ -441,7 +446,7 @@ fn run(args: &ScheduleArgs) -> anyhow::Result<Outcome> {
         .map(|p| load_nodes(p, &clusters))
         .transpose()?;
 
-    let policy_spec = policy.spec;
+    let policy_spec = policy.spec.clone();
     let mut spec = ResourceBindingSpec {
         resource: ObjectReference {
             api_version: api_version.to_owned(),
@@ -495,6 +500,26 @@ fn run(args: &ScheduleArgs) -> anyhow::Result<Outcome> {
         status = prev.status;
     }
 
+    let division = policy
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(REPLICA_DIVISION_ANNOTATION))
+        .cloned();
+    let divide_by_node_count = match division.as_deref() {
+        None => None,
+        Some("NodeCount") => match &estimator {
+            Some(e) => Some(e),
+            None => bail!(
+                "{}: metadata.annotations[{REPLICA_DIVISION_ANNOTATION:?}] is NodeCount, which needs --nodes",
+                args.policy.display()
+            ),
+        },
+        Some(other) => bail!(
+            "{}: metadata.annotations[{REPLICA_DIVISION_ANNOTATION:?}]: unknown value {other:?} (supported: NodeCount)",
+            args.policy.display()
+        ),
+    };
     let snapshot = Snapshot::new(clusters);
     let framework: Framework = Registry::in_tree()
         .framework(&args.plugins)
@@ -507,6 +532,7 @@ fn run(args: &ScheduleArgs) -> anyhow::Result<Outcome> {
         framework: &framework,
         estimators: &extra,
         enable_empty_workload_propagation: args.enable_empty_workload_propagation,
+        divide_by_node_count,
     };
     let suspended = spec.suspension.as_ref().and_then(|s| s.scheduling) == Some(true);
     let needed = args.binding.is_none()

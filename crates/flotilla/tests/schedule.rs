@@ -224,3 +224,44 @@ fn bad_input_names_the_file_and_field() {
         "{stderr}"
     );
 }
+
+#[test]
+fn default_resource_models_bound_the_general_estimate() {
+    let out = flotilla_schedule(
+        &[
+            ("--clusters", fixture("clusters-models.yaml")),
+            ("--policy", fixture("policy-dynamic.yaml")),
+            ("--workload", fixture("web-7.yaml")),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "failed to assign replicas: failed to scale up: Clusters available replicas 6 are not enough to schedule."
+    );
+}
+
+#[test]
+fn node_count_division_extension() {
+    let run = |nodes: Option<&str>| {
+        let mut args = vec![
+            ("--clusters", fixture("clusters-list.yaml")),
+            ("--policy", fixture("policy-nodecount.yaml")),
+            ("--workload", fixture("web.yaml")),
+        ];
+        if let Some(n) = nodes {
+            args.push(("--nodes", fixture(n)));
+        }
+        flotilla_schedule(&args, &["-o", "json"])
+    };
+    // member1 has one node with room for a replica, member2 three: 6 replicas at 1:3.
+    let out = run(Some("nodes-two.yaml"));
+    assert_eq!(
+        clusters(&scheduled(&out)),
+        pairs(&[("member1", 2), ("member2", 4)])
+    );
+    let out = run(None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("flotilla.io/replica-division"));
+}

@@ -264,3 +264,75 @@ impl Cluster {
         self.metadata.deletion_timestamp.is_some()
     }
 }
+
+impl Cluster {
+    /// What Karmada's aggregated API server does to a Cluster on create (with the default-on gate
+    /// CustomizedClusterResourceModeling): moves a deprecated `zone` into an empty `zones`, and
+    /// fills the default nine-grade resource model when none is given, otherwise standardizes
+    /// the models (sorted by grade, first grade's minimums 0, last grade's maximums MaxInt64).
+    pub fn apply_server_defaults(&mut self) {
+        let spec = &mut self.spec;
+        if !spec.zone.is_empty() && spec.zones.is_empty() {
+            spec.zones.push(std::mem::take(&mut spec.zone));
+        }
+        if spec.resource_models.is_empty() {
+            spec.resource_models = default_resource_models();
+            return;
+        }
+        spec.resource_models.sort_by_key(|m| m.grade);
+        if let Some(first) = spec.resource_models.first_mut() {
+            for range in &mut first.ranges {
+                range.min = crate::Quantity::from_i64(0, range.min.format());
+            }
+        }
+        if let Some(last) = spec.resource_models.last_mut() {
+            for range in &mut last.ranges {
+                range.max = crate::Quantity::from_i64(i64::MAX, range.max.format());
+            }
+        }
+    }
+}
+
+/// Karmada's default resource models: grade 0 cpu [0,1) memory [0,4Gi); grade 1 [1,2)
+/// [4Gi,16Gi); grades 2–7 cpu [2^(g-1), 2^g) memory [2^(g+2)Gi, 2^(g+3)Gi); grade 8 cpu
+/// [128, ∞) memory [1024Gi, ∞).
+pub fn default_resource_models() -> Vec<ResourceModel> {
+    use crate::{Quantity, QuantityFormat};
+    const GI: i64 = 1024 * 1024 * 1024;
+    let bounds: [(i64, i64, i64, i64); 9] = [
+        (0, 1, 0, 4),
+        (1, 2, 4, 16),
+        (2, 4, 16, 32),
+        (4, 8, 32, 64),
+        (8, 16, 64, 128),
+        (16, 32, 128, 256),
+        (32, 64, 256, 512),
+        (64, 128, 512, 1024),
+        (128, i64::MAX, 1024, i64::MAX),
+    ];
+    bounds
+        .iter()
+        .zip(0u32..)
+        .map(|(&(cpu_min, cpu_max, mem_min, mem_max), grade)| {
+            let mem = |gi: i64| {
+                let bytes = if gi == i64::MAX { i64::MAX } else { gi * GI };
+                Quantity::from_i64(bytes, QuantityFormat::BinarySI)
+            };
+            ResourceModel {
+                grade,
+                ranges: vec![
+                    ResourceModelRange {
+                        name: "cpu".into(),
+                        min: Quantity::from_i64(cpu_min, QuantityFormat::DecimalSI),
+                        max: Quantity::from_i64(cpu_max, QuantityFormat::DecimalSI),
+                    },
+                    ResourceModelRange {
+                        name: "memory".into(),
+                        min: mem(mem_min),
+                        max: mem(mem_max),
+                    },
+                ],
+            }
+        })
+        .collect()
+}

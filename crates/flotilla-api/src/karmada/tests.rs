@@ -122,3 +122,31 @@ fn api_enablement_needs_complete_condition_to_say_disabled() {
         ApiEnablementStatus::Disabled
     );
 }
+
+#[test]
+fn server_defaults_move_zone_and_fill_models() {
+    let mut cluster: Cluster = serde_json::from_value(json!({
+        "metadata": {"name": "m"}, "spec": {"syncMode": "Push", "zone": "z1"}}))
+    .expect("decode");
+    cluster.apply_server_defaults();
+    assert_eq!(cluster.spec.zones, ["z1"]);
+    assert!(cluster.spec.zone.is_empty());
+    let models = &cluster.spec.resource_models;
+    assert_eq!(models.len(), 9);
+    assert_eq!(models[3].ranges[0].min.to_string(), "4");
+    assert_eq!(models[3].ranges[1].min.to_string(), "32Gi");
+    assert_eq!(models[8].ranges[0].min.to_string(), "128");
+
+    let mut custom: Cluster = serde_json::from_value(json!({
+        "metadata": {"name": "m"}, "spec": {"syncMode": "Push", "resourceModels": [
+            {"grade": 2, "ranges": [{"name": "cpu", "min": "4", "max": "8"}]},
+            {"grade": 1, "ranges": [{"name": "cpu", "min": "1", "max": "4"}]}]}}))
+    .expect("decode");
+    custom.apply_server_defaults();
+    let models = &custom.spec.resource_models;
+    assert_eq!(
+        (models[0].grade, models[0].ranges[0].min.to_string()),
+        (1, "0".to_owned())
+    );
+    assert_eq!(models[1].ranges[0].max.as_i64(), Some(i64::MAX));
+}

@@ -88,6 +88,7 @@ fn run(
         status: &ResourceBindingStatus::default(),
         placement: &p,
         mode,
+        node_weights: None,
     })?;
     out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out.into_iter().map(|c| (c.name, c.replicas)).collect())
@@ -354,4 +355,38 @@ fn karmada_dynamic_scale_table() {
             ),
         }
     }
+}
+
+#[test]
+fn node_count_division_weights_by_fitting_nodes() {
+    let case = Case::new(&M);
+    let p = placement("static");
+    let s = spec(9, &[]);
+    let candidates = case.candidates(&[0, 0, 0], &s);
+    let weights: BTreeMap<String, i64> = [("member1".to_owned(), 1), ("member2".to_owned(), 2)]
+        .into_iter()
+        .collect();
+    let run = |weights: &BTreeMap<String, i64>| {
+        assign_replicas(AssignInput {
+            candidates: &candidates,
+            spec: &s,
+            status: &ResourceBindingStatus::default(),
+            placement: &p,
+            mode: Mode::Steady,
+            node_weights: Some(weights),
+        })
+    };
+    let mut got = run(&weights).expect("assign");
+    got.sort_by(|a, b| a.name.cmp(&b.name));
+    assert_eq!(
+        got,
+        [
+            TargetCluster::new("member1", 3),
+            TargetCluster::new("member2", 6)
+        ]
+    );
+    assert_eq!(
+        run(&BTreeMap::new()).expect_err("no nodes").to_string(),
+        "no node of the selected clusters fits a replica"
+    );
 }

@@ -39,6 +39,7 @@ fn run(
         framework: &framework,
         estimators: &[],
         enable_empty_workload_propagation: false,
+        divide_by_node_count: None,
     };
     schedule(&Snapshot::new(clusters), spec, status, &options)
 }
@@ -259,6 +260,7 @@ fn empty_workload_propagation_lists_selected_clusters() {
         framework: &framework,
         estimators: &[],
         enable_empty_workload_propagation: true,
+        divide_by_node_count: None,
     };
     let r = schedule(
         &Snapshot::new(clusters),

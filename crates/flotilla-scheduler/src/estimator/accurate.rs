@@ -191,9 +191,28 @@ impl NodeIndex {
 
     /// Karmada's `NodeResourceEstimator.Estimate` over this member.
     pub fn max_available_replicas(&self, requirements: Option<&ReplicaRequirements>) -> i32 {
-        if self.nodes.is_empty() {
-            return 0;
-        }
+        let mut total: i32 = 0;
+        self.for_each_fit(requirements, |fits| {
+            // Go: atomic.AddInt32(&res, int32(MaxDivided(...))).
+            total = total.wrapping_add(fits as i32);
+        });
+        total
+    }
+
+    /// Nodes that satisfy the node claim and fit at least one replica (the weight of the
+    /// `flotilla.io/replica-division: NodeCount` extension).
+    pub fn fitting_nodes(&self, requirements: Option<&ReplicaRequirements>) -> i64 {
+        let mut count = 0;
+        self.for_each_fit(requirements, |fits| {
+            if fits >= 1 {
+                count += 1;
+            }
+        });
+        count
+    }
+
+    /// Calls `f` with `MaxDivided(free, request)` of every node satisfying the claim.
+    fn for_each_fit(&self, requirements: Option<&ReplicaRequirements>, mut f: impl FnMut(i64)) {
         let claim = requirements.and_then(|r| r.node_claim.as_ref());
         let affinity = RequiredNodeAffinity::new(
             claim.and_then(|c| c.node_selector.as_ref()),
@@ -209,7 +228,6 @@ impl NodeIndex {
             },
         );
         let request = CompiledRequest::new(requirements.and_then(|r| r.resource_request.as_ref()));
-        let mut total: i32 = 0;
         for node in &self.nodes {
             if node.unschedulable && !tolerates_cordon {
                 continue;
@@ -222,10 +240,8 @@ impl NodeIndex {
             if !affinity.matches(&node.name, &node.labels) {
                 continue;
             }
-            // Go: atomic.AddInt32(&res, int32(MaxDivided(...))).
-            total = total.wrapping_add(request.max_divided(&node.free) as i32);
+            f(request.max_divided(&node.free));
         }
-        total
     }
 }
 
@@ -250,6 +266,17 @@ impl AccurateEstimator {
     /// The members it knows.
     pub fn members(&self) -> impl Iterator<Item = &str> {
         self.members.keys().map(String::as_str)
+    }
+
+    /// The nodes of `cluster` that fit at least one replica (`None` without node data).
+    pub fn fitting_nodes(
+        &self,
+        cluster: &str,
+        requirements: Option<&ReplicaRequirements>,
+    ) -> Option<i64> {
+        self.members
+            .get(cluster)
+            .map(|m| m.fitting_nodes(requirements))
     }
 }
 

@@ -57,3 +57,12 @@ fn unknown_names_are_errors() {
         .expect_err("unknown");
     assert_eq!(err, RegistryError::UnknownPlugin("Nope".into()));
 }
+
+#[test]
+fn later_names_win_in_order() {
+    let registry = Registry::in_tree();
+    let on = |list: &[&str]| registry.framework(list).expect("framework").names().count();
+    assert_eq!(on(&["ClusterLocality", "-ClusterLocality"]), 0);
+    assert_eq!(on(&["-ClusterLocality", "ClusterLocality"]), 1);
+    assert_eq!(on(&["*", "-ClusterLocality", "ClusterLocality"]), 6);
+}

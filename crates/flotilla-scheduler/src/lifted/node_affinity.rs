@@ -33,6 +33,10 @@ struct CompiledTerm {
 enum FieldRequirement {
     NameIn(String),
     NameNotIn(String),
+    /// `In` on a field nodes do not have.
+    Never,
+    /// `NotIn` on a field nodes do not have.
+    Always,
 }
 
 impl RequiredNodeAffinity {
@@ -70,6 +74,8 @@ impl RequiredNodeAffinity {
                 && term.fields.iter().all(|f| match f {
                     FieldRequirement::NameIn(v) => v == name,
                     FieldRequirement::NameNotIn(v) => v != name,
+                    FieldRequirement::Never => false,
+                    FieldRequirement::Always => true,
                 })
         })
     }
@@ -102,19 +108,13 @@ fn compile_field(requirement: &NodeSelectorRequirement) -> Option<FieldRequireme
     let [value] = values else {
         return None;
     };
-    // Other field keys are valid selectors that never match a node's field set.
-    let value = if requirement.key == "metadata.name" {
-        value.clone()
-    } else {
-        return match requirement.operator.as_str() {
-            "In" => Some(FieldRequirement::NameIn(String::from("\u{0}"))),
-            "NotIn" => Some(FieldRequirement::NameNotIn(String::from("\u{0}"))),
-            _ => None,
-        };
-    };
-    match requirement.operator.as_str() {
-        "In" => Some(FieldRequirement::NameIn(value)),
-        "NotIn" => Some(FieldRequirement::NameNotIn(value)),
+    // Other field keys are valid selectors over a field the node's field set lacks.
+    let by_name = requirement.key == "metadata.name";
+    match (requirement.operator.as_str(), by_name) {
+        ("In", true) => Some(FieldRequirement::NameIn(value.clone())),
+        ("NotIn", true) => Some(FieldRequirement::NameNotIn(value.clone())),
+        ("In", false) => Some(FieldRequirement::Never),
+        ("NotIn", false) => Some(FieldRequirement::Always),
         _ => None,
     }
 }

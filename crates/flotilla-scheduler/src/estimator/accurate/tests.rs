@@ -124,3 +124,13 @@ fn estimator_answers_unknown_for_clusters_without_nodes() {
         [219, UNAUTHENTIC_REPLICA]
     );
 }
+
+#[test]
+fn fitting_nodes_count_nodes_with_room_for_one_replica() {
+    let index = gpu_cluster();
+    let gpu2 = requirements(json!({"resourceRequest": {"nvidia.com/gpu": "2"}}));
+    // a100-1 (6 free) and t4-1 (8 free); a100-2 tainted, cpu-1 cordoned.
+    assert_eq!(index.fitting_nodes(Some(&gpu2)), 2);
+    let gpu7 = requirements(json!({"resourceRequest": {"nvidia.com/gpu": "7"}}));
+    assert_eq!(index.fitting_nodes(Some(&gpu7)), 1);
+}
