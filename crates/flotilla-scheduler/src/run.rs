@@ -511,6 +511,8 @@ impl Scheduler {
                 framework: &self.config.framework,
                 estimators: &[],
                 enable_empty_workload_propagation: self.config.enable_empty_workload_propagation,
+                // Needs member node lists (issue 5); the live scheduler divides as Karmada.
+                divide_by_node_count: None,
             };
             crate::schedule(&snapshot, &binding.spec, &binding.status, &options)
         };

@@ -421,8 +421,10 @@ fn run(args: &ScheduleArgs) -> anyhow::Result<Outcome> {
             selector_matches(&s, api_version, kind, &namespace, name, &labels)
         })
     {
-        bail!(
-            "{}: spec.resourceSelectors do not select {kind} {name:?} ({api_version}) from {wpath}",
+        // Scheduling only reads the placement, so a what-if over a policy written for other
+        // objects still answers; the user is told the policy would not claim this workload.
+        eprintln!(
+            "warning: {}: spec.resourceSelectors do not select {kind} {name:?} ({api_version}) from {wpath}; scheduling with its placement anyway",
             args.policy.display()
         );
     }
