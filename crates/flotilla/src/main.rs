@@ -1,6 +1,7 @@
 //! The one Flotilla binary. Only this crate parses flags and sets up logging.
 
 mod bench;
+mod sim;
 mod up;
 
 use std::path::PathBuf;
@@ -26,6 +27,8 @@ struct Cli {
 enum Command {
     /// Run the control plane: store, API server over HTTPS, credentials and a kubeconfig.
     Up(up::UpOptions),
+    /// Simulated member clusters (API server, nodes, scheduler, controllers) and their faults.
+    Sim(sim::SimArgs),
     /// Measure hot paths against baselines measured in the same run.
     Bench {
         #[command(subcommand)]
@@ -45,6 +48,8 @@ enum BenchTarget {
         #[arg(long, default_value_t = 32)]
         clients: usize,
     },
+    /// Simulated clusters: time to all-ready, pods scheduled/s, RSS (100 × 5,000 nodes by default).
+    Sim(bench::sim::SimBenchOptions),
     /// Store backends: puts/s (1 and 64 writers), watch fan-out, range of 100,000 keys.
     Store {
         /// Backends to measure, comma separated: memory, redb, etcd.
@@ -81,10 +86,16 @@ fn main() -> anyhow::Result<()> {
     runtime.block_on(async move {
         match cli.command {
             Command::Up(options) => up::run(options).await,
+            Command::Sim(args) => sim::run(args).await,
             Command::Bench { target } => match target {
                 BenchTarget::Apiserver { objects, clients } => {
                     let figures = bench::apiserver::run(objects, clients).await?;
                     bench::apiserver::report(&figures);
+                    Ok(())
+                }
+                BenchTarget::Sim(options) => {
+                    let figures = bench::sim::run(&options).await?;
+                    bench::sim::report(&figures);
                     Ok(())
                 }
                 BenchTarget::Store {
