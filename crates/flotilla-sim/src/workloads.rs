@@ -109,10 +109,13 @@ impl OwnerIndex {
     }
 }
 
+type Pending = (HashSet<String>, HashSet<String>);
+
 /// Creations and deletions not yet seen through the watch, per owner uid.
 #[derive(Debug, Default)]
 pub struct Expectations {
-    pending: Mutex<HashMap<String, (HashSet<String>, HashSet<String>)>>,
+    /// owner uid → (names awaiting creation, names awaiting deletion)
+    pending: Mutex<HashMap<String, Pending>>,
 }
 
 impl Expectations {
@@ -221,6 +224,7 @@ pub fn is_active(pod: &Pod) -> bool {
 }
 
 /// Creates a pod from a template with extra labels/annotations and a controller owner.
+#[allow(clippy::too_many_arguments)]
 pub async fn create_pod(
     ctx: &Ctx,
     namespace: &str,

@@ -28,7 +28,7 @@ enum Command {
     /// Run the control plane: store, API server over HTTPS, credentials and a kubeconfig.
     Up(up::UpOptions),
     /// Simulated member clusters (API server, nodes, scheduler, controllers) and their faults.
-    Sim(sim::SimArgs),
+    Sim(Box<sim::SimArgs>),
     /// Measure hot paths against baselines measured in the same run.
     Bench {
         #[command(subcommand)]
@@ -86,7 +86,7 @@ fn main() -> anyhow::Result<()> {
     runtime.block_on(async move {
         match cli.command {
             Command::Up(options) => up::run(options).await,
-            Command::Sim(args) => sim::run(args).await,
+            Command::Sim(args) => sim::run(*args).await,
             Command::Bench { target } => match target {
                 BenchTarget::Apiserver { objects, clients } => {
                     let figures = bench::apiserver::run(objects, clients).await?;

@@ -83,7 +83,10 @@ async fn sync(
     let spec = ds.spec.clone().unwrap_or_default();
     let hash = pod_template_hash(
         &spec.template,
-        ds.status.as_ref().and_then(|s| s.collision_count),
+        ds.status
+            .as_ref()
+            .and_then(|s| s.collision_count)
+            .filter(|c| *c != 0),
     );
     let generation = ds.metadata.generation.unwrap_or(1).to_string();
     let mut tolerations = spec

@@ -75,7 +75,10 @@ async fn sync(
         "{name}-{}",
         pod_template_hash(
             &spec.template,
-            sts.status.as_ref().and_then(|s| s.collision_count)
+            sts.status
+                .as_ref()
+                .and_then(|s| s.collision_count)
+                .filter(|c| *c != 0)
         )
     );
     let parallel = spec.pod_management_policy.as_deref() == Some("Parallel");
