@@ -28,6 +28,9 @@ use crate::scheduler::Scheduler;
 use crate::serve::{self, NetFault};
 use crate::workloads::{self, Workloads};
 
+/// Recent changes each cluster's watch cache keeps for resuming watches.
+pub const CACHE_WINDOW: usize = 20_000;
+
 /// What every control loop of a cluster shares.
 pub struct Ctx {
     pub name: String,
@@ -104,7 +107,10 @@ impl SimCluster {
     ) -> Result<SimCluster, SimError> {
         tls::install_crypto_provider();
         let store = Arc::new(flotilla_store::MemoryStore::new());
+        // A smaller resume window than a control plane's: a hundred clusters each keeping 100,000
+        // superseded versions would dominate the process, and our watchers are in-process.
         let running = flotilla_apiserver::Builder::new(store)
+            .cache_window(CACHE_WINDOW)
             .start()
             .await
             .map_err(|e| SimError::ApiServer {
