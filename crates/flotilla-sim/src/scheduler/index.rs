@@ -240,26 +240,35 @@ impl NodeIndex {
         }
     }
 
-    /// LeastAllocated (cpu, memory) plus BalancedAllocation, each 0–100.
-    fn score(&self, node: &NodeInfo, req: &PodRequest) -> i64 {
-        let fraction = |name: &str| -> Option<f64> {
-            let id = *self.resource_ids.get(name)?;
-            let alloc = node.allocatable[id];
-            if alloc <= 0 {
-                return None;
-            }
-            let want = req
-                .amounts
-                .iter()
-                .find(|(i, _)| *i == id)
+    /// The ids and requested amounts of cpu and memory, resolved once per decision.
+    fn score_inputs(&self, req: &PodRequest) -> [(Option<usize>, i64); 2] {
+        [CPU, MEMORY].map(|name| {
+            let id = self.resource_ids.get(name).copied();
+            let want = id
+                .and_then(|id| req.amounts.iter().find(|(i, _)| *i == id))
                 .map(|(_, v)| *v)
                 .unwrap_or(0);
-            Some(((node.requested[id] + want) as f64 / alloc as f64).min(1.0))
+            (id, want)
+        })
+    }
+
+    /// LeastAllocated (cpu, memory) plus BalancedAllocation (1 - standard deviation of the two
+    /// fractions), each 0–100.
+    fn score(node: &NodeInfo, inputs: &[(Option<usize>, i64); 2]) -> i64 {
+        let fraction = |(id, want): (Option<usize>, i64)| -> f64 {
+            let Some(id) = id else {
+                return 1.0;
+            };
+            let alloc = node.allocatable[id];
+            if alloc <= 0 {
+                return 1.0;
+            }
+            ((node.requested[id] + want) as f64 / alloc as f64).min(1.0)
         };
-        let cpu = fraction(CPU).unwrap_or(1.0);
-        let mem = fraction(MEMORY).unwrap_or(1.0);
+        let cpu = fraction(inputs[0]);
+        let mem = fraction(inputs[1]);
         let least = ((1.0 - cpu) * 100.0 + (1.0 - mem) * 100.0) / 2.0;
-        let balanced = (1.0 - (cpu - mem).abs() / 2.0 * 2.0) * 100.0;
+        let balanced = (1.0 - (cpu - mem).abs() / 2.0) * 100.0;
         (least + balanced) as i64
     }
 
@@ -303,10 +312,11 @@ impl NodeIndex {
             pod.metadata.name.as_deref().unwrap_or("")
         );
         let mut rng = Rng::new(mix(self.seed, &key));
+        let inputs = self.score_inputs(req);
         let mut best: Option<(i64, usize)> = None;
         let mut ties = 0u64;
         for i in feasible {
-            let s = self.score(&self.nodes[i], req);
+            let s = Self::score(&self.nodes[i], &inputs);
             match best {
                 Some((b, _)) if s < b => {}
                 Some((b, _)) if s == b => {
