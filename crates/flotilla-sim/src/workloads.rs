@@ -109,44 +109,52 @@ impl OwnerIndex {
     }
 }
 
-type Pending = (HashSet<String>, HashSet<String>);
+/// How long an expectation may wait for its watch event: a relist can skip events, and a
+/// controller must not stall on them forever (kube-controller-manager uses 5 minutes).
+pub const EXPECTATION_TTL: Duration = Duration::from_secs(60);
+
+/// Names awaiting creation and deletion, and when the last expectation was set.
+#[derive(Debug)]
+struct Pending {
+    adds: HashSet<String>,
+    dels: HashSet<String>,
+    since: tokio::time::Instant,
+}
 
 /// Creations and deletions not yet seen through the watch, per owner uid.
 #[derive(Debug, Default)]
 pub struct Expectations {
-    /// owner uid → (names awaiting creation, names awaiting deletion)
     pending: Mutex<HashMap<String, Pending>>,
 }
 
 impl Expectations {
+    fn entry<R>(&self, owner: &str, f: impl FnOnce(&mut Pending) -> R) -> R {
+        let mut pending = self.pending.lock();
+        let entry = pending.entry(owner.to_owned()).or_insert_with(|| Pending {
+            adds: HashSet::new(),
+            dels: HashSet::new(),
+            since: tokio::time::Instant::now(),
+        });
+        entry.since = tokio::time::Instant::now();
+        f(entry)
+    }
+
     pub fn expect_create(&self, owner: &str, name: &str) {
-        self.pending
-            .lock()
-            .entry(owner.to_owned())
-            .or_default()
-            .0
-            .insert(name.to_owned());
+        self.entry(owner, |p| p.adds.insert(name.to_owned()));
     }
 
     pub fn expect_delete(&self, owner: &str, name: &str) {
-        self.pending
-            .lock()
-            .entry(owner.to_owned())
-            .or_default()
-            .1
-            .insert(name.to_owned());
+        self.entry(owner, |p| p.dels.insert(name.to_owned()));
     }
 
     fn observe(&self, owner: &str, name: &str, deleted: bool) {
         let mut pending = self.pending.lock();
-        if let Some((adds, dels)) = pending.get_mut(owner) {
+        if let Some(p) = pending.get_mut(owner) {
+            p.adds.remove(name);
             if deleted {
-                dels.remove(name);
-                adds.remove(name);
-            } else {
-                adds.remove(name);
+                p.dels.remove(name);
             }
-            if adds.is_empty() && dels.is_empty() {
+            if p.adds.is_empty() && p.dels.is_empty() {
                 pending.remove(owner);
             }
         }
@@ -157,8 +165,22 @@ impl Expectations {
         self.observe(owner, name, true);
     }
 
+    /// A relist: the cache is the truth again.
+    pub fn clear(&self) {
+        self.pending.lock().clear();
+    }
+
+    /// Nothing outstanding (or only expectations older than [`EXPECTATION_TTL`]).
     pub fn satisfied(&self, owner: &str) -> bool {
-        !self.pending.lock().contains_key(owner)
+        let mut pending = self.pending.lock();
+        match pending.get(owner) {
+            None => true,
+            Some(p) if p.since.elapsed() > EXPECTATION_TTL => {
+                pending.remove(owner);
+                true
+            }
+            Some(_) => false,
+        }
     }
 }
 
@@ -329,7 +351,10 @@ impl Workloads {
             let (pod, deleted) = match change {
                 Change::Applied(p) => (p, false),
                 Change::Deleted(p) => (p, true),
-                Change::Synced => return,
+                Change::Synced => {
+                    this.expectations.clear();
+                    return;
+                }
             };
             let Some(owner) = controller_of(&pod.metadata) else {
                 return;

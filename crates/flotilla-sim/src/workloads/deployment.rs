@@ -219,8 +219,18 @@ async fn sync(
         match api.create(&PostParams::default(), &rs).await {
             Ok(_) => {}
             Err(kube::Error::Api(e)) if e.code == 409 => {
-                // A ReplicaSet of that name with another template: a hash collision.
                 w.expectations.forget(&uid, &rs_name);
+                let existing = api.get(&rs_name).await?;
+                let same = existing
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.template.as_ref())
+                    .is_some_and(|t| without_hash(t) == wanted);
+                if same {
+                    // Ours, created before; the watch will bring it.
+                    return Ok(());
+                }
+                // A ReplicaSet of that name with another template: a hash collision.
                 let count = old_status.collision_count.unwrap_or(0) + 1;
                 let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &ns);
                 deployments
