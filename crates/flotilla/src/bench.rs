@@ -3,6 +3,7 @@
 
 pub mod apiserver;
 pub mod schedule;
+pub mod sim;
 pub mod store;
 
 use std::time::Duration;

@@ -2,6 +2,7 @@
 
 mod bench;
 mod schedule;
+mod sim;
 mod up;
 
 use std::path::PathBuf;
@@ -29,6 +30,8 @@ enum Command {
     Up(up::UpOptions),
     /// What-if scheduling: schedule a workload onto clusters from files, as Karmada would.
     Schedule(schedule::ScheduleArgs),
+    /// Simulated member clusters (API server, nodes, scheduler, controllers) and their faults.
+    Sim(Box<sim::SimArgs>),
     /// Measure hot paths against baselines measured in the same run.
     Bench {
         #[command(subcommand)]
@@ -60,6 +63,8 @@ enum BenchTarget {
         #[arg(long, default_value_t = 32)]
         clients: usize,
     },
+    /// Simulated clusters: time to all-ready, pods scheduled/s, RSS (100 × 5,000 nodes by default).
+    Sim(bench::sim::SimBenchOptions),
     /// Store backends: puts/s (1 and 64 writers), watch fan-out, range of 100,000 keys.
     Store {
         /// Backends to measure, comma separated: memory, redb, etcd.
@@ -100,6 +105,7 @@ fn main() -> anyhow::Result<()> {
         match cli.command {
             Command::Up(options) => up::run(options).await,
             Command::Schedule(_) => unreachable!("handled before the runtime starts"),
+            Command::Sim(args) => sim::run(*args).await,
             Command::Bench { target } => match target {
                 BenchTarget::Schedule {
                     clusters,
@@ -113,6 +119,11 @@ fn main() -> anyhow::Result<()> {
                 BenchTarget::Apiserver { objects, clients } => {
                     let figures = bench::apiserver::run(objects, clients).await?;
                     bench::apiserver::report(&figures);
+                    Ok(())
+                }
+                BenchTarget::Sim(options) => {
+                    let figures = bench::sim::run(&options).await?;
+                    bench::sim::report(&figures);
                     Ok(())
                 }
                 BenchTarget::Store {

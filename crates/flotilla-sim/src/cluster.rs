@@ -1,0 +1,290 @@
+//! One simulated cluster: a Flotilla API server on a memory store, served over HTTPS on its own
+//! port with its own CA and admin certificate, and the control loops behind it (scheduler,
+//! kubelets, workload controllers, node heartbeats), all talking to the API server through an
+//! in-process `kube::Client` — the same API any client sees.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::Path;
+use std::sync::Arc;
+
+use flotilla_apiserver::auth::authn::UserInfo;
+use flotilla_apiserver::auth::authz::MASTERS_GROUP;
+use flotilla_apiserver::auth::pki::Pki;
+use flotilla_apiserver::auth::tls;
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod};
+use kube::api::{Api, PostParams};
+use kube::runtime::reflector::Store;
+use serde_json::json;
+use tokio::sync::watch;
+
+use crate::config::{ClusterSpec, Settings};
+use crate::error::SimError;
+use crate::informer::Informer;
+use crate::kubelet::Kubelet;
+use crate::nodes::{self, NodeTable};
+use crate::scheduler::Scheduler;
+use crate::serve::{self, NetFault};
+use crate::workloads::{self, Workloads};
+
+/// Recent changes each cluster's watch cache keeps for resuming watches.
+pub const CACHE_WINDOW: usize = 20_000;
+
+/// What every control loop of a cluster shares.
+pub struct Ctx {
+    pub name: String,
+    pub client: kube::Client,
+    pub settings: Settings,
+}
+
+impl std::fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx")
+            .field("name", &self.name)
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Now, RFC 3339 in seconds (how Kubernetes writes most timestamps).
+pub fn now() -> String {
+    let t = jiff::Timestamp::now();
+    jiff::Timestamp::from_second(t.as_second())
+        .unwrap_or(t)
+        .to_string()
+}
+
+/// Aborts a task when dropped.
+#[derive(Debug)]
+pub struct AbortOnDrop(pub tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The informer caches of one cluster.
+#[derive(Debug, Clone)]
+pub struct Stores {
+    pub nodes: Store<Node>,
+    pub pods: Store<Pod>,
+    pub deployments: Store<Deployment>,
+    pub replicasets: Store<ReplicaSet>,
+    pub statefulsets: Store<StatefulSet>,
+    pub daemonsets: Store<DaemonSet>,
+    pub jobs: Store<Job>,
+}
+
+/// A running simulated cluster. Dropping it stops everything.
+#[derive(Debug)]
+pub struct SimCluster {
+    pub name: String,
+    pub url: String,
+    pub address: SocketAddr,
+    pub pki: Pki,
+    pub ctx: Arc<Ctx>,
+    pub nodes: Arc<NodeTable>,
+    pub scheduler: Arc<Scheduler>,
+    pub kubelet: Arc<Kubelet>,
+    pub stores: Stores,
+    /// The UID of `kube-system` (what `join` uses as the cluster ID).
+    pub cluster_id: String,
+    faults: watch::Sender<NetFault>,
+    tasks: Vec<AbortOnDrop>,
+    _running: flotilla_apiserver::Running,
+}
+
+impl SimCluster {
+    /// Starts the cluster: API server, HTTPS on `ip` (a free port), credentials under `dir`,
+    /// control loops, then its nodes.
+    pub async fn start(
+        spec: &ClusterSpec,
+        settings: &Settings,
+        ip: IpAddr,
+        dir: &Path,
+    ) -> Result<SimCluster, SimError> {
+        tls::install_crypto_provider();
+        let store = Arc::new(flotilla_store::MemoryStore::new());
+        // A smaller resume window than a control plane's: a hundred clusters each keeping 100,000
+        // superseded versions would dominate the process, and our watchers are in-process.
+        let running = flotilla_apiserver::Builder::new(store)
+            .cache_window(CACHE_WINDOW)
+            .start()
+            .await
+            .map_err(|e| SimError::ApiServer {
+                cluster: spec.name.clone(),
+                message: e.message.clone(),
+            })?;
+        let user = UserInfo {
+            name: "system:kube-controller-manager".into(),
+            groups: vec![MASTERS_GROUP.to_owned(), "system:authenticated".into()],
+            ..Default::default()
+        };
+        let client = flotilla_apiserver::client::in_process(&running.server, user);
+        let listener = tokio::net::TcpListener::bind(SocketAddr::new(ip, 0))
+            .await
+            .map_err(|source| SimError::Listen {
+                address: ip.to_string(),
+                source,
+            })?;
+        let address = listener.local_addr().map_err(|source| SimError::Listen {
+            address: ip.to_string(),
+            source,
+        })?;
+        let mut hosts = vec!["localhost".to_owned()];
+        if !ip.is_unspecified() {
+            hosts.push(ip.to_string());
+        }
+        let auth = |source| SimError::Auth {
+            cluster: spec.name.clone(),
+            source,
+        };
+        let pki = Pki::load_or_create(&dir.join(&spec.name).join("pki"), &hosts).map_err(auth)?;
+        let tls_config =
+            tls::server_config(&pki, std::slice::from_ref(pki.ca_cert_der())).map_err(auth)?;
+        let host = if ip.is_unspecified() {
+            "127.0.0.1".to_owned()
+        } else if ip.is_ipv6() {
+            format!("[{ip}]")
+        } else {
+            ip.to_string()
+        };
+        let url = format!("https://{host}:{}", address.port());
+        let (faults, faults_rx) = watch::channel(NetFault::default());
+        let mut tasks = vec![AbortOnDrop(tokio::spawn(serve::serve(
+            Some(listener),
+            address,
+            running.server.clone(),
+            tls_config,
+            faults_rx,
+        )))];
+        let ctx = Arc::new(Ctx {
+            name: spec.name.clone(),
+            client: client.clone(),
+            settings: settings.clone(),
+        });
+        let cluster_id = describe_cluster(&ctx, spec).await?;
+
+        let table = Arc::new(nodes::plan(spec, settings.seed));
+        let scheduler = Scheduler::new(settings.seed);
+        let kubelet = Kubelet::new(table.clone());
+        let mut node_informer = Informer::<Node>::new(Api::all(client.clone()));
+        let mut pod_informer = Informer::<Pod>::new(Api::all(client.clone()));
+        scheduler.watch(&mut node_informer, &mut pod_informer);
+        kubelet.watch(&mut pod_informer);
+        let mut informers = workloads::Informers::new(&client);
+        let workloads = Workloads::new();
+        workloads.watch(&mut informers, &mut node_informer, &mut pod_informer);
+        let (node_store, t) = node_informer.start();
+        tasks.push(AbortOnDrop(t));
+        let (pod_store, t) = pod_informer.start();
+        tasks.push(AbortOnDrop(t));
+        let (stores, started) = informers.start(node_store, pod_store);
+        tasks.extend(started);
+        for store in [stores.pods.clone()] {
+            let _ = store.wait_until_ready().await;
+        }
+        let _ = stores.nodes.wait_until_ready().await;
+        tasks.push(AbortOnDrop(tokio::spawn(
+            scheduler.clone().run(ctx.clone(), stores.pods.clone()),
+        )));
+        tasks.push(AbortOnDrop(tokio::spawn(
+            kubelet.clone().run(ctx.clone(), stores.pods.clone()),
+        )));
+        tasks.extend(workloads.run(ctx.clone(), stores.clone()));
+
+        nodes::create_all(&ctx, &table).await?;
+        tasks.push(AbortOnDrop(tokio::spawn(nodes::heartbeat(
+            ctx.clone(),
+            table.clone(),
+        ))));
+        Ok(SimCluster {
+            name: spec.name.clone(),
+            url,
+            address,
+            pki,
+            ctx,
+            nodes: table,
+            scheduler,
+            kubelet,
+            stores,
+            cluster_id,
+            faults,
+            tasks,
+            _running: running,
+        })
+    }
+
+    /// The in-process client (admin rights).
+    pub fn client(&self) -> kube::Client {
+        self.ctx.client.clone()
+    }
+
+    pub fn net_fault(&self) -> NetFault {
+        *self.faults.borrow()
+    }
+
+    pub fn set_net_fault(&self, fault: NetFault) {
+        self.faults.send_replace(fault);
+    }
+
+    /// Takes `count` nodes NotReady and schedules the eviction of their pods.
+    pub async fn nodes_not_ready(&self, count: usize) -> Result<Vec<String>, SimError> {
+        let names =
+            nodes::set_not_ready(&self.ctx, &self.nodes, count, self.ctx.settings.seed).await?;
+        crate::lifecycle::evict_after_toleration(
+            self.ctx.clone(),
+            self.nodes.clone(),
+            self.stores.pods.clone(),
+            names.clone(),
+        );
+        Ok(names)
+    }
+
+    /// Brings every NotReady node back.
+    pub async fn nodes_ready(&self) -> Result<(), SimError> {
+        nodes::set_all_ready(&self.ctx, &self.nodes).await?;
+        self.kubelet.resume(&self.stores.pods);
+        Ok(())
+    }
+
+    /// Number of running tasks (for diagnostics).
+    pub fn task_count(&self) -> usize {
+        self.tasks.len()
+    }
+}
+
+/// Reads `kube-system`'s UID and records the cluster's description in
+/// `kube-system/flotilla-sim` (region, zones, provider, labels).
+async fn describe_cluster(ctx: &Ctx, spec: &ClusterSpec) -> Result<String, SimError> {
+    let namespaces: Api<Namespace> = Api::all(ctx.client.clone());
+    let kube_system = namespaces
+        .get("kube-system")
+        .await
+        .map_err(|source| SimError::Api {
+            step: "read kube-system",
+            source,
+        })?;
+    let configmaps: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), "kube-system");
+    let info: ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": "flotilla-sim", "labels": spec.labels},
+        "data": {
+            "cluster": spec.name,
+            "region": spec.region,
+            "zones": spec.zones.join(","),
+            "provider": spec.provider.clone().unwrap_or_default(),
+            "labels": serde_json::to_string(&spec.labels).unwrap_or_default(),
+        },
+    }))
+    .map_err(|e| SimError::internal(format!("cluster info: {e}")))?;
+    configmaps
+        .create(&PostParams::default(), &info)
+        .await
+        .map_err(|source| SimError::Api {
+            step: "record the cluster description",
+            source,
+        })?;
+    Ok(kube_system.metadata.uid.unwrap_or_default())
+}

@@ -1,0 +1,408 @@
+//! The simulated kubelets of a cluster (one component for all nodes): a bound pod reports
+//! `ContainerCreating`, becomes Running and Ready after the start latency with the conditions,
+//! IPs, start time and container statuses a kubelet reports, and — for Job pods or pods
+//! annotated `flotilla.io/sim-run-duration` — succeeds after its run time. Pods on NotReady
+//! nodes make no progress. Timers live in one wheel, not one task per pod.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::reflector::{ObjectRef, Store};
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use crate::cluster::{Ctx, now};
+use crate::informer::{Change, Informer};
+use crate::nodes::NodeTable;
+use crate::queue::{Queue, Timers};
+use crate::rng::mix;
+use crate::scheduler::{PodKey, is_terminal, key_of};
+
+/// Annotation that makes any pod succeed after the given duration (`30s`, `2m`).
+pub const RUN_DURATION_ANNOTATION: &str = "flotilla.io/sim-run-duration";
+
+#[derive(Debug, Default)]
+struct PodState {
+    /// When the containers start (Running).
+    start_at: Option<Instant>,
+    /// When the pod succeeds.
+    finish_at: Option<Instant>,
+    ip_slot: Option<u8>,
+    node: String,
+}
+
+/// The kubelets of one cluster.
+#[derive(Debug)]
+pub struct Kubelet {
+    queue: Arc<Queue<PodKey>>,
+    timers: Arc<Timers<PodKey>>,
+    pods: Mutex<HashMap<String, PodState>>,
+    slots: Mutex<HashMap<String, HashSet<u8>>>,
+    table: Arc<NodeTable>,
+}
+
+impl Kubelet {
+    pub fn new(table: Arc<NodeTable>) -> Arc<Self> {
+        Arc::new(Kubelet {
+            queue: Queue::new(),
+            timers: Timers::new(),
+            pods: Mutex::new(HashMap::new()),
+            slots: Mutex::new(HashMap::new()),
+            table,
+        })
+    }
+
+    pub fn watch(self: &Arc<Self>, pods: &mut Informer<Pod>) {
+        let this = self.clone();
+        pods.on(move |change| match change {
+            Change::Applied(pod) => {
+                let node = pod
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.node_name.as_deref())
+                    .unwrap_or("");
+                if !node.is_empty() && this.table.get(node).is_some() && !is_terminal(pod) {
+                    this.queue.add(key_of(pod));
+                }
+            }
+            Change::Deleted(pod) => this.forget(pod.metadata.uid.as_deref().unwrap_or("")),
+            Change::Synced => {}
+        });
+    }
+
+    fn forget(&self, uid: &str) {
+        if let Some(state) = self.pods.lock().remove(uid)
+            && let Some(slot) = state.ip_slot
+            && let Some(used) = self.slots.lock().get_mut(&state.node)
+        {
+            used.remove(&slot);
+        }
+    }
+
+    /// Nodes that came back: let their pods make progress again.
+    pub fn resume(&self, store: &Store<Pod>) {
+        for pod in store.state() {
+            let node = pod
+                .spec
+                .as_ref()
+                .and_then(|s| s.node_name.as_deref())
+                .unwrap_or("");
+            if !node.is_empty() && self.table.get(node).is_some() && !is_terminal(&pod) {
+                self.queue.add(key_of(&pod));
+            }
+        }
+    }
+
+    pub async fn run(self: Arc<Self>, ctx: Arc<Ctx>, store: Store<Pod>) {
+        let timers = tokio::spawn(self.timers.clone().run(self.queue.clone()));
+        let _timers = crate::cluster::AbortOnDrop(timers);
+        loop {
+            let key = self.queue.pop().await;
+            let Some(pod) = store.get(&ObjectRef::new(&key.1).within(&key.0)) else {
+                continue;
+            };
+            self.step(&ctx, &pod, &key).await;
+        }
+    }
+
+    fn jittered(ctx: &Ctx, base: Duration, scope: &str) -> Duration {
+        if base.is_zero() {
+            return base;
+        }
+        // Up to +20%, reproducible from the seed and the pod.
+        let fraction = (mix(ctx.settings.seed, scope) % 1000) as f64 / 5000.0;
+        base.mul_f64(1.0 + fraction)
+    }
+
+    async fn step(&self, ctx: &Ctx, pod: &Pod, key: &PodKey) {
+        let Some(node_name) = pod.spec.as_ref().and_then(|s| s.node_name.clone()) else {
+            return;
+        };
+        if is_terminal(pod)
+            || pod.metadata.deletion_timestamp.is_some()
+            || self.table.is_down(&node_name)
+        {
+            return;
+        }
+        let Some(node) = self.table.get(&node_name) else {
+            return;
+        };
+        let uid = pod.metadata.uid.clone().unwrap_or_default();
+        let phase = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.phase.clone())
+            .unwrap_or_default();
+        let running = phase == "Running";
+        let scope = format!("{}/{}/{}", key.0, key.1, uid);
+        let now_instant = Instant::now();
+        let (start_at, finish_at, slot, first) = {
+            let mut pods = self.pods.lock();
+            let first = !pods.contains_key(&uid);
+            let state = pods.entry(uid.clone()).or_default();
+            state.node = node_name.clone();
+            if state.ip_slot.is_none() {
+                let mut slots = self.slots.lock();
+                let used = slots.entry(node_name.clone()).or_default();
+                let slot = (0..=252u8).find(|s| !used.contains(s)).unwrap_or(252);
+                used.insert(slot);
+                state.ip_slot = Some(slot);
+            }
+            if state.start_at.is_none() && !running {
+                state.start_at =
+                    Some(now_instant + Self::jittered(ctx, ctx.settings.start_latency, &scope));
+            }
+            (
+                state.start_at,
+                state.finish_at,
+                state.ip_slot.unwrap_or(0),
+                first,
+            )
+        };
+        let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &key.0);
+        if !running {
+            let start_at = start_at.unwrap_or(now_instant);
+            if start_at > now_instant {
+                if first && phase_reason(pod) != Some("ContainerCreating") {
+                    let status = creating_status(pod, &node.internal_ip);
+                    write_status(&api, &key.1, status).await;
+                }
+                self.timers.schedule(start_at, key.clone());
+                return;
+            }
+            let status = running_status(pod, &node.internal_ip, &node.pod_ip(slot));
+            write_status(&api, &key.1, status).await;
+            return;
+        }
+        // Running: does it ever finish?
+        let Some(run_for) = run_duration(ctx, pod) else {
+            return;
+        };
+        let finish_at = match finish_at {
+            Some(at) => at,
+            None => {
+                let at = now_instant + Self::jittered(ctx, run_for, &format!("{scope}/run"));
+                if let Some(state) = self.pods.lock().get_mut(&uid) {
+                    state.finish_at = Some(at);
+                }
+                at
+            }
+        };
+        if finish_at > now_instant {
+            self.timers.schedule(finish_at, key.clone());
+            return;
+        }
+        write_status(&api, &key.1, succeeded_status(pod)).await;
+    }
+}
+
+fn run_duration(ctx: &Ctx, pod: &Pod) -> Option<Duration> {
+    if let Some(text) = pod
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(RUN_DURATION_ANNOTATION))
+    {
+        return crate::config::parse_duration(text).ok();
+    }
+    let owned_by_job = pod
+        .metadata
+        .owner_references
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .any(|o| o.kind == "Job" && o.controller == Some(true));
+    owned_by_job.then_some(ctx.settings.job_duration)
+}
+
+fn phase_reason(pod: &Pod) -> Option<&str> {
+    pod.status
+        .as_ref()?
+        .container_statuses
+        .as_deref()?
+        .first()?
+        .state
+        .as_ref()?
+        .waiting
+        .as_ref()?
+        .reason
+        .as_deref()
+}
+
+async fn write_status(api: &Api<Pod>, name: &str, status: Value) {
+    if let Err(error) = api
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": status})),
+        )
+        .await
+    {
+        tracing::debug!(pod = %name, %error, "pod status write failed");
+    }
+}
+
+fn containers(pod: &Pod) -> Vec<(String, String)> {
+    pod.spec
+        .as_ref()
+        .map(|s| {
+            s.containers
+                .iter()
+                .map(|c| (c.name.clone(), c.image.clone().unwrap_or_default()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Guaranteed, Burstable or BestEffort, as kube computes it from requests and limits.
+fn qos_class(pod: &Pod) -> &'static str {
+    let Some(spec) = &pod.spec else {
+        return "BestEffort";
+    };
+    let mut any = false;
+    let mut guaranteed = true;
+    for c in &spec.containers {
+        let r = c.resources.as_ref();
+        let requests = r.and_then(|r| r.requests.clone()).unwrap_or_default();
+        let limits = r.and_then(|r| r.limits.clone()).unwrap_or_default();
+        for name in ["cpu", "memory"] {
+            let (req, lim) = (requests.get(name), limits.get(name));
+            if req.is_some() || lim.is_some() {
+                any = true;
+            }
+            match (req, lim) {
+                (_, None) => guaranteed = false,
+                (Some(r), Some(l)) if r != l => guaranteed = false,
+                _ => {}
+            }
+        }
+    }
+    if !any {
+        "BestEffort"
+    } else if guaranteed {
+        "Guaranteed"
+    } else {
+        "Burstable"
+    }
+}
+
+fn condition(kind: &str, status: bool, reason: Option<&str>, at: &str) -> Value {
+    let mut c = json!({"type": kind, "status": if status { "True" } else { "False" },
+                       "lastProbeTime": null, "lastTransitionTime": at});
+    if let Some(reason) = reason {
+        c["reason"] = reason.into();
+    }
+    c
+}
+
+fn start_time(pod: &Pod, at: &str) -> Value {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.start_time.as_ref())
+        .and_then(|t| serde_json::to_value(t).ok())
+        .unwrap_or_else(|| at.into())
+}
+
+fn creating_status(pod: &Pod, host_ip: &str) -> Value {
+    let at = now();
+    let statuses: Vec<Value> = containers(pod)
+        .into_iter()
+        .map(|(name, image)| {
+            json!({"name": name, "image": image, "imageID": "", "ready": false,
+            "started": false, "restartCount": 0, "lastState": {},
+            "state": {"waiting": {"reason": "ContainerCreating"}}})
+        })
+        .collect();
+    json!({
+        "phase": "Pending",
+        "conditions": [
+            condition("PodReadyToStartContainers", false, None, &at),
+            condition("Initialized", true, None, &at),
+            condition("Ready", false, Some("ContainersNotReady"), &at),
+            condition("ContainersReady", false, Some("ContainersNotReady"), &at),
+            condition("PodScheduled", true, None, &at),
+        ],
+        "hostIP": host_ip, "hostIPs": [{"ip": host_ip}],
+        "startTime": start_time(pod, &at),
+        "containerStatuses": statuses,
+        "qosClass": qos_class(pod),
+    })
+}
+
+fn image_digest(image: &str) -> String {
+    let a = mix(1, image);
+    let b = mix(2, image);
+    let c = mix(3, image);
+    let d = mix(4, image);
+    format!("{a:016x}{b:016x}{c:016x}{d:016x}")
+}
+
+fn running_status(pod: &Pod, host_ip: &str, pod_ip: &str) -> Value {
+    let at = now();
+    let uid = pod.metadata.uid.as_deref().unwrap_or("");
+    let statuses: Vec<Value> = containers(pod)
+        .into_iter()
+        .map(|(name, image)| {
+            let repo = image.split([':', '@']).next().unwrap_or("").to_owned();
+            json!({"name": name, "image": image,
+                "imageID": format!("{repo}@sha256:{}", image_digest(&image)),
+                "containerID": format!("containerd://{}", image_digest(&format!("{uid}/{name}"))),
+                "ready": true, "started": true, "restartCount": 0, "lastState": {},
+                "state": {"running": {"startedAt": at}}})
+        })
+        .collect();
+    json!({
+        "phase": "Running",
+        "conditions": [
+            condition("PodReadyToStartContainers", true, None, &at),
+            condition("Initialized", true, None, &at),
+            condition("Ready", true, None, &at),
+            condition("ContainersReady", true, None, &at),
+            condition("PodScheduled", true, None, &at),
+        ],
+        "hostIP": host_ip, "hostIPs": [{"ip": host_ip}],
+        "podIP": pod_ip, "podIPs": [{"ip": pod_ip}],
+        "startTime": start_time(pod, &at),
+        "containerStatuses": statuses,
+        "qosClass": qos_class(pod),
+    })
+}
+
+fn succeeded_status(pod: &Pod) -> Value {
+    let at = now();
+    let status = pod.status.clone().unwrap_or_default();
+    let statuses: Vec<Value> = status
+        .container_statuses
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| {
+            let started = c
+                .state
+                .as_ref()
+                .and_then(|s| s.running.as_ref())
+                .and_then(|r| r.started_at.as_ref())
+                .and_then(|t| serde_json::to_value(t).ok())
+                .unwrap_or_else(|| at.clone().into());
+            json!({"name": c.name, "image": c.image, "imageID": c.image_id,
+                "containerID": c.container_id, "ready": false, "started": false,
+                "restartCount": c.restart_count, "lastState": {},
+                "state": {"terminated": {"exitCode": 0, "reason": "Completed",
+                    "startedAt": started, "finishedAt": at, "containerID": c.container_id}}})
+        })
+        .collect();
+    json!({
+        "phase": "Succeeded",
+        "conditions": [
+            condition("PodReadyToStartContainers", false, None, &at),
+            condition("Initialized", true, Some("PodCompleted"), &at),
+            condition("Ready", false, Some("PodCompleted"), &at),
+            condition("ContainersReady", false, Some("PodCompleted"), &at),
+            condition("PodScheduled", true, None, &at),
+        ],
+        "containerStatuses": statuses,
+    })
+}

@@ -1,0 +1,131 @@
+//! The real kubectl against a simulated cluster: nodes, pods with IPs and nodes, and why a pod
+//! is Pending.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::Api;
+use serde_json::json;
+
+use crate::support::{PATIENCE, World, create, eventually};
+
+const KUBECTL_DIRS: &[&str] = &[
+    "/usr/lib/google-cloud-sdk/bin",
+    "/usr/bin",
+    "/usr/local/bin",
+];
+
+/// `kubectl.<version>`; fails when missing (never skips).
+fn kubectl_binary(version: &str) -> PathBuf {
+    let name = format!("kubectl.{version}");
+    KUBECTL_DIRS
+        .iter()
+        .map(|d| Path::new(d).join(&name))
+        .find(|p| p.exists())
+        .unwrap_or_else(|| {
+            panic!("{name} not found in {KUBECTL_DIRS:?}: install Debian's kubectl package")
+        })
+}
+
+fn kubectl(dir: &Path, kubeconfig: &Path, args: &[&str]) -> String {
+    let output = Command::new(kubectl_binary("1.33"))
+        .args(args)
+        .env("KUBECONFIG", kubeconfig)
+        .env("HOME", dir)
+        .env("KUBECACHEDIR", dir.join("cache"))
+        .output()
+        .expect("kubectl runs");
+    assert!(
+        output.status.success(),
+        "kubectl {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_gets_nodes_pods_and_describes_a_pending_pod() {
+    let world = World::from_yaml("seed: 9\nstartLatency: '0'\nclusters:\n- {name: m1, zones: [z1], nodePools: [{name: p, count: 3, profile: cpu}]}\n- {name: m2, nodePools: [{name: p, count: 1, profile: cpu}]}\n").await;
+    let path = world.dir.path().join("sim.kubeconfig");
+    flotilla_sim::kubeconfig::write(&path, &world.sim.clusters, None).expect("written");
+    let client = world.client();
+    create::<Pod>(
+        &client,
+        "default",
+        json!({"metadata": {"name": "web"},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]}}),
+    )
+    .await;
+    create::<Pod>(&client, "default", json!({"metadata": {"name": "trainer"},
+        "spec": {"containers": [{"name": "c", "image": "cuda", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}})).await;
+    let api: Api<Pod> = Api::namespaced(client.clone(), "default");
+    eventually(PATIENCE, "web runs and trainer is refused", || async {
+        let web = api.get("web").await.ok()?;
+        let trainer = api.get("trainer").await.ok()?;
+        let refused = trainer
+            .status?
+            .conditions?
+            .iter()
+            .any(|c| c.type_ == "PodScheduled" && c.status == "False");
+        (web.status?.phase.as_deref() == Some("Running") && refused).then_some(())
+    })
+    .await;
+    let dir = world.dir.path();
+    let nodes = kubectl(dir, &path, &["--context", "m1", "get", "nodes"]);
+    assert_eq!(
+        nodes.lines().filter(|l| l.starts_with("m1-p-")).count(),
+        3,
+        "{nodes}"
+    );
+    assert!(
+        nodes
+            .lines()
+            .skip(1)
+            .all(|l| l.split_whitespace().nth(1) == Some("Ready")),
+        "{nodes}"
+    );
+    let other = kubectl(
+        dir,
+        &path,
+        &["--context", "m2", "get", "nodes", "-o", "name"],
+    );
+    assert_eq!(
+        other.lines().count(),
+        1,
+        "contexts are separate clusters: {other}"
+    );
+    let wide = kubectl(
+        dir,
+        &path,
+        &["--context", "m1", "get", "pods", "-o", "wide"],
+    );
+    let web = wide
+        .lines()
+        .find(|l| l.starts_with("web "))
+        .expect("web is listed");
+    let columns: Vec<&str> = web.split_whitespace().collect();
+    assert_eq!(columns[2], "Running", "{wide}");
+    assert!(columns[5].starts_with("10."), "pod IP: {wide}");
+    assert!(columns[6].starts_with("m1-p-"), "node: {wide}");
+    let trainer = wide
+        .lines()
+        .find(|l| l.starts_with("trainer "))
+        .expect("trainer is listed");
+    assert!(
+        trainer.contains("Pending") && trainer.contains("<none>"),
+        "{wide}"
+    );
+    let described = kubectl(
+        dir,
+        &path,
+        &["--context", "m1", "describe", "pod", "trainer"],
+    );
+    assert!(described.contains("PodScheduled   False"), "{described}");
+    assert!(described.contains("FailedScheduling"), "{described}");
+    assert!(described.contains("default-scheduler"), "{described}");
+    assert!(
+        described.contains("0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."),
+        "{described}"
+    );
+}

@@ -1,0 +1,10 @@
+//! flotilla-sim integration tests: one binary. Behaviour tests run on tokio's paused clock with
+//! the in-process client; fault and kubectl tests go over real HTTPS.
+
+mod support;
+
+mod determinism;
+mod faults;
+mod kubectl;
+mod scheduling;
+mod workloads;
