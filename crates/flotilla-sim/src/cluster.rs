@@ -106,23 +106,6 @@ impl SimCluster {
         dir: &Path,
     ) -> Result<SimCluster, SimError> {
         tls::install_crypto_provider();
-        let store = Arc::new(flotilla_store::MemoryStore::new());
-        // A smaller resume window than a control plane's: a hundred clusters each keeping 100,000
-        // superseded versions would dominate the process, and our watchers are in-process.
-        let running = flotilla_apiserver::Builder::new(store)
-            .cache_window(CACHE_WINDOW)
-            .start()
-            .await
-            .map_err(|e| SimError::ApiServer {
-                cluster: spec.name.clone(),
-                message: e.message.clone(),
-            })?;
-        let user = UserInfo {
-            name: "system:kube-controller-manager".into(),
-            groups: vec![MASTERS_GROUP.to_owned(), "system:authenticated".into()],
-            ..Default::default()
-        };
-        let client = flotilla_apiserver::client::in_process(&running.server, user);
         let listener = tokio::net::TcpListener::bind(SocketAddr::new(ip, 0))
             .await
             .map_err(|source| SimError::Listen {
@@ -144,6 +127,24 @@ impl SimCluster {
         let pki = Pki::load_or_create(&dir.join(&spec.name).join("pki"), &hosts).map_err(auth)?;
         let tls_config =
             tls::server_config(&pki, std::slice::from_ref(pki.ca_cert_der())).map_err(auth)?;
+        let store = Arc::new(flotilla_store::MemoryStore::new());
+        // A smaller resume window than a control plane's: a hundred clusters each keeping 100,000
+        // superseded versions would dominate the process, and our watchers are in-process.
+        let running = flotilla_apiserver::Builder::new(store)
+            .cache_window(CACHE_WINDOW)
+            .root_ca(pki.ca_cert_pem())
+            .start()
+            .await
+            .map_err(|e| SimError::ApiServer {
+                cluster: spec.name.clone(),
+                message: e.message.clone(),
+            })?;
+        let user = UserInfo {
+            name: "system:kube-controller-manager".into(),
+            groups: vec![MASTERS_GROUP.to_owned(), "system:authenticated".into()],
+            ..Default::default()
+        };
+        let client = flotilla_apiserver::client::in_process(&running.server, user);
         let host = if ip.is_unspecified() {
             "127.0.0.1".to_owned()
         } else if ip.is_ipv6() {
@@ -158,6 +159,7 @@ impl SimCluster {
             address,
             running.server.clone(),
             tls_config,
+            running.authenticator(),
             faults_rx,
         )))];
         let ctx = Arc::new(Ctx {

@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use axum::body::Body;
 use flotilla_apiserver::ApiServer;
-use flotilla_apiserver::Identity;
 use flotilla_apiserver::auth::authn::Authenticator;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
@@ -50,11 +49,12 @@ pub async fn serve(
     address: SocketAddr,
     server: ApiServer,
     tls: Arc<rustls::ServerConfig>,
+    authenticator: Authenticator,
     faults: watch::Receiver<NetFault>,
 ) {
     let acceptor = TlsAcceptor::from(tls);
     let router = server.router();
-    let authenticator = Arc::new(Authenticator::new());
+    let authenticator = Arc::new(authenticator);
     let mut changes = faults.clone();
     loop {
         let mode = changes.borrow_and_update().mode;
@@ -127,15 +127,17 @@ pub async fn serve(
                 tower::service_fn(move |mut request: http::Request<hyper::body::Incoming>| {
                     let router = router.clone();
                     let fault = *requests.borrow();
-                    let header = request
-                        .headers()
-                        .get(http::header::AUTHORIZATION)
-                        .map(|v| v.as_bytes().to_vec());
-                    let user = authenticator
-                        .authenticate(certificate_user.as_ref(), header.as_deref())
-                        .unwrap_or(None);
-                    request.extensions_mut().insert(Identity(user));
+                    let authenticator = authenticator.clone();
+                    let certificate_user = certificate_user.clone();
                     async move {
+                        // Certificates, and service-account tokens such as `flotilla join` makes.
+                        let identity = flotilla_apiserver::serve::identify(
+                            &authenticator,
+                            certificate_user.as_ref(),
+                            request.headers(),
+                        )
+                        .await;
+                        request.extensions_mut().insert(identity);
                         if !fault.delay.is_zero() {
                             tokio::time::sleep(fault.delay).await;
                         }

@@ -7,4 +7,5 @@ mod determinism;
 mod faults;
 mod kubectl;
 mod scheduling;
+mod service_accounts;
 mod workloads;
