@@ -189,6 +189,8 @@ impl EventLog for Shared {
 /// How the database file is opened: plainly, or through a fault-injecting backend.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Opener {
+    /// redb's page cache, in bytes (see [`crate::RedbOptions::cache_bytes`]).
+    pub cache_bytes: usize,
     #[cfg(feature = "failpoints")]
     pub faults: Option<crate::faults::FaultSwitch>,
 }
@@ -227,9 +229,13 @@ impl Opener {
                 .truncate(false)
                 .open(file)
                 .map_err(|error| redb::DatabaseError::Storage(redb::StorageError::Io(error)))?;
-            return Database::builder().create_with_backend(faults.backend(handle)?);
+            return Database::builder()
+                .set_cache_size(self.cache_bytes)
+                .create_with_backend(faults.backend(handle)?);
         }
-        Database::builder().create(file)
+        Database::builder()
+            .set_cache_size(self.cache_bytes)
+            .create(file)
     }
 }
 
