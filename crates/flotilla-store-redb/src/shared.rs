@@ -196,6 +196,15 @@ pub(crate) struct Opener {
 }
 
 impl Opener {
+    /// Opens the file itself, with a page cache of `cache_bytes`.
+    pub fn plain(cache_bytes: usize) -> Self {
+        Opener {
+            cache_bytes,
+            #[cfg(feature = "failpoints")]
+            faults: None,
+        }
+    }
+
     /// Opens (or creates) the database file, turning every failure, including a panic inside
     /// redb on a damaged file, into an error naming the file.
     pub fn open(&self, file: &Path) -> Result<Database, StoreError> {
