@@ -15,18 +15,28 @@ use tokio::sync::{broadcast, watch};
 
 use crate::object;
 
+mod served;
+
 /// One object as served: its JSON with `resourceVersion` set, and what filters look at.
 #[derive(Debug)]
 pub struct CachedObject {
     pub key: Bytes,
     pub json: Bytes,
     pub revision: Revision,
-    pub labels: BTreeMap<String, String>,
+    pub labels: Labels,
 }
 
 impl CachedObject {
     /// Builds the served form of stored bytes at `revision`.
     pub fn from_stored(key: Bytes, bytes: &[u8], revision: Revision) -> Option<Self> {
+        if let Some((json, labels)) = served::splice(bytes, revision) {
+            return Some(CachedObject {
+                key,
+                json,
+                revision,
+                labels,
+            });
+        }
         let value = match object::decode_at(bytes, revision) {
             Ok(value) => value,
             Err(error) => {
@@ -34,7 +44,7 @@ impl CachedObject {
                 return None;
             }
         };
-        let labels = object::labels(&value);
+        let labels = Labels::of(&value);
         let json = serde_json::to_vec(&value).ok()?.into();
         Some(CachedObject {
             key,
@@ -46,6 +56,97 @@ impl CachedObject {
 
     pub fn value(&self) -> serde_json::Value {
         serde_json::from_slice(&self.json).expect("cached JSON was serialized by us")
+    }
+
+    /// Whether `metadata.deletionTimestamp` is set.
+    pub fn is_terminating(&self) -> bool {
+        #[derive(serde::Deserialize)]
+        struct Object {
+            #[serde(default)]
+            metadata: Metadata,
+        }
+        #[derive(Default, serde::Deserialize)]
+        struct Metadata {
+            #[serde(rename = "deletionTimestamp")]
+            deletion_timestamp: Option<serde::de::IgnoredAny>,
+        }
+        serde_json::from_slice::<Object>(&self.json)
+            .is_ok_and(|object| object.metadata.deletion_timestamp.is_some())
+    }
+}
+
+/// `metadata.labels` of a cached object in one allocation (none when empty): each label as
+/// its key's length, its value's length (both `u32`, native order), then both strings. A
+/// `BTreeMap<String, String>` costs a 540-byte node plus two strings per label, which for
+/// 100,000 objects is about 60 MiB of the cache.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Labels(Box<[u8]>);
+
+impl Labels {
+    /// The string labels of an object (other values are ignored, as everywhere else).
+    pub fn of(object: &serde_json::Value) -> Self {
+        let Some(map) = object
+            .get("metadata")
+            .and_then(|m| m.get("labels"))
+            .and_then(serde_json::Value::as_object)
+        else {
+            return Labels::default();
+        };
+        Self::from_pairs(
+            map.iter()
+                .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?))),
+        )
+    }
+
+    fn from_pairs<'a>(pairs: impl Iterator<Item = (&'a str, &'a str)> + Clone) -> Self {
+        let size = pairs.clone().map(|(k, v)| 8 + k.len() + v.len()).sum();
+        let mut out = Vec::with_capacity(size);
+        for (key, value) in pairs {
+            let (Ok(key_len), Ok(value_len)) =
+                (u32::try_from(key.len()), u32::try_from(value.len()))
+            else {
+                continue;
+            };
+            out.extend_from_slice(&key_len.to_ne_bytes());
+            out.extend_from_slice(&value_len.to_ne_bytes());
+            out.extend_from_slice(key.as_bytes());
+            out.extend_from_slice(value.as_bytes());
+        }
+        Labels(out.into_boxed_slice())
+    }
+
+    /// Every label, in the order of the object's `metadata.labels`.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        let mut rest = &self.0[..];
+        std::iter::from_fn(move || {
+            let (header, tail) = rest.split_first_chunk::<8>()?;
+            let (key_len, value_len) = header.split_at(4);
+            let key_len = u32::from_ne_bytes(key_len.try_into().ok()?) as usize;
+            let value_len = u32::from_ne_bytes(value_len.try_into().ok()?) as usize;
+            let (key, tail) = tail.split_at_checked(key_len)?;
+            let (value, tail) = tail.split_at_checked(value_len)?;
+            rest = tail;
+            // Written from `&str`s by `from_pairs`.
+            Some((
+                std::str::from_utf8(key).ok()?,
+                std::str::from_utf8(value).ok()?,
+            ))
+        })
+    }
+
+    /// The value of label `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::fmt::Debug for Labels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
     }
 }
 

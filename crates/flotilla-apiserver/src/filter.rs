@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use flotilla_api::selector::{field, label};
 use serde_json::Value;
 
+use crate::cache::Labels;
 use crate::catalog::ResourceInfo;
 use crate::error::ApiError;
 
@@ -59,15 +60,9 @@ impl Filter {
     }
 
     /// Whether an object matches. `json` is parsed only when a field selector needs it.
-    pub fn matches(
-        &self,
-        info: &ResourceInfo,
-        labels: &BTreeMap<String, String>,
-        key: &[u8],
-        json: &[u8],
-    ) -> bool {
+    pub fn matches(&self, info: &ResourceInfo, labels: &Labels, key: &[u8], json: &[u8]) -> bool {
         if let Some(selector) = &self.labels
-            && !selector.matches(labels)
+            && !selector.matches_with(|key| labels.get(key))
         {
             return false;
         }

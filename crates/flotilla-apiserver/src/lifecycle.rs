@@ -114,7 +114,11 @@ async fn finalize(registry: &Registry, namespace: &str) {
     let key = Bytes::from(info.storage_key(None, namespace));
     match registry.store.get(&key).await {
         Ok(Some(kv)) => match registry.store.delete(key, Some(kv.mod_revision)).await {
-            Ok(_) | Err(StoreError::NotFound { .. }) => {
+            Ok((_, revision)) => {
+                registry.fence_namespace_write(&info, revision);
+                tracing::info!("namespace deleted");
+            }
+            Err(StoreError::NotFound { .. }) => {
                 tracing::info!("namespace deleted");
             }
             Err(error) => tracing::warn!(%error, "cannot remove namespace"),

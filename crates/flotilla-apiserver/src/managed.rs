@@ -137,22 +137,35 @@ pub fn record_update(
     api_version: &str,
     time: &str,
 ) {
-    let mut entries: Vec<Value> = old
-        .and_then(|o| o["metadata"]["managedFields"].as_array().cloned())
+    let Some(old) = old else {
+        // Creating: the manager owns every field, and there is nobody to take them from.
+        let fields = fields_v1_of(new);
+        let entries = if fields.is_empty() {
+            Vec::new()
+        } else {
+            vec![entry_with_fields(
+                manager,
+                "Update",
+                api_version,
+                time,
+                Value::Object(fields),
+            )]
+        };
+        restore(new, entries);
+        return;
+    };
+    let mut entries: Vec<Value> = old["metadata"]["managedFields"]
+        .as_array()
+        .cloned()
         .unwrap_or_default();
     let new_paths = leaf_paths(new);
-    let changed: BTreeSet<Path> = match old {
-        None => new_paths.clone(),
-        Some(old) => {
-            let old_paths = leaf_paths(old);
-            new_paths
-                .iter()
-                .filter(|p| value_at(old, p) != value_at(new, p))
-                .chain(old_paths.iter().filter(|p| value_at(new, p).is_none()))
-                .cloned()
-                .collect()
-        }
-    };
+    let old_paths = leaf_paths(old);
+    let changed: BTreeSet<Path> = new_paths
+        .iter()
+        .filter(|p| value_at(old, p) != value_at(new, p))
+        .chain(old_paths.iter().filter(|p| value_at(new, p).is_none()))
+        .cloned()
+        .collect();
     if changed.is_empty() {
         restore(new, entries);
         return;
@@ -188,14 +201,71 @@ pub fn entry(
     time: &str,
     paths: &BTreeSet<Path>,
 ) -> Value {
+    entry_with_fields(manager, operation, api_version, time, to_fields_v1(paths))
+}
+
+fn entry_with_fields(
+    manager: &str,
+    operation: &str,
+    api_version: &str,
+    time: &str,
+    fields: Value,
+) -> Value {
     json!({
         "manager": manager,
         "operation": operation,
         "apiVersion": api_version,
         "time": time,
         "fieldsType": "FieldsV1",
-        "fieldsV1": to_fields_v1(paths),
+        "fieldsV1": fields,
     })
+}
+
+/// `to_fields_v1(&leaf_paths(object))` in one walk of the object, without the set of paths:
+/// children in key order (the order of the sorted paths), leaves as empty objects, and objects
+/// none of whose fields are managed left out.
+pub fn fields_v1_of(object: &Value) -> Map<String, Value> {
+    fn walk(value: &Map<String, Value>, depth: Depth, out: &mut Map<String, Value>) {
+        let mut children: Vec<(&String, &Value)> = value
+            .iter()
+            .filter(|(key, _)| match depth {
+                Depth::Root => !matches!(key.as_str(), "apiVersion" | "kind" | "status"),
+                Depth::Metadata => !UNMANAGED_METADATA.contains(&key.as_str()),
+                Depth::Other => true,
+            })
+            .collect();
+        children.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        for (key, child) in children {
+            let node = match child {
+                Value::Object(map) if !map.is_empty() => {
+                    let mut node = Map::new();
+                    let depth = if depth == Depth::Root && key == "metadata" {
+                        Depth::Metadata
+                    } else {
+                        Depth::Other
+                    };
+                    walk(map, depth, &mut node);
+                    if node.is_empty() {
+                        continue;
+                    }
+                    node
+                }
+                _ => Map::new(),
+            };
+            out.insert(format!("f:{key}"), Value::Object(node));
+        }
+    }
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Depth {
+        Root,
+        Metadata,
+        Other,
+    }
+    let mut out = Map::new();
+    if let Value::Object(map) = object {
+        walk(map, Depth::Root, &mut out);
+    }
+    out
 }
 
 fn restore(object: &mut Value, entries: Vec<Value>) {
@@ -239,6 +309,58 @@ mod tests {
         .into();
         assert_eq!(paths, expected);
         assert_eq!(from_fields_v1(&to_fields_v1(&paths)), paths);
+    }
+
+    #[test]
+    fn fields_of_an_object_are_the_fields_of_its_leaf_paths() {
+        let objects = [
+            json!({
+                "apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "a", "namespace": "n", "uid": "u", "labels": {"z": "1", "a": "2"},
+                    "annotations": {}, "managedFields": [{"manager": "x"}]},
+                "spec": {"replicas": 3, "template": {"spec": {"containers": [{"name": "c"}]}},
+                    "selector": {"matchLabels": {"app": "x"}}, "b": null, "empty": {}},
+                "status": {"replicas": 1}
+            }),
+            json!({"metadata": {"name": "only-identity"}, "data": {"k": "v", "K": "w", "k2": ""}}),
+            json!({"kind": "Namespace", "metadata": {}}),
+            json!({"apiVersion": "v1"}),
+            json!("not an object"),
+        ];
+        for object in objects {
+            assert_eq!(
+                Value::Object(fields_v1_of(&object)),
+                to_fields_v1(&leaf_paths(&object)),
+                "{object}"
+            );
+            // Same members in the same order.
+            assert_eq!(
+                serde_json::to_string(&Value::Object(fields_v1_of(&object))).expect("JSON"),
+                serde_json::to_string(&to_fields_v1(&leaf_paths(&object))).expect("JSON")
+            );
+        }
+    }
+
+    #[test]
+    fn a_create_gives_its_manager_every_field() {
+        let mut object = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a", "labels": {"x": "1"}}, "data": {"k": "v"}});
+        record_update(None, &mut object, "alice", "v1", "t0");
+        let entries = object["metadata"]["managedFields"]
+            .as_array()
+            .expect("entries");
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0]["manager"], "alice");
+        assert_eq!(entries[0]["operation"], "Update");
+        assert_eq!(entries[0]["time"], "t0");
+        assert_eq!(
+            entries[0]["fieldsV1"],
+            json!({"f:data": {"f:k": {}}, "f:metadata": {"f:labels": {"f:x": {}}}})
+        );
+        let mut bare = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b",
+            "managedFields": [{"manager": "sent-by-the-client"}]}});
+        record_update(None, &mut bare, "alice", "v1", "t0");
+        assert!(bare["metadata"].get("managedFields").is_none());
     }
 
     #[test]

@@ -81,11 +81,22 @@ pub fn parse_resource_version(value: &str) -> Result<Option<Revision>, ApiError>
 /// The bytes stored for an object: its JSON without `resourceVersion` (the store's revision is
 /// the resource version).
 pub fn encode(object: &Value) -> Result<Bytes, ApiError> {
-    let mut object = object.clone();
-    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.remove("resourceVersion");
-    }
-    serde_json::to_vec(&object)
+    let stamped = object
+        .get("metadata")
+        .is_some_and(|meta| meta.get("resourceVersion").is_some());
+    let copy;
+    let object = if stamped {
+        let mut stripped = object.clone();
+        if let Some(meta) = stripped.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.remove("resourceVersion");
+        }
+        copy = stripped;
+        &copy
+    } else {
+        // A new object has no resourceVersion: nothing to copy.
+        object
+    };
+    serde_json::to_vec(object)
         .map(Bytes::from)
         .map_err(|e| ApiError::internal(format!("cannot encode object: {e}")))
 }

@@ -6,10 +6,11 @@ mod list;
 pub mod write;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use flotilla_store::Store;
+use flotilla_store::{Revision, Store};
 use serde_json::Value;
 
 pub use list::{ListOptions, ListPage};
@@ -51,6 +52,10 @@ pub struct Registry {
     pub(crate) catalog: Catalog,
     pub(crate) cache: Arc<WatchCache>,
     pub(crate) clock: Arc<dyn Clock>,
+    /// The revision of the last namespace write through this registry: once the cache has
+    /// reached it, the cache's namespaces are as current as the store's for this server's own
+    /// writes (see `check_namespace_open`).
+    namespace_fence: Arc<AtomicI64>,
 }
 
 impl Registry {
@@ -65,7 +70,20 @@ impl Registry {
             catalog,
             cache,
             clock,
+            namespace_fence: Arc::new(AtomicI64::new(0)),
         }
+    }
+
+    /// Notes a write to a namespace object at `revision` (see `namespace_fence`).
+    pub(crate) fn fence_namespace_write(&self, info: &ResourceInfo, revision: Revision) {
+        if info.group.is_empty() && info.kind == "Namespace" {
+            self.namespace_fence.fetch_max(revision, Ordering::AcqRel);
+        }
+    }
+
+    /// Whether the cache holds every namespace write this server made.
+    pub(crate) fn cache_has_namespace_writes(&self) -> bool {
+        self.cache.revision() >= self.namespace_fence.load(Ordering::Acquire)
     }
 
     pub fn catalog(&self) -> &Catalog {

@@ -3,6 +3,7 @@
 //! discovery, OpenAPI, health and resource handlers.
 
 pub mod body;
+mod list_body;
 mod resource;
 mod watch;
 
@@ -220,7 +221,11 @@ pub(crate) fn json_response(status: StatusCode, value: &serde_json::Value) -> Re
 }
 
 pub(crate) fn json_bytes(status: StatusCode, body: bytes::Bytes) -> Response {
-    let mut response = Response::new(Body::from(body));
+    json_body(status, Body::from(body))
+}
+
+pub(crate) fn json_body(status: StatusCode, body: Body) -> Response {
+    let mut response = Response::new(body);
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,

@@ -73,5 +73,5 @@ mod writer;
 
 #[cfg(feature = "failpoints")]
 pub use faults::FaultSwitch;
-pub use options::RedbOptions;
+pub use options::{DEFAULT_CACHE_BYTES, RedbOptions};
 pub use store::{DATABASE_FILE, RedbStats, RedbStore};

@@ -189,11 +189,22 @@ impl EventLog for Shared {
 /// How the database file is opened: plainly, or through a fault-injecting backend.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Opener {
+    /// redb's page cache, in bytes (see [`crate::RedbOptions::cache_bytes`]).
+    pub cache_bytes: usize,
     #[cfg(feature = "failpoints")]
     pub faults: Option<crate::faults::FaultSwitch>,
 }
 
 impl Opener {
+    /// Opens the file itself, with a page cache of `cache_bytes`.
+    pub fn plain(cache_bytes: usize) -> Self {
+        Opener {
+            cache_bytes,
+            #[cfg(feature = "failpoints")]
+            faults: None,
+        }
+    }
+
     /// Opens (or creates) the database file, turning every failure, including a panic inside
     /// redb on a damaged file, into an error naming the file.
     pub fn open(&self, file: &Path) -> Result<Database, StoreError> {
@@ -227,9 +238,13 @@ impl Opener {
                 .truncate(false)
                 .open(file)
                 .map_err(|error| redb::DatabaseError::Storage(redb::StorageError::Io(error)))?;
-            return Database::builder().create_with_backend(faults.backend(handle)?);
+            return Database::builder()
+                .set_cache_size(self.cache_bytes)
+                .create_with_backend(faults.backend(handle)?);
         }
-        Database::builder().create(file)
+        Database::builder()
+            .set_cache_size(self.cache_bytes)
+            .create(file)
     }
 }
 

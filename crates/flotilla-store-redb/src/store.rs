@@ -65,7 +65,7 @@ impl RedbStore {
     /// ([`DATABASE_FILE`]) when missing. Starts the background compactor on the current tokio
     /// runtime, if there is one.
     pub fn open(path: impl AsRef<Path>, options: RedbOptions) -> Result<RedbStore, StoreError> {
-        Self::open_with(path.as_ref(), options, Opener::default())
+        Self::open_with(path.as_ref(), options, Opener::plain(options.cache_bytes))
     }
 
     /// [`RedbStore::open`] with injected faults (feature `failpoints`, for tests).
@@ -79,6 +79,7 @@ impl RedbStore {
             path.as_ref(),
             options,
             Opener {
+                cache_bytes: options.cache_bytes,
                 faults: Some(faults),
             },
         )

@@ -8,6 +8,7 @@ use flotilla_store::{KeyRange, RangeRequest, Revision};
 use serde_json::json;
 
 use super::Registry;
+use crate::cache::Labels;
 use crate::catalog::ResourceInfo;
 use crate::error::ApiError;
 use crate::filter::Filter;
@@ -214,7 +215,7 @@ impl Registry {
                     serde_json::to_vec(&value).map_err(|e| ApiError::internal(e.to_string()))?;
                 if !options
                     .filter
-                    .matches(info, &object::labels(&value), &kv.key, &json)
+                    .matches(info, &Labels::of(&value), &kv.key, &json)
                 {
                     continue;
                 }

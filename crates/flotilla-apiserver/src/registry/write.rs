@@ -233,6 +233,7 @@ impl Registry {
             .await
             .map_err(|e| ApiError::from_store(e, info, &name))?;
         object::set_resource_version(&mut body, kv.mod_revision);
+        self.fence_namespace_write(info, kv.mod_revision);
         crate::crd::after_write(&self.catalog, info, &body);
         Ok(body)
     }
@@ -445,6 +446,7 @@ impl Registry {
                 .await
                 .map_err(|e| ApiError::from_store(e, info, name))?;
             object::set_resource_version(&mut new, revision);
+            self.fence_namespace_write(info, revision);
             return Ok(new);
         }
         let kv = self
@@ -456,6 +458,7 @@ impl Registry {
                 other => ApiError::from_store(other, info, name),
             })?;
         object::set_resource_version(&mut new, kv.mod_revision);
+        self.fence_namespace_write(info, kv.mod_revision);
         crate::crd::after_write(&self.catalog, info, &new);
         Ok(new)
     }
@@ -509,6 +512,7 @@ impl Registry {
                 match self.store.delete(key, Some(current.mod_revision)).await {
                     Ok((_, revision)) => {
                         object::set_resource_version(&mut obj, revision);
+                        self.fence_namespace_write(info, revision);
                         return Ok((obj, true));
                     }
                     Err(StoreError::Conflict { .. }) => continue,
@@ -543,6 +547,7 @@ impl Registry {
             {
                 Ok(kv) => {
                     object::set_resource_version(&mut obj, kv.mod_revision);
+                    self.fence_namespace_write(info, kv.mod_revision);
                     return Ok((obj, false));
                 }
                 Err(StoreError::Conflict { .. }) => continue,
@@ -558,8 +563,22 @@ impl Registry {
             .catalog
             .get("", "v1", "namespaces")
             .expect("namespaces are built in");
-        let ns = self.get(&info, None, namespace).await?;
-        if ns["metadata"].get("deletionTimestamp").is_some() {
+        // The watch cache answers without a store read (as kube-apiserver's NamespaceLifecycle
+        // admission answers from its informer) once it holds this server's namespace writes,
+        // so a create right after `DELETE namespace` is refused. A namespace the cache does
+        // not hold (just created elsewhere, or gone) is read from the store.
+        let key = Self::key(&info, None, namespace);
+        let cached = self
+            .cache_has_namespace_writes()
+            .then(|| self.cache.get(&key))
+            .flatten();
+        let terminating = match cached {
+            Some(cached) => cached.is_terminating(),
+            None => self.get(&info, None, namespace).await?["metadata"]
+                .get("deletionTimestamp")
+                .is_some(),
+        };
+        if terminating {
             return Err(ApiError::forbidden(format!(
                 "unable to create new content in namespace {namespace} because it is being terminated"
             )));

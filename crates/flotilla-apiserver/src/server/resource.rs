@@ -7,7 +7,7 @@ use axum::response::Response;
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use super::{ApiServer, body, error_response, json_bytes, json_response};
+use super::{ApiServer, body, error_response, json_response};
 use crate::catalog::ResourceInfo;
 use crate::error::ApiError;
 use crate::object;
@@ -112,7 +112,10 @@ async fn handle_inner(
                 );
                 return Ok(json_response(StatusCode::OK, &doc));
             }
-            Ok(json_bytes(StatusCode::OK, list_body(info, &page)))
+            Ok(super::json_body(
+                StatusCode::OK,
+                axum::body::Body::new(super::list_body::ListBody::new(info, page)),
+            ))
         }
         ("GET", Some(name)) => {
             let object = registry.get(info, ns, name).await?;
@@ -236,32 +239,6 @@ async fn handle_inner(
 fn with_warnings(mut response: Response, warnings: &[String]) -> Response {
     crate::fieldvalidation::add_warning_headers(response.headers_mut(), warnings);
     response
-}
-
-/// A `<Kind>List` body assembled from items' JSON without re-serializing them.
-fn list_body(info: &ResourceInfo, page: &crate::registry::ListPage) -> bytes::Bytes {
-    let mut metadata = json!({"resourceVersion": page.revision.to_string()});
-    if let Some(token) = &page.continue_token {
-        metadata["continue"] = token.clone().into();
-    }
-    let head = json!({
-        "apiVersion": info.api_version(),
-        "kind": info.list_kind,
-        "metadata": metadata,
-    })
-    .to_string();
-    let size = page.items.iter().map(|i| i.len() + 1).sum::<usize>() + head.len() + 16;
-    let mut out = Vec::with_capacity(size);
-    out.extend_from_slice(&head.as_bytes()[..head.len() - 1]);
-    out.extend_from_slice(b",\"items\":[");
-    for (i, item) in page.items.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        out.extend_from_slice(item);
-    }
-    out.extend_from_slice(b"]}");
-    out.into()
 }
 
 /// `DeleteOptions` from the query and an optional body (empty for a plain `kubectl delete`).

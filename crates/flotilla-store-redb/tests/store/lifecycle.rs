@@ -176,3 +176,28 @@ async fn open_watches_end_when_the_store_is_dropped() {
     );
     let _again = RedbStore::open(dir.path(), RedbOptions::for_tests()).expect("reopen");
 }
+
+#[tokio::test]
+async fn a_page_cache_smaller_than_the_data_still_serves_every_value() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let options = RedbOptions {
+        cache_bytes: 256 * 1024,
+        ..RedbOptions::for_tests()
+    };
+    let store = RedbStore::open(dir.path(), options).expect("open");
+    let value = |i: usize| Bytes::from(format!("{i:04}").repeat(1024));
+    for i in 0..300 {
+        store
+            .create(format!("/big/{i:04}").into(), value(i))
+            .await
+            .expect("create");
+    }
+    for i in (0..300).rev() {
+        let kv = store
+            .get(format!("/big/{i:04}").as_bytes())
+            .await
+            .expect("get")
+            .expect("present");
+        assert_eq!(kv.value, value(i));
+    }
+}

@@ -1,6 +1,13 @@
 //! `flotilla bench apiserver`: `flotilla up` on redb as a child process, driven over HTTPS by
 //! concurrent kube-rs clients. Baseline in the same run: `GET /version` round trips, the
 //! cheapest authenticated request the server answers.
+//!
+//! Each target of the API server (creates/s, a list of 100,000 Deployments from the watch
+//! cache, RSS with 100,000 stored Deployments) is reported with its ratio to the target and to
+//! the baseline. A list is timed twice: by a kube-rs typed `list` (what a Rust client sees,
+//! decoding included) and as raw bytes over HTTPS (the server's part: from the request to the
+//! last byte, nothing decoded). The server's CPU time per create comes from
+//! `/proc/<pid>/stat`, which a busy machine disturbs less than wall-clock rates.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -23,7 +30,15 @@ pub struct Figures {
     pub create_p99_ms: f64,
     pub get_p99_ms: Vec<(usize, f64)>,
     pub list_p99_ms: Vec<(usize, f64)>,
+    /// Raw list over HTTPS, bytes not decoded: (objects, P99 ms, body bytes).
+    pub raw_list_p99_ms: Vec<(usize, f64, usize)>,
     pub watch_deliveries_per_s: f64,
+    /// Server CPU (user + system) per create, in microseconds.
+    pub server_cpu_us_per_create: f64,
+    /// Server CPU per `GET /version`, in microseconds.
+    pub server_cpu_us_per_version: f64,
+    /// RSS of the server before the first create.
+    pub rss_empty_mib: f64,
     pub rss_mib: f64,
     pub objects: usize,
 }
@@ -80,6 +95,25 @@ fn rss_mib(pid: u32) -> anyhow::Result<f64> {
         .and_then(|v| v.parse().ok())
         .context("VmRSS in /proc/<pid>/status")?;
     Ok(kib / 1024.0)
+}
+
+/// CPU time (user + system) the process has used so far, in seconds.
+fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // Fields after the command name (which may hold spaces) start at the state, field 3.
+    let rest = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest)
+        .context("/proc/<pid>/stat format")?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |index: usize| -> anyhow::Result<f64> {
+        Ok(fields
+            .get(index - 3)
+            .context("/proc/<pid>/stat fields")?
+            .parse::<f64>()?)
+    };
+    // utime is field 14, stime field 15, in clock ticks (100 per second on Linux).
+    Ok((ticks(14)? + ticks(15)?) / 100.0)
 }
 
 fn percentile(samples: &mut [Duration], p: f64) -> f64 {
@@ -179,6 +213,41 @@ async fn read_percentiles(
         percentile(&mut list_times, 0.99),
     ))
 }
+
+/// P99 of `lists` raw lists over HTTPS: the time from sending the request to the last byte of
+/// the body, which is read into a buffer and not decoded; and the body size.
+async fn raw_list_p99(
+    client: &kube::Client,
+    objects: usize,
+    lists: usize,
+) -> anyhow::Result<(f64, usize)> {
+    use futures::AsyncReadExt as _;
+    let mut times = Vec::new();
+    let mut body = Vec::new();
+    for _ in 0..lists {
+        let request = http::Request::get("/apis/apps/v1/namespaces/default/deployments")
+            .header(http::header::ACCEPT, "application/json")
+            .body(Vec::new())?;
+        body.clear();
+        let started = Instant::now();
+        client
+            .request_stream(request)
+            .await?
+            .read_to_end(&mut body)
+            .await?;
+        times.push(started.elapsed());
+        // Each item names its kind once (the list's own kind is `DeploymentList`): counting
+        // them checks the list is whole, outside the timed part.
+        let items = body
+            .windows(DEPLOYMENT_KIND.len())
+            .filter(|w| *w == DEPLOYMENT_KIND)
+            .count();
+        anyhow::ensure!(items == objects, "raw list held {items} of {objects}");
+    }
+    Ok((percentile(&mut times, 0.99), body.len()))
+}
+
+const DEPLOYMENT_KIND: &[u8] = br#""kind":"Deployment""#;
 
 async fn version_baseline(
     clients: &[kube::Client],
@@ -290,18 +359,27 @@ pub async fn run(objects: usize, clients_n: usize) -> anyhow::Result<Figures> {
         ..Figures::default()
     };
     eprintln!("bench apiserver: baseline GET /version with {clients_n} clients");
+    let cpu = cpu_seconds(pid)?;
+    let started = Instant::now();
     (figures.version_per_s, figures.version_p99_ms) =
         version_baseline(&clients, Duration::from_secs(3)).await?;
+    let versions = figures.version_per_s * started.elapsed().as_secs_f64();
+    figures.server_cpu_us_per_version = (cpu_seconds(pid)? - cpu) * 1e6 / versions.max(1.0);
+    figures.rss_empty_mib = rss_mib(pid)?;
     let first = objects.min(10_000);
     eprintln!("bench apiserver: creating {first} Deployments");
+    let cpu = cpu_seconds(pid)?;
     let started = Instant::now();
     let mut latencies = create_range(&clients, 0, first).await?;
     figures.creates_per_s = first as f64 / started.elapsed().as_secs_f64();
+    figures.server_cpu_us_per_create = (cpu_seconds(pid)? - cpu) * 1e6 / first as f64;
     figures.create_p50_ms = percentile(&mut latencies, 0.5);
     figures.create_p99_ms = percentile(&mut latencies, 0.99);
     let (get, list) = read_percentiles(&clients[0], first, 20).await?;
     figures.get_p99_ms.push((first, get));
     figures.list_p99_ms.push((first, list));
+    let (raw, bytes) = raw_list_p99(&clients[0], first, 20).await?;
+    figures.raw_list_p99_ms.push((first, raw, bytes));
     eprintln!("bench apiserver: watch fan-out to 100 watchers");
     figures.watch_deliveries_per_s = watch_rate(&clients, 100, first.min(2_000)).await?;
     if objects > first {
@@ -310,9 +388,49 @@ pub async fn run(objects: usize, clients_n: usize) -> anyhow::Result<Figures> {
         let (get, list) = read_percentiles(&clients[0], objects, 5).await?;
         figures.get_p99_ms.push((objects, get));
         figures.list_p99_ms.push((objects, list));
+        let (raw, bytes) = raw_list_p99(&clients[0], objects, 10).await?;
+        figures.raw_list_p99_ms.push((objects, raw, bytes));
     }
     figures.rss_mib = rss_mib(pid)?;
     Ok(figures)
+}
+
+/// Creates per second the API server must sustain.
+const TARGET_CREATES_PER_S: f64 = 5_000.0;
+/// The longest a list of 100,000 Deployments from the watch cache may take, in ms.
+const TARGET_LIST_MS: f64 = 1_000.0;
+/// The most the server may use with 100,000 stored Deployments, in MiB.
+const TARGET_RSS_MIB: f64 = 600.0;
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        (a / b * 100.0).round() / 100.0
+    } else {
+        0.0
+    }
+}
+
+impl Figures {
+    /// The server-side list at the largest size measured: (objects, P99 ms, bytes).
+    fn largest_raw_list(&self) -> (usize, f64, usize) {
+        self.raw_list_p99_ms.last().copied().unwrap_or_default()
+    }
+
+    /// RSS scaled to 100,000 Deployments (exact when the run stored 100,000).
+    fn rss_per_100k_mib(&self) -> f64 {
+        if self.objects == 0 {
+            return 0.0;
+        }
+        self.rss_mib * 100_000.0 / self.objects as f64
+    }
+
+    /// What one stored Deployment adds to the RSS, in bytes.
+    fn rss_bytes_per_object(&self) -> f64 {
+        if self.objects == 0 {
+            return 0.0;
+        }
+        (self.rss_mib - self.rss_empty_mib) * 1024.0 * 1024.0 / self.objects as f64
+    }
 }
 
 /// Prints the table and the JSON line.
@@ -327,19 +445,39 @@ pub fn report(f: &Figures) {
         "baseline: GET /version P99 ms", f.version_p99_ms
     );
     println!(
+        "{:<48} {:>14.1}",
+        "baseline: server CPU us per GET /version", f.server_cpu_us_per_version
+    );
+    println!(
         "{:<48} {:>14.0}",
         "Deployment creates per s", f.creates_per_s
     );
     println!("{:<48} {:>14.2}", "create P50 ms", f.create_p50_ms);
     println!("{:<48} {:>14.2}", "create P99 ms", f.create_p99_ms);
+    println!(
+        "{:<48} {:>14.1}",
+        "server CPU us per create", f.server_cpu_us_per_create
+    );
     for (n, v) in &f.get_p99_ms {
         println!("{:<48} {:>14.2}", format!("get P99 ms ({n} objects)"), v);
     }
     for (n, v) in &f.list_p99_ms {
         println!(
             "{:<48} {:>14.2}",
-            format!("list all P99 ms ({n} objects)"),
+            format!("list P99 ms, kube-rs typed ({n} objects)"),
             v
+        );
+    }
+    for (n, v, bytes) in &f.raw_list_p99_ms {
+        println!(
+            "{:<48} {:>14.2}",
+            format!("list P99 ms, raw HTTPS ({n} objects)"),
+            v
+        );
+        println!(
+            "{:<48} {:>14.0}",
+            format!("list body bytes per object ({n} objects)"),
+            *bytes as f64 / (*n).max(1) as f64
         );
     }
     println!(
@@ -348,32 +486,79 @@ pub fn report(f: &Figures) {
     );
     println!(
         "{:<48} {:>14.1}",
+        "server RSS MiB before the first create", f.rss_empty_mib
+    );
+    println!(
+        "{:<48} {:>14.1}",
         format!("server RSS MiB ({} Deployments)", f.objects),
         f.rss_mib
     );
-    let ratio = |a: f64, b: f64| {
-        if b > 0.0 {
-            (a / b * 100.0).round() / 100.0
-        } else {
-            0.0
-        }
-    };
+    println!(
+        "{:<48} {:>14.0}",
+        "server RSS bytes per stored Deployment",
+        f.rss_bytes_per_object()
+    );
+    let (list_n, list_ms, _) = f.largest_raw_list();
+    let rss_100k = f.rss_per_100k_mib();
+    println!();
+    println!(
+        "{:<40} {:>10} {:>10} {:>10} {:>18}",
+        "TARGET", "MEASURED", "TARGET", "VS TARGET", "VS GET /version"
+    );
+    println!(
+        "{:<40} {:>10.0} {:>10} {:>10.2} {:>18}",
+        "Deployment creates per s",
+        f.creates_per_s,
+        ">= 5000",
+        ratio(f.creates_per_s, TARGET_CREATES_PER_S),
+        format!("{:.3} of its rate", ratio(f.creates_per_s, f.version_per_s)),
+    );
+    println!(
+        "{:<40} {:>10.0} {:>10} {:>10.2} {:>18}",
+        format!("server-side list ms ({list_n} objects)"),
+        list_ms,
+        "< 1000",
+        ratio(list_ms, TARGET_LIST_MS),
+        format!("{:.0}x its P99", ratio(list_ms, f.version_p99_ms)),
+    );
+    println!(
+        "{:<40} {:>10.0} {:>10} {:>10.2} {:>18}",
+        "RSS MiB per 100,000 Deployments",
+        rss_100k,
+        "< 600",
+        ratio(rss_100k, TARGET_RSS_MIB),
+        format!("{:.1}x empty RSS", ratio(f.rss_mib, f.rss_empty_mib)),
+    );
     let figures: Value = json!({
         "bench": "apiserver",
         "store": "redb",
         "creates_per_s": f.creates_per_s.round(),
         "create_p50_ms": f.create_p50_ms,
         "create_p99_ms": f.create_p99_ms,
+        "server_cpu_us_per_create": f.server_cpu_us_per_create.round(),
         "get_p99_ms": f.get_p99_ms.iter().map(|(n, v)| json!({"objects": n, "ms": v})).collect::<Vec<_>>(),
         "list_p99_ms": f.list_p99_ms.iter().map(|(n, v)| json!({"objects": n, "ms": v})).collect::<Vec<_>>(),
+        "raw_list_p99_ms": f.raw_list_p99_ms.iter().map(|(n, v, b)| json!({"objects": n, "ms": v, "bytes": b})).collect::<Vec<_>>(),
         "watch_deliveries_per_s": f.watch_deliveries_per_s.round(),
+        "rss_empty_mib": f.rss_empty_mib,
         "rss_mib": f.rss_mib,
+        "rss_per_100k_mib": rss_100k,
+        "rss_bytes_per_object": f.rss_bytes_per_object().round(),
         "objects": f.objects,
-        "baselines": {"version_per_s": f.version_per_s.round(), "version_p99_ms": f.version_p99_ms},
+        "baselines": {
+            "version_per_s": f.version_per_s.round(),
+            "version_p99_ms": f.version_p99_ms,
+            "server_cpu_us_per_version": f.server_cpu_us_per_version,
+        },
         "ratios": {
             "creates_vs_version_round_trips": ratio(f.creates_per_s, f.version_per_s),
-            "creates_vs_target_5000": ratio(f.creates_per_s, 5000.0),
-            "rss_vs_target_600_mib": ratio(f.rss_mib, 600.0),
+            "creates_vs_target_5000": ratio(f.creates_per_s, TARGET_CREATES_PER_S),
+            "server_cpu_create_vs_version": ratio(f.server_cpu_us_per_create, f.server_cpu_us_per_version),
+            "server_list_vs_target_1000_ms": ratio(list_ms, TARGET_LIST_MS),
+            "server_list_vs_version_p99": ratio(list_ms, f.version_p99_ms),
+            "rss_per_100k_vs_target_600_mib": ratio(rss_100k, TARGET_RSS_MIB),
+            "rss_vs_target_600_mib": ratio(f.rss_mib, TARGET_RSS_MIB),
+            "rss_vs_empty": ratio(f.rss_mib, f.rss_empty_mib),
         },
     });
     println!("{figures}");
