@@ -79,7 +79,7 @@ pub async fn aggregate_all(registry: &Registry) {
             }
             match write_rules(registry, &role.name, &rules).await {
                 Ok(()) => {
-                    tracing::info!(cluster_role = %role.name, rules = rules.len(), "aggregated ClusterRole rules")
+                    tracing::debug!(cluster_role = %role.name, rules = rules.len(), "aggregated ClusterRole rules")
                 }
                 Err(e) if e.code == 409 => conflicted = true,
                 Err(e) if e.code == 404 => {}
