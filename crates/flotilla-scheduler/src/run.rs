@@ -528,24 +528,10 @@ impl Scheduler {
         let now = Time(jiff::Timestamp::now());
         let outcome = match result {
             Ok(result) => {
-                let mut new_generation = generation;
-                let unchanged = status::result_unchanged(
-                    binding
-                        .metadata
-                        .annotations
-                        .as_ref()
-                        .and_then(|a| a.get(flotilla_api::karmada::ANNOTATION_APPLIED_PLACEMENT))
-                        .map(String::as_str),
-                    &binding.spec.clusters,
-                    placement,
-                    &result.clusters,
-                );
-                if !unchanged {
-                    let patched = self
-                        .patch(key, &status::result_patch(placement, &result.clusters))
-                        .await?;
-                    new_generation = patched.generation.unwrap_or(generation);
-                }
+                let new_generation = self
+                    .record_result(key, &binding, placement, &result.clusters)
+                    .await?
+                    .unwrap_or(generation);
                 let outcome = Outcome {
                     status: true,
                     reason: REASON_SUCCESS.to_owned(),
@@ -590,21 +576,7 @@ impl Scheduler {
         let retry = match &outcome {
             ScheduleError::NoClusterFit(_) => {
                 // Karmada clears the result and does not retry until something changes.
-                let unchanged = status::result_unchanged(
-                    binding
-                        .metadata
-                        .annotations
-                        .as_ref()
-                        .and_then(|a| a.get(flotilla_api::karmada::ANNOTATION_APPLIED_PLACEMENT))
-                        .map(String::as_str),
-                    &binding.spec.clusters,
-                    placement,
-                    &[],
-                );
-                if !unchanged {
-                    self.patch(key, &status::result_patch(placement, &[]))
-                        .await?;
-                }
+                self.record_result(key, &binding, placement, &[]).await?;
                 lock(&self.unschedulable).insert(key.clone());
                 Retry::Done
             }
@@ -627,6 +599,30 @@ impl Scheduler {
         )
         .await;
         Ok(retry)
+    }
+
+    /// Writes `clusters` and the placement they were computed for unless the binding already
+    /// carries them; returns the binding's generation after a write.
+    async fn record_result(
+        &self,
+        key: &BindingKey,
+        binding: &BindingView,
+        placement: &flotilla_api::karmada::Placement,
+        clusters: &[flotilla_api::karmada::TargetCluster],
+    ) -> Result<Option<i64>, kube::Error> {
+        let applied = binding
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(flotilla_api::karmada::ANNOTATION_APPLIED_PLACEMENT))
+            .map(String::as_str);
+        if status::result_unchanged(applied, &binding.spec.clusters, placement, clusters) {
+            return Ok(None);
+        }
+        let patched = self
+            .patch(key, &status::result_patch(placement, clusters))
+            .await?;
+        Ok(patched.generation)
     }
 
     async fn patch(&self, key: &BindingKey, patch: &Value) -> Result<ObjectMeta, kube::Error> {
