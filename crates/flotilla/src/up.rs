@@ -38,6 +38,9 @@ pub struct UpOptions {
     /// A static token file (kube-apiserver's --token-auth-file CSV format).
     #[arg(long)]
     pub token_auth_file: Option<PathBuf>,
+    /// Controllers to run, Karmada's syntax: `*` (every default-on controller), `name`, `-name`.
+    #[arg(long, default_value = "*")]
+    pub controllers: String,
 }
 
 async fn open_store(options: &UpOptions) -> anyhow::Result<Arc<dyn Store>> {
@@ -69,6 +72,9 @@ async fn open_store(options: &UpOptions) -> anyhow::Result<Arc<dyn Store>> {
 /// Runs the control plane until SIGINT or SIGTERM.
 pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     tls::install_crypto_provider();
+    let (known, off) = flotilla_controllers::manager::controller_names();
+    let selection =
+        flotilla_runtime::ControllerSelection::parse(&options.controllers, &known, &off)?;
     std::fs::create_dir_all(&options.data_dir)
         .with_context(|| format!("create the data directory {}", options.data_dir.display()))?;
     let listener = tokio::net::TcpListener::bind(options.listen)
@@ -121,6 +127,7 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     tracing::info!(%url, store = ?options.store, "serving");
     let components = flotilla_runtime::Shutdown::new();
     let scheduler = start_scheduler(&running, &components);
+    let controllers = start_controller_manager(&running, &components, selection);
     flotilla_apiserver::serve::serve_tls(
         listener,
         running.server.clone(),
@@ -133,6 +140,9 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     components.cancel();
     if let Err(error) = scheduler.await {
         tracing::warn!(%error, "the scheduler task failed");
+    }
+    if let Err(error) = controllers.await {
+        tracing::warn!(%error, "the controller manager task failed");
     }
     tracing::info!("shut down");
     drop(running);
@@ -159,11 +169,7 @@ fn start_scheduler(
     shutdown: &flotilla_runtime::Shutdown,
 ) -> tokio::task::JoinHandle<()> {
     let client = component_client(running, "scheduler");
-    let identity = format!(
-        "{}_{}",
-        std::env::var("HOSTNAME").unwrap_or_else(|_| "flotilla".into()),
-        uuid::Uuid::new_v4()
-    );
+    let identity = lease_identity();
     let elector = flotilla_runtime::LeaderElector::new(
         client.clone(),
         flotilla_runtime::LeaseConfig::new("karmada-system", "karmada-scheduler", identity),
@@ -185,6 +191,50 @@ fn start_scheduler(
             })
             .await;
     })
+}
+
+/// The controller manager, leader-elected on `karmada-system/karmada-controller-manager` like
+/// Karmada's, running every controller `--controllers` enables.
+fn start_controller_manager(
+    running: &flotilla_apiserver::Running,
+    shutdown: &flotilla_runtime::Shutdown,
+    selection: flotilla_runtime::ControllerSelection,
+) -> tokio::task::JoinHandle<()> {
+    let client = component_client(running, "controller-manager");
+    let members: Arc<dyn flotilla_member::MemberClients> =
+        Arc::new(flotilla_member::StaticMemberClients::new());
+    let elector = flotilla_runtime::LeaderElector::new(
+        client.clone(),
+        flotilla_runtime::LeaseConfig::new(
+            "karmada-system",
+            "karmada-controller-manager",
+            lease_identity(),
+        ),
+    );
+    let shutdown = shutdown.clone();
+    let selection = Arc::new(selection);
+    tokio::spawn(async move {
+        elector
+            .run(&shutdown, move |term| {
+                let context = flotilla_controllers::Context {
+                    client: client.clone(),
+                    members: members.clone(),
+                };
+                let selection = selection.clone();
+                async move {
+                    flotilla_controllers::run_controllers(context, &selection, term).await;
+                }
+            })
+            .await;
+    })
+}
+
+fn lease_identity() -> String {
+    format!(
+        "{}_{}",
+        std::env::var("HOSTNAME").unwrap_or_else(|_| "flotilla".into()),
+        uuid::Uuid::new_v4()
+    )
 }
 
 async fn shutdown_signal() {

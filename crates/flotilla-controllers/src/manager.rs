@@ -1,0 +1,77 @@
+//! The controller table (Karmada's controller names, for `--controllers`) and the function that
+//! starts the enabled ones under one shutdown scope.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use flotilla_member::MemberClients;
+use flotilla_runtime::{ControllerSelection, Shutdown};
+
+/// What every controller gets: the control-plane client and the way to reach members.
+#[derive(Clone)]
+pub struct Context {
+    /// Client of the control plane (in `up`, the API server's tower service in memory).
+    pub client: kube::Client,
+    /// Clients of member clusters, by cluster name.
+    pub members: Arc<dyn MemberClients>,
+}
+
+impl fmt::Debug for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context")
+            .field("members", &self.members)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A running controller: resolves when the controller stops (on shutdown or a fatal error).
+pub type ControllerTask = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// One controller: its `--controllers` name, whether `*` enables it, and how to start it.
+#[derive(Debug, Clone, Copy)]
+pub struct ControllerSpec {
+    pub name: &'static str,
+    pub default_on: bool,
+    pub start: fn(Context, Shutdown) -> ControllerTask,
+}
+
+/// Every controller Flotilla has, in start order. Names are Karmada's.
+pub const CONTROLLERS: &[ControllerSpec] = &[];
+
+/// The names for [`ControllerSelection::parse`]: all, and those off by default.
+pub fn controller_names() -> (Vec<&'static str>, Vec<&'static str>) {
+    let all = CONTROLLERS.iter().map(|c| c.name).collect();
+    let off = CONTROLLERS
+        .iter()
+        .filter(|c| !c.default_on)
+        .map(|c| c.name)
+        .collect();
+    (all, off)
+}
+
+/// Starts every enabled controller and waits until all have stopped (after `shutdown`).
+pub async fn run_controllers(
+    context: Context,
+    selection: &ControllerSelection,
+    shutdown: Shutdown,
+) {
+    let mut tasks = Vec::new();
+    for spec in CONTROLLERS {
+        if !selection.is_enabled(spec.name) {
+            tracing::info!(controller = spec.name, "disabled by --controllers");
+            continue;
+        }
+        tracing::info!(controller = spec.name, "starting");
+        tasks.push(tokio::spawn((spec.start)(
+            context.clone(),
+            shutdown.child(),
+        )));
+    }
+    for task in tasks {
+        if let Err(error) = task.await {
+            tracing::error!(%error, "a controller task panicked");
+        }
+    }
+}

@@ -1,0 +1,76 @@
+//! Reaching member clusters. Controllers never build member clients themselves: they ask a
+//! [`MemberClients`] for the cluster by name, so a real cluster (Cluster + Secret, HTTPS) and a
+//! simulated one take the same path, and tests can hand in clients directly.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Why a member cluster cannot be reached. Messages never contain credentials.
+#[derive(Debug, thiserror::Error)]
+pub enum MemberError {
+    #[error("cluster {cluster:?} is not known")]
+    UnknownCluster { cluster: String },
+    #[error("cluster {cluster:?}: {message}")]
+    Config { cluster: String, message: String },
+    #[error("cluster {cluster:?}: {source}")]
+    Kube {
+        cluster: String,
+        #[source]
+        source: kube::Error,
+    },
+}
+
+/// The seam through which every controller reaches a member's Kubernetes API.
+#[async_trait::async_trait]
+pub trait MemberClients: Send + Sync + fmt::Debug {
+    /// A client for the member named `cluster`, authenticated as the control plane.
+    async fn client(&self, cluster: &str) -> Result<kube::Client, MemberError>;
+
+    /// Forgets any cached client of `cluster` (its Cluster or Secret changed or was deleted).
+    fn invalidate(&self, cluster: &str);
+}
+
+/// A fixed map of clients by cluster name (tests and in-process simulations).
+#[derive(Default)]
+pub struct StaticMemberClients {
+    clients: parking_lot::RwLock<BTreeMap<String, kube::Client>>,
+}
+
+impl fmt::Debug for StaticMemberClients {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StaticMemberClients")
+            .field("clusters", &self.clients.read().keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl StaticMemberClients {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds or replaces the client of `cluster`.
+    pub fn insert(&self, cluster: impl Into<String>, client: kube::Client) {
+        self.clients.write().insert(cluster.into(), client);
+    }
+
+    /// Removes the client of `cluster` (the member becomes unknown).
+    pub fn remove(&self, cluster: &str) {
+        self.clients.write().remove(cluster);
+    }
+}
+
+#[async_trait::async_trait]
+impl MemberClients for StaticMemberClients {
+    async fn client(&self, cluster: &str) -> Result<kube::Client, MemberError> {
+        self.clients
+            .read()
+            .get(cluster)
+            .cloned()
+            .ok_or_else(|| MemberError::UnknownCluster {
+                cluster: cluster.to_owned(),
+            })
+    }
+
+    fn invalidate(&self, _cluster: &str) {}
+}
