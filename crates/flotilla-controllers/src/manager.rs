@@ -16,12 +16,17 @@ pub struct Context {
     pub client: kube::Client,
     /// Clients of member clusters, by cluster name.
     pub members: Arc<dyn MemberClients>,
+    /// `None` in the controller manager: member-facing controllers (cluster status, execution,
+    /// work status) handle the `Push` clusters. `Some(name)` in the agent: they handle only that
+    /// (`Pull`) cluster.
+    pub cluster: Option<String>,
 }
 
 impl fmt::Debug for Context {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Context")
             .field("members", &self.members)
+            .field("cluster", &self.cluster)
             .finish_non_exhaustive()
     }
 }

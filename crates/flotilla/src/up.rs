@@ -219,6 +219,7 @@ fn start_controller_manager(
                 let context = flotilla_controllers::Context {
                     client: client.clone(),
                     members: members.clone(),
+                    cluster: None,
                 };
                 let selection = selection.clone();
                 async move {
