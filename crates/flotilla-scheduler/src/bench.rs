@@ -57,7 +57,8 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted[index].as_secs_f64() * 1000.0
 }
 
-fn clusters(n: usize) -> Vec<Cluster> {
+/// The benchmark's clusters (also used by the end-to-end benchmark in `flotilla bench schedule`).
+pub fn clusters(n: usize) -> Vec<Cluster> {
     (0..n)
         .map(|i| {
             let mut spec = json!({"syncMode": "Push", "provider": if i % 2 == 0 { "aws" } else { "gcp" },
@@ -112,7 +113,8 @@ fn placement(i: usize) -> Value {
     }
 }
 
-fn bindings(n: usize) -> Vec<ResourceBindingSpec> {
+/// The benchmark's bindings of mixed strategies.
+pub fn bindings(n: usize) -> Vec<ResourceBindingSpec> {
     (0..n)
         .map(|i| {
             let request = if i % 4 == 0 {

@@ -86,7 +86,9 @@ impl Default for SchedulerConfig {
     fn default() -> Self {
         Self {
             scheduler_name: DEFAULT_SCHEDULER_NAME.to_owned(),
-            workers: 4,
+            // Writes wait for durability (group commit): many in flight keep the store's
+            // batches full. One worker per binding at a time, as always.
+            workers: 32,
             framework: Framework::default(),
             enable_empty_workload_propagation: false,
             backoff: Backoff {
@@ -128,7 +130,15 @@ pub struct Scheduler {
     unschedulable: Mutex<BTreeSet<BindingKey>>,
     metrics: Metrics,
     recorder: Recorder,
+    events: tokio::sync::mpsc::Sender<(Event, ObjectReference)>,
+    events_rx: Mutex<Option<tokio::sync::mpsc::Receiver<(Event, ObjectReference)>>>,
 }
+
+/// Events waiting to be written. Like client-go's broadcaster, a full buffer drops events
+/// instead of slowing scheduling down.
+const EVENT_BUFFER: usize = 4096;
+/// Events written concurrently by the publisher task.
+const EVENT_WRITERS: usize = 8;
 
 struct Writers {
     bindings: reflector::store::Writer<ResourceBinding>,
@@ -165,8 +175,11 @@ impl Scheduler {
                 instance: None,
             },
         );
+        let (events, events_rx) = tokio::sync::mpsc::channel(EVENT_BUFFER);
         Arc::new(Self {
             client,
+            events,
+            events_rx: Mutex::new(Some(events_rx)),
             queue: WorkQueue::new(config.backoff),
             config,
             bindings,
@@ -194,7 +207,10 @@ impl Scheduler {
     /// Runs until `shutdown` is cancelled.
     pub async fn run(self: Arc<Self>, shutdown: Shutdown) -> Result<(), RunError> {
         let writers = lock(&self.writers).take().ok_or(RunError::AlreadyStarted)?;
-        let mut tasks = Vec::new();
+        let events = lock(&self.events_rx)
+            .take()
+            .ok_or(RunError::AlreadyStarted)?;
+        let mut tasks = vec![tokio::spawn(self.clone().publish_events(events))];
         tasks.push(tokio::spawn(self.clone().watch_bindings(
             Api::<ResourceBinding>::all(self.client.clone()),
             writers.bindings,
@@ -559,8 +575,7 @@ impl Scheduler {
                     EventType::Normal,
                     "ScheduleBindingSucceed",
                     message,
-                )
-                .await;
+                );
                 return Ok(Retry::Done);
             }
             Err(error) => error,
@@ -596,8 +611,7 @@ impl Scheduler {
             EventType::Warning,
             "ScheduleBindingFailed",
             message,
-        )
-        .await;
+        );
         Ok(retry)
     }
 
@@ -663,7 +677,7 @@ impl Scheduler {
     }
 
     /// Records the decision on the binding and on its template, as Karmada does.
-    async fn publish(
+    fn publish(
         &self,
         binding: &BindingView,
         key: &BindingKey,
@@ -698,18 +712,35 @@ impl Scheduler {
             uid: (!resource.uid.is_empty()).then(|| resource.uid.clone()),
             ..ObjectReference::default()
         };
-        let event = Event {
+        let event = || Event {
             type_,
             reason: reason.to_owned(),
-            note: Some(note),
+            note: Some(note.clone()),
             action: "Schedule".to_owned(),
             secondary: None,
         };
         for reference in [binding_ref, template_ref] {
-            if let Err(error) = self.recorder.publish(&event, &reference).await {
-                debug!(%error, "publishing an event failed");
+            if self.events.try_send((event(), reference)).is_err() {
+                debug!(binding = %key, "dropping an event: the event buffer is full");
             }
         }
+    }
+
+    /// Writes queued events off the scheduling path, a few at a time.
+    async fn publish_events(
+        self: Arc<Self>,
+        events: tokio::sync::mpsc::Receiver<(Event, ObjectReference)>,
+    ) {
+        tokio_stream::wrappers::ReceiverStream::new(events)
+            .for_each_concurrent(EVENT_WRITERS, |(event, reference)| {
+                let recorder = self.recorder.clone();
+                async move {
+                    if let Err(error) = recorder.publish(&event, &reference).await {
+                        debug!(%error, "publishing an event failed");
+                    }
+                }
+            })
+            .await;
     }
 }
 

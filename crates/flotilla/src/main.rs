@@ -52,6 +52,10 @@ enum BenchTarget {
         /// Nodes of the member the accurate estimator counts.
         #[arg(long, default_value_t = 5_000)]
         nodes: usize,
+        /// Bindings per phase of the end-to-end run (live scheduler + in-process API server on
+        /// redb); 0 skips it.
+        #[arg(long, default_value_t = 10_000)]
+        e2e_bindings: usize,
     },
     /// The API server over HTTPS on redb: creates/s with P50/P99, get/list P99, watch fan-out,
     /// RSS per stored Deployments.
@@ -111,9 +115,15 @@ fn main() -> anyhow::Result<()> {
                     clusters,
                     bindings,
                     nodes,
+                    e2e_bindings,
                 } => {
                     let figures = bench::schedule::run(clusters, bindings, nodes)?;
-                    bench::schedule::report(&figures);
+                    let e2e = if e2e_bindings > 0 {
+                        Some(bench::schedule_e2e::run(clusters, e2e_bindings).await?)
+                    } else {
+                        None
+                    };
+                    bench::schedule::report(&figures, e2e.as_ref());
                     Ok(())
                 }
                 BenchTarget::Apiserver { objects, clients } => {

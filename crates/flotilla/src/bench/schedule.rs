@@ -9,8 +9,8 @@ pub fn run(clusters: usize, bindings: usize, nodes: usize) -> anyhow::Result<Fig
     Ok(flotilla_scheduler::bench::run(clusters, bindings, nodes)?)
 }
 
-/// Prints the table and the JSON line.
-pub fn report(f: &Figures) {
+/// Prints the table and the JSON line (with the end-to-end figures when measured).
+pub fn report(f: &Figures, e2e: Option<&super::schedule_e2e::E2eFigures>) {
     let rows: Vec<(&str, String)> = vec![
         ("clusters", f.clusters.to_string()),
         ("bindings (mixed strategies)", f.bindings.to_string()),
@@ -51,6 +51,10 @@ pub fn report(f: &Figures) {
             format!("{:.3}", f.accurate_p99_ms),
         ),
     ];
+    let mut rows = rows;
+    if let Some(e2e) = e2e {
+        rows.extend(super::schedule_e2e::rows(e2e));
+    }
     println!("{:<48} {:>14}", "MEASURE", "VALUE");
     for (name, value) in &rows {
         println!("{name:<48} {value:>14}");
@@ -59,5 +63,10 @@ pub fn report(f: &Figures) {
     line["bench"] = json!("schedule");
     line["core_vs_target_20k_per_s"] = json!(f.bindings_per_s / 20_000.0);
     line["accurate_p99_vs_target_10ms"] = json!(f.accurate_p99_ms / 10.0);
+    if let Some(e2e) = e2e {
+        line["e2e"] = serde_json::to_value(e2e).unwrap_or_default();
+        line["e2e_backlog_vs_target_2k_per_s"] = json!(e2e.backlog_per_s / 2_000.0);
+        line["e2e_live_vs_target_2k_per_s"] = json!(e2e.live_per_s / 2_000.0);
+    }
     println!("{line}");
 }
