@@ -41,6 +41,23 @@ pub struct UpOptions {
     /// Controllers to run, Karmada's syntax: `*` (every default-on controller), `name`, `-name`.
     #[arg(long, default_value = "*")]
     pub controllers: String,
+    /// Where Prometheus scrapes every component's metrics (plain HTTP, `/metrics`), like
+    /// Karmada's `--metrics-bind-address`; `0` turns it off.
+    #[arg(long, default_value = "127.0.0.1:8080", value_parser = parse_metrics_address)]
+    pub metrics_bind_address: MetricsAddress,
+}
+
+/// `--metrics-bind-address`: an address, or off.
+#[derive(Debug, Clone, Copy)]
+pub struct MetricsAddress(pub Option<SocketAddr>);
+
+fn parse_metrics_address(text: &str) -> Result<MetricsAddress, String> {
+    if text == "0" {
+        return Ok(MetricsAddress(None));
+    }
+    text.parse()
+        .map(|a| MetricsAddress(Some(a)))
+        .map_err(|_| format!("{text:?} is not host:port (or 0 to turn metrics off)"))
 }
 
 async fn open_store(options: &UpOptions) -> anyhow::Result<Arc<dyn Store>> {
@@ -126,7 +143,24 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     println!("export KUBECONFIG={}", kubeconfig.display());
     tracing::info!(%url, store = ?options.store, "serving");
     let components = flotilla_runtime::Shutdown::new();
-    let scheduler = start_scheduler(&running, &components);
+    let mut registry = prometheus_client::registry::Registry::default();
+    let scheduler_metrics = flotilla_scheduler::run::Metrics::default();
+    scheduler_metrics.register(&mut registry);
+    let metrics_server = match options.metrics_bind_address.0 {
+        Some(address) => {
+            // Metrics are not worth refusing to run the control plane over (a second `up` on
+            // one machine, say): say so loudly and go on.
+            match crate::metrics::serve(address, Arc::new(registry), components.clone()).await {
+                Ok(task) => Some(task),
+                Err(error) => {
+                    tracing::warn!(error = format!("{error:#}"), "metrics are not served");
+                    None
+                }
+            }
+        }
+        None => None,
+    };
+    let scheduler = start_scheduler(&running, &components, scheduler_metrics);
     let controllers = start_controller_manager(&running, &components, selection);
     flotilla_apiserver::serve::serve_tls(
         listener,
@@ -143,6 +177,9 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     }
     if let Err(error) = controllers.await {
         tracing::warn!(%error, "the controller manager task failed");
+    }
+    if let Some(task) = metrics_server {
+        let _ = task.await;
     }
     tracing::info!("shut down");
     drop(running);
@@ -167,6 +204,7 @@ fn component_client(running: &flotilla_apiserver::Running, name: &str) -> kube::
 fn start_scheduler(
     running: &flotilla_apiserver::Running,
     shutdown: &flotilla_runtime::Shutdown,
+    metrics: flotilla_scheduler::run::Metrics,
 ) -> tokio::task::JoinHandle<()> {
     let client = component_client(running, "scheduler");
     let identity = lease_identity();
@@ -181,7 +219,7 @@ fn start_scheduler(
                 let scheduler = flotilla_scheduler::run::Scheduler::new(
                     client.clone(),
                     flotilla_scheduler::run::SchedulerConfig::default(),
-                    flotilla_scheduler::run::Metrics::default(),
+                    metrics.clone(),
                 );
                 async move {
                     if let Err(error) = scheduler.run(term).await {
