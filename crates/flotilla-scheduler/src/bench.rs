@@ -182,6 +182,7 @@ pub fn run(
         estimators: &[],
         enable_empty_workload_propagation: false,
         divide_by_node_count: None,
+        gpu_topology: None,
     };
     let status = ResourceBindingStatus::default();
     let empty = Registry::new(Vec::new())

@@ -8,6 +8,7 @@ use flotilla_api::karmada::{
 };
 
 use crate::assign::{AssignInput, Mode, assign_replicas, overflow_order};
+use crate::estimator::topology::{AlignedEstimator, GpuTopologyLevel, gpus_per_replica};
 use crate::estimator::{
     AccurateEstimator, GeneralRequest, ReplicaEstimator, SummaryFigures, UNAUTHENTIC_REPLICA,
 };
@@ -54,6 +55,10 @@ pub struct ScheduleOptions<'a> {
     /// divide by the number of nodes that fit a replica in each cluster, counted by this
     /// estimator. `None` = Karmada's behaviour.
     pub divide_by_node_count: Option<&'a AccurateEstimator>,
+    /// Flotilla extension (`flotilla.io/gpu-topology`): place GPU replicas counting only
+    /// capacity where each replica's GPUs share a NUMA node / PCIe switch, falling back to
+    /// Karmada's counting when that does not fit. `None` = Karmada's behaviour.
+    pub gpu_topology: Option<(&'a AccurateEstimator, GpuTopologyLevel)>,
 }
 
 /// A successful schedule.
@@ -205,8 +210,34 @@ pub fn schedule(
     Err(first_error.expect("at least one term was tried"))
 }
 
-/// Karmada's `genericScheduler.Schedule`.
+/// One scheduling pass; with the GPU topology preference, first with aligned capacity only.
 fn schedule_once(
+    snapshot: &Snapshot,
+    spec: &ResourceBindingSpec,
+    status: &ResourceBindingStatus,
+    placement: &Placement,
+    options: &ScheduleOptions<'_>,
+) -> Result<Vec<TargetCluster>, ScheduleError> {
+    if let Some((accurate, level)) = options.gpu_topology
+        && gpus_per_replica(spec.replica_requirements.as_ref()) > 0
+    {
+        let aligned = AlignedEstimator { accurate, level };
+        let mut estimators: Vec<&dyn ReplicaEstimator> = options.estimators.to_vec();
+        estimators.push(&aligned);
+        let trial = ScheduleOptions {
+            estimators: &estimators,
+            gpu_topology: None,
+            ..*options
+        };
+        if let Ok(clusters) = generic_schedule(snapshot, spec, status, placement, &trial) {
+            return Ok(clusters);
+        }
+    }
+    generic_schedule(snapshot, spec, status, placement, options)
+}
+
+/// Karmada's `genericScheduler.Schedule`.
+fn generic_schedule(
     snapshot: &Snapshot,
     spec: &ResourceBindingSpec,
     status: &ResourceBindingStatus,

@@ -529,6 +529,7 @@ impl Scheduler {
                 enable_empty_workload_propagation: self.config.enable_empty_workload_propagation,
                 // Needs member node lists (issue 5); the live scheduler divides as Karmada.
                 divide_by_node_count: None,
+                gpu_topology: None,
             };
             crate::schedule(&snapshot, &binding.spec, &binding.status, &options)
         };

@@ -20,7 +20,9 @@ use flotilla_api::karmada::{
 };
 use flotilla_scheduler::{
     AccurateEstimator, Framework, Registry, ReplicaEstimator, ScheduleOptions, Snapshot,
-    estimator::NodeIndex, schedule, should_schedule,
+    estimator::NodeIndex,
+    estimator::topology::{GPU_TOPOLOGY_POLICY_ANNOTATION, GpuTopologyLevel},
+    schedule, should_schedule,
 };
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -522,6 +524,29 @@ fn run(args: &ScheduleArgs) -> anyhow::Result<Outcome> {
             args.policy.display()
         ),
     };
+    let topology = policy
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(GPU_TOPOLOGY_POLICY_ANNOTATION));
+    let gpu_topology = match topology {
+        None => None,
+        Some(value) => {
+            let level: GpuTopologyLevel = value.parse().map_err(|e| {
+                anyhow!(
+                    "{}: metadata.annotations[{GPU_TOPOLOGY_POLICY_ANNOTATION:?}]: {e}",
+                    args.policy.display()
+                )
+            })?;
+            match &estimator {
+                Some(e) => Some((e, level)),
+                None => bail!(
+                    "{}: metadata.annotations[{GPU_TOPOLOGY_POLICY_ANNOTATION:?}] needs --nodes (the members' nodes and their GPU topology)",
+                    args.policy.display()
+                ),
+            }
+        }
+    };
     let snapshot = Snapshot::new(clusters);
     let framework: Framework = Registry::in_tree()
         .framework(&args.plugins)
@@ -535,6 +560,7 @@ fn run(args: &ScheduleArgs) -> anyhow::Result<Outcome> {
         estimators: &extra,
         enable_empty_workload_propagation: args.enable_empty_workload_propagation,
         divide_by_node_count,
+        gpu_topology,
     };
     let suspended = spec.suspension.as_ref().and_then(|s| s.scheduling) == Some(true);
     let needed = args.binding.is_none()

@@ -274,3 +274,27 @@ fn node_count_division_extension() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("flotilla.io/replica-division"));
 }
+
+#[test]
+fn gpu_topology_extension_prefers_whole_numa_nodes() {
+    let run = |policy: &str, nodes: bool| {
+        let mut args = vec![
+            ("--clusters", fixture("clusters-gpu.yaml")),
+            ("--policy", fixture(policy)),
+            ("--workload", fixture("llm.yaml")),
+        ];
+        if nodes {
+            args.push(("--nodes", fixture("nodes-gpu.yaml")));
+        }
+        flotilla_schedule(&args, &["-o", "json"])
+    };
+    // Both members fit two 3-GPU replicas by count, but on alpha (2 GPUs busy) only one stays on
+    // one NUMA node: the preference sends both to beta; Karmada's counting picks alpha.
+    let out = run("policy-gpu-topology.yaml", true);
+    assert_eq!(clusters(&scheduled(&out)), pairs(&[("beta", 2)]));
+    let out = run("policy-gpu-plain.yaml", true);
+    assert_eq!(clusters(&scheduled(&out)), pairs(&[("alpha", 2)]));
+    let out = run("policy-gpu-topology.yaml", false);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("flotilla.io/gpu-topology"));
+}

@@ -3,6 +3,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::estimator::NodeIndex;
 
 /// A cluster serving Deployments whose general estimate is `pods` replicas (no requirements).
 fn cluster(name: &str, pods: i64, spec: Value) -> Cluster {
@@ -40,6 +41,7 @@ fn run(
         estimators: &[],
         enable_empty_workload_propagation: false,
         divide_by_node_count: None,
+        gpu_topology: None,
     };
     schedule(&Snapshot::new(clusters), spec, status, &options)
 }
@@ -261,6 +263,7 @@ fn empty_workload_propagation_lists_selected_clusters() {
         estimators: &[],
         enable_empty_workload_propagation: true,
         divide_by_node_count: None,
+        gpu_topology: None,
     };
     let r = schedule(
         &Snapshot::new(clusters),
@@ -359,4 +362,111 @@ proptest! {
             }
         }
     }
+}
+
+/// Two GPU members with one HGX node each; `alpha` already runs a 2-GPU pod.
+fn gpu_members() -> (Vec<Cluster>, AccurateEstimator) {
+    let topology = {
+        let gpus: Vec<_> = (0..8)
+            .map(|i| json!({"index": i, "numaNode": i / 4, "pciSwitch": i / 2, "pciBusId": "x"}))
+            .collect();
+        json!({"interconnect": "NVSwitch", "gpus": gpus}).to_string()
+    };
+    let node = |name: &str| -> k8s_openapi::api::core::v1::Node {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "annotations": {"karmada.io/gpu-topology": topology}},
+            "status": {"allocatable": {"cpu": "96", "memory": "1Ti", "pods": "110", "nvidia.com/gpu": "8"}}
+        }))
+        .expect("node")
+    };
+    let busy: k8s_openapi::api::core::v1::Pod = serde_json::from_value(json!({
+        "metadata": {"name": "trainer", "namespace": "default"},
+        "spec": {"nodeName": "alpha-0", "containers": [{"name": "c",
+            "resources": {"requests": {"nvidia.com/gpu": "2"}}}]},
+        "status": {"phase": "Running"}
+    }))
+    .expect("pod");
+    let mut estimator = AccurateEstimator::default();
+    estimator.insert(
+        "alpha",
+        NodeIndex::new(&[node("alpha-0")], &[busy]).expect("index"),
+    );
+    estimator.insert(
+        "beta",
+        NodeIndex::new(&[node("beta-0")], &[]).expect("index"),
+    );
+    let member = |name: &str| -> Cluster {
+        serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "spec": {"syncMode": "Push"},
+            "status": {
+                "apiEnablements": [{"groupVersion": "apps/v1", "resources": [{"name": "deployments", "kind": "Deployment"}]}],
+                "resourceSummary": {"allocatable": {"cpu": "96", "memory": "1Ti", "pods": "110", "nvidia.com/gpu": "8"}}
+            }
+        }))
+        .expect("cluster")
+    };
+    (vec![member("alpha"), member("beta")], estimator)
+}
+
+fn gpu_binding(replicas: i32) -> ResourceBindingSpec {
+    serde_json::from_value(json!({
+        "resource": {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "default", "name": "llm"},
+        "replicas": replicas,
+        "replicaRequirements": {"resourceRequest": {"nvidia.com/gpu": "3"}},
+        "placement": {"replicaScheduling": {"replicaSchedulingType": "Divided",
+            "replicaDivisionPreference": "Aggregated"}},
+    }))
+    .expect("binding")
+}
+
+#[test]
+fn gpu_topology_prefers_clusters_where_replicas_stay_on_one_numa_node() {
+    let (clusters, estimator) = gpu_members();
+    let framework = Framework::default();
+    let estimators: [&dyn ReplicaEstimator; 1] = [&estimator];
+    let run_with = |replicas: i32, topology: bool| {
+        let options = ScheduleOptions {
+            framework: &framework,
+            estimators: &estimators,
+            enable_empty_workload_propagation: false,
+            divide_by_node_count: None,
+            gpu_topology: topology.then_some((&estimator, GpuTopologyLevel::NumaNode)),
+        };
+        let status = ResourceBindingStatus::default();
+        schedule(
+            &Snapshot::new(clusters.clone()),
+            &gpu_binding(replicas),
+            &status,
+            &options,
+        )
+        .map(|r| {
+            result(&r)
+                .into_iter()
+                .map(|(n, r)| (n.to_owned(), r))
+                .collect::<Vec<_>>()
+        })
+    };
+    // Plain counting: 6/3 = 2 replicas fit on alpha and 8/3 = 2 on beta; Aggregated takes the
+    // first of the tie. Aligned: alpha's first NUMA node has 2 free GPUs, so only 1 replica
+    // stays on one NUMA node there, against 2 on beta.
+    assert_eq!(
+        run_with(2, false).expect("plain"),
+        [("alpha".to_owned(), 2)]
+    );
+    assert_eq!(
+        run_with(2, true).expect("aligned"),
+        [("beta".to_owned(), 2)]
+    );
+    // 3 replicas still fit aligned (1 + 2).
+    assert_eq!(
+        run_with(3, true).expect("aligned"),
+        [("alpha".to_owned(), 1), ("beta".to_owned(), 2)]
+    );
+    // 4 do not (3 aligned): a preference, so Karmada's counting places them.
+    assert_eq!(run_with(4, true), run_with(4, false));
+    assert!(run_with(4, true).is_ok());
+    // 5 fit nowhere: the same error as without the preference.
+    assert_eq!(run_with(5, true), run_with(5, false));
+    assert!(run_with(5, true).is_err());
 }

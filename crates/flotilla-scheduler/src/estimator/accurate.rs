@@ -13,6 +13,9 @@ use flotilla_api::karmada::replicas::parse_list;
 use flotilla_api::karmada::{Cluster, ReplicaRequirements, ResourceList};
 use k8s_openapi::api::core::v1::{Node, Pod, PodSpec, Taint, Toleration};
 
+use super::topology::{
+    GPU_RESOURCE, GPU_TOPOLOGY_NODE_ANNOTATION, GpuLayout, GpuTopologyLevel, gpus_per_replica,
+};
 use super::{CompiledRequest, ReplicaEstimator, Resources, UNAUTHENTIC_REPLICA};
 use crate::lifted::node_affinity::RequiredNodeAffinity;
 use crate::lifted::taints::{find_untolerated_taint, is_do_not_schedule, tolerations_tolerate};
@@ -47,6 +50,10 @@ pub struct NodeEntry {
     pub unschedulable: bool,
     /// Free resources (allowed pods = allocatable pods − pods on the node, ≥ 0).
     pub free: Resources,
+    /// Allocatable `nvidia.com/gpu`.
+    pub gpu_allocatable: i64,
+    /// GPU groups from the `karmada.io/gpu-topology` annotation, when present and valid.
+    pub gpu_layout: Option<GpuLayout>,
 }
 
 /// A member's nodes with their free resources.
@@ -135,7 +142,15 @@ impl NodeIndex {
                 object: format!("Node {name}"),
                 source,
             })?;
+            let free = Resources::from_list(&allocatable);
             entries.push(NodeEntry {
+                gpu_allocatable: free.scalar(GPU_RESOURCE),
+                gpu_layout: node
+                    .metadata
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.get(GPU_TOPOLOGY_NODE_ANNOTATION))
+                    .and_then(|text| GpuLayout::parse(text)),
                 labels: node.metadata.labels.clone().unwrap_or_default(),
                 taints: spec
                     .taints
@@ -144,7 +159,7 @@ impl NodeIndex {
                     .filter(is_do_not_schedule)
                     .collect(),
                 unschedulable: spec.unschedulable.unwrap_or(false),
-                free: Resources::from_list(&allocatable),
+                free,
                 name,
             });
             requested.push(Resources::default());
@@ -192,7 +207,7 @@ impl NodeIndex {
     /// Karmada's `NodeResourceEstimator.Estimate` over this member.
     pub fn max_available_replicas(&self, requirements: Option<&ReplicaRequirements>) -> i32 {
         let mut total: i32 = 0;
-        self.for_each_fit(requirements, |fits| {
+        self.for_each_fit(requirements, |_, fits| {
             // Go: atomic.AddInt32(&res, int32(MaxDivided(...))).
             total = total.wrapping_add(fits as i32);
         });
@@ -203,7 +218,7 @@ impl NodeIndex {
     /// `flotilla.io/replica-division: NodeCount` extension).
     pub fn fitting_nodes(&self, requirements: Option<&ReplicaRequirements>) -> i64 {
         let mut count = 0;
-        self.for_each_fit(requirements, |fits| {
+        self.for_each_fit(requirements, |_, fits| {
             if fits >= 1 {
                 count += 1;
             }
@@ -211,8 +226,36 @@ impl NodeIndex {
         count
     }
 
-    /// Calls `f` with `MaxDivided(free, request)` of every node satisfying the claim.
-    fn for_each_fit(&self, requirements: Option<&ReplicaRequirements>, mut f: impl FnMut(i64)) {
+    /// Replicas that fit with every replica's GPUs within one group of `level` (see
+    /// [`super::topology`]); nodes without a topology annotation hold no aligned replica of a
+    /// GPU request. Without a GPU request, the same as [`Self::max_available_replicas`].
+    pub fn aligned_available_replicas(
+        &self,
+        requirements: Option<&ReplicaRequirements>,
+        level: GpuTopologyLevel,
+    ) -> i32 {
+        let per_replica = gpus_per_replica(requirements);
+        let mut total: i32 = 0;
+        self.for_each_fit(requirements, |node, fits| {
+            let aligned = match (&node.gpu_layout, per_replica) {
+                (_, 0) => fits,
+                (None, _) => 0,
+                (Some(layout), _) => {
+                    let used = node.gpu_allocatable - node.free.scalar(GPU_RESOURCE);
+                    fits.min(layout.aligned_fits(level, used, per_replica))
+                }
+            };
+            total = total.wrapping_add(aligned as i32);
+        });
+        total
+    }
+
+    /// Calls `f` with each node satisfying the claim and `MaxDivided(free, request)` for it.
+    fn for_each_fit(
+        &self,
+        requirements: Option<&ReplicaRequirements>,
+        mut f: impl FnMut(&NodeEntry, i64),
+    ) {
         let claim = requirements.and_then(|r| r.node_claim.as_ref());
         let affinity = RequiredNodeAffinity::new(
             claim.and_then(|c| c.node_selector.as_ref()),
@@ -240,7 +283,7 @@ impl NodeIndex {
             if !affinity.matches(&node.name, &node.labels) {
                 continue;
             }
-            f(request.max_divided(&node.free));
+            f(node, request.max_divided(&node.free));
         }
     }
 }
@@ -266,6 +309,11 @@ impl AccurateEstimator {
     /// The members it knows.
     pub fn members(&self) -> impl Iterator<Item = &str> {
         self.members.keys().map(String::as_str)
+    }
+
+    /// The nodes of `cluster`, if known.
+    pub fn member(&self, cluster: &str) -> Option<&NodeIndex> {
+        self.members.get(cluster)
     }
 
     /// The nodes of `cluster` that fit at least one replica (`None` without node data).
