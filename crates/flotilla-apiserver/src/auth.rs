@@ -16,6 +16,7 @@ pub mod authz;
 pub mod bootstrap;
 pub mod endpoints;
 mod files;
+pub mod impersonation;
 pub mod jwt;
 pub mod kubeconfig;
 pub mod lifted;

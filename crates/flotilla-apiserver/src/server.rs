@@ -92,6 +92,15 @@ async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Res
     let Some(user) = identity else {
         return error_response(&ApiError::unauthorized());
     };
+    let user = match crate::auth::impersonation::impersonate(
+        &server.authorizer,
+        user,
+        request.headers(),
+        &path,
+    ) {
+        Ok(user) => user,
+        Err(error) => return error_response(&error),
+    };
     let query = Query::parse(request.uri().query());
     if let Some(reply) = openapi::v2::respond(server.registry.catalog(), &path, request.headers()) {
         return reply;

@@ -1,7 +1,9 @@
 //! The identity endpoints that are not stored objects, each answered from the request alone:
 //! TokenRequest (`POST …/serviceaccounts/<name>/token`, `kubectl create token`),
 //! SelfSubjectAccessReview (`kubectl auth can-i`), SelfSubjectRulesReview
-//! (`kubectl auth can-i --list`) and SelfSubjectReview (`kubectl auth whoami`).
+//! (`kubectl auth can-i --list`) and SelfSubjectReview (`kubectl auth whoami`), and the reviews
+//! other components ask on someone else's behalf: SubjectAccessReview, LocalSubjectAccessReview
+//! and TokenReview (what kube-rbac-proxy and webhook authorizers call).
 //! The server authorizes the request (verb `create`) before any of these run.
 
 use axum::extract::Request;
@@ -32,6 +34,9 @@ pub enum Endpoint {
     SelfSubjectAccessReview,
     SelfSubjectRulesReview,
     SelfSubjectReview,
+    SubjectAccessReview,
+    LocalSubjectAccessReview,
+    TokenReview,
 }
 
 impl Endpoint {
@@ -63,6 +68,21 @@ impl Endpoint {
                 "selfsubjectreviews",
                 None,
             ) if target.name.is_none() => Some(Endpoint::SelfSubjectReview),
+            ("authorization.k8s.io", "v1", "subjectaccessreviews", None)
+                if target.name.is_none() && target.namespace.is_none() =>
+            {
+                Some(Endpoint::SubjectAccessReview)
+            }
+            ("authorization.k8s.io", "v1", "localsubjectaccessreviews", None)
+                if target.name.is_none() =>
+            {
+                Some(Endpoint::LocalSubjectAccessReview)
+            }
+            ("authentication.k8s.io", "v1", "tokenreviews", None)
+                if target.name.is_none() && target.namespace.is_none() =>
+            {
+                Some(Endpoint::TokenReview)
+            }
             _ => None,
         }
     }
@@ -87,7 +107,14 @@ pub async fn serve(
         Ok(bytes) => match body::decode_object(&content_type, &bytes) {
             Ok(object) => match endpoint {
                 Endpoint::TokenRequest => token_request(server, target, object).await,
-                Endpoint::SelfSubjectAccessReview => access_review(server, user, object),
+                Endpoint::SelfSubjectAccessReview => {
+                    access_review(server, user, object, "SelfSubjectAccessReview")
+                }
+                Endpoint::SubjectAccessReview => subject_access_review(server, object, None),
+                Endpoint::LocalSubjectAccessReview => {
+                    subject_access_review(server, object, Some(target.namespace.as_deref()))
+                }
+                Endpoint::TokenReview => token_review(server, object).await,
                 Endpoint::SelfSubjectRulesReview => Ok(rules_review(server, user, object)),
                 Endpoint::SelfSubjectReview => Ok(self_review(server, user, &target.version)),
             },
@@ -226,14 +253,160 @@ async fn token_request(
     }))
 }
 
-/// Answers a SelfSubjectAccessReview: whether the caller may do what the spec describes.
+/// Answers a (Local)SubjectAccessReview: whether the user in the spec may do what it
+/// describes. `local` carries the namespace of a LocalSubjectAccessReview request.
+fn subject_access_review(
+    server: &ApiServer,
+    review: Value,
+    local: Option<Option<&str>>,
+) -> Result<Value, ApiError> {
+    let kind = if local.is_some() {
+        "LocalSubjectAccessReview"
+    } else {
+        "SubjectAccessReview"
+    };
+    let spec = &review["spec"];
+    if let Some(namespace) = local {
+        let namespace = namespace.unwrap_or("");
+        if namespace.is_empty() {
+            return Err(ApiError::bad_request("namespace is required on this type"));
+        }
+        let requested = spec["resourceAttributes"]["namespace"].as_str();
+        if spec["resourceAttributes"].is_object() && requested != Some(namespace) {
+            return Err(ApiError::bad_request(format!(
+                "spec.resourceAttributes.namespace must match namespace: {namespace}"
+            )));
+        }
+        if spec
+            .get("nonResourceAttributes")
+            .is_some_and(|v| !v.is_null())
+        {
+            return Err(review_invalid(
+                kind,
+                FieldError::invalid(
+                    "spec.nonResourceAttributes",
+                    BadValue::Verbatim(non_resource_text(spec)),
+                    "disallowed on this kind of request",
+                ),
+            ));
+        }
+    }
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let user = UserInfo {
+        name: spec["user"].as_str().unwrap_or("").to_owned(),
+        uid: spec["uid"]
+            .as_str()
+            .filter(|u| !u.is_empty())
+            .map(str::to_owned),
+        groups: strings(&spec["groups"]),
+        extra: spec["extra"]
+            .as_object()
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), strings(v))).collect())
+            .unwrap_or_default(),
+    };
+    if user.name.is_empty() && user.groups.is_empty() {
+        validate_access_review(spec, kind)?;
+        return Err(review_invalid(
+            kind,
+            FieldError::invalid(
+                "spec.user",
+                "",
+                "at least one of user or group must be specified",
+            ),
+        ));
+    }
+    access_review(server, &user, review, kind)
+}
+
+/// Answers a TokenReview: whether the token authenticates and as whom. Service-account tokens
+/// (bound and legacy) are reviewed; tokens of a static token file are not (they are an
+/// authentication source of the serving layer only).
+async fn token_review(server: &ApiServer, mut review: Value) -> Result<Value, ApiError> {
+    let token = review["spec"]["token"].as_str().unwrap_or("").to_owned();
+    if token.is_empty() {
+        return Err(ApiError::bad_request(
+            "token is required for TokenReview in authentication",
+        ));
+    }
+    let requested: Vec<String> = review["spec"]["audiences"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    let user = match server.service_accounts() {
+        Some(tokens) => {
+            let authenticator =
+                super::authn::Authenticator::new().with_service_accounts(tokens.clone());
+            let header = format!("Bearer {token}");
+            authenticator
+                .authenticate_current(None, Some(header.as_bytes()))
+                .await
+                .ok()
+                .flatten()
+                .map(|user| (user, tokens.issuer().to_owned()))
+        }
+        None => None,
+    };
+    let status = match user {
+        Some((user, issuer)) => {
+            let mut info = json!({"username": user.name, "groups": user.groups});
+            if let Some(uid) = &user.uid {
+                info["uid"] = uid.clone().into();
+            }
+            if !user.extra.is_empty() {
+                info["extra"] = json!(user.extra);
+            }
+            let audiences = if requested.is_empty() {
+                vec![issuer]
+            } else {
+                requested
+            };
+            json!({"authenticated": true, "user": info, "audiences": audiences})
+        }
+        None => json!({"user": {}, "error": "invalid bearer token"}),
+    };
+    review["apiVersion"] = "authentication.k8s.io/v1".into();
+    review["kind"] = "TokenReview".into();
+    if !review["metadata"].is_object() {
+        review["metadata"] = json!({});
+    }
+    review["metadata"]["creationTimestamp"] = format_time(server.registry.clock.now()).into();
+    review["status"] = status;
+    Ok(review)
+}
+
+fn non_resource_text(spec: &Value) -> String {
+    let attrs = &spec["nonResourceAttributes"];
+    let text = |f: &str| attrs[f].as_str().unwrap_or("").to_owned();
+    format!(
+        "authorization.NonResourceAttributes{{Path:{:?}, Verb:{:?}}}",
+        text("path"),
+        text("verb")
+    )
+}
+
+/// Answers an access review for `user`: whether it may do what the spec describes.
 fn access_review(
     server: &ApiServer,
     user: &UserInfo,
     mut review: Value,
+    kind: &str,
 ) -> Result<Value, ApiError> {
     let spec = review["spec"].clone();
-    validate_access_review(&spec)?;
+    validate_access_review(&spec, kind)?;
     let text = |v: &Value, field: &str| v[field].as_str().unwrap_or("").to_owned();
     let (verb, group, resource, subresource, namespace, name, path);
     if let Some(attrs) = spec.get("resourceAttributes").filter(|a| a.is_object()) {
@@ -266,7 +439,7 @@ fn access_review(
         status["reason"] = decision.reason.into();
     }
     review["apiVersion"] = "authorization.k8s.io/v1".into();
-    review["kind"] = "SelfSubjectAccessReview".into();
+    review["kind"] = kind.into();
     if !review["metadata"].is_object() {
         review["metadata"] = json!({});
     }
@@ -326,26 +499,18 @@ fn rules_review(server: &ApiServer, user: &UserInfo, mut review: Value) -> Value
 }
 
 /// Exactly one of `resourceAttributes` and `nonResourceAttributes`, as kube-apiserver's
-/// `ValidateSelfSubjectAccessReviewSpec` requires (same messages).
-fn validate_access_review(spec: &Value) -> Result<(), ApiError> {
+/// `Validate(Self)SubjectAccessReviewSpec` requires (same messages).
+fn validate_access_review(spec: &Value, kind: &str) -> Result<(), ApiError> {
     let present = |field: &str| spec.get(field).is_some_and(|v| !v.is_null());
     let error = match (
         present("resourceAttributes"),
         present("nonResourceAttributes"),
     ) {
-        (true, true) => {
-            let attrs = &spec["nonResourceAttributes"];
-            let text = |f: &str| attrs[f].as_str().unwrap_or("").to_owned();
-            FieldError::invalid(
-                "spec.nonResourceAttributes",
-                BadValue::Verbatim(format!(
-                    "authorization.NonResourceAttributes{{Path:{:?}, Verb:{:?}}}",
-                    text("path"),
-                    text("verb")
-                )),
-                "cannot be specified in combination with resourceAttributes",
-            )
-        }
+        (true, true) => FieldError::invalid(
+            "spec.nonResourceAttributes",
+            BadValue::Verbatim(non_resource_text(spec)),
+            "cannot be specified in combination with resourceAttributes",
+        ),
         (false, false) => FieldError::invalid(
             "spec.resourceAttributes",
             "null",
@@ -353,24 +518,27 @@ fn validate_access_review(spec: &Value) -> Result<(), ApiError> {
         ),
         _ => return Ok(()),
     };
+    Err(review_invalid(kind, error))
+}
+
+/// The 422 of an invalid access review.
+fn review_invalid(kind: &str, error: FieldError) -> ApiError {
     let message = invalid_message(
         "authorization.k8s.io",
-        "SelfSubjectAccessReview",
+        kind,
         "",
         std::slice::from_ref(&error),
     );
-    Err(
-        ApiError::new(422, "Invalid", message).with_details(Details {
-            group: "authorization.k8s.io".into(),
-            kind: "SelfSubjectAccessReview".into(),
-            causes: vec![Cause {
-                reason: error.kind.reason().to_owned(),
-                message: error.body(),
-                field: error.field.clone(),
-            }],
-            ..Details::default()
-        }),
-    )
+    ApiError::new(422, "Invalid", message).with_details(Details {
+        group: "authorization.k8s.io".into(),
+        kind: kind.into(),
+        causes: vec![Cause {
+            reason: error.kind.reason().to_owned(),
+            message: error.body(),
+            field: error.field.clone(),
+        }],
+        ..Details::default()
+    })
 }
 
 /// Answers a SelfSubjectReview with the caller's identity.

@@ -639,3 +639,157 @@ async fn self_subject_access_reviews_answer_can_i() {
     let anonymous = send_as(&cp, None, ask(json!({}))).await;
     assert_unauthorized(&anonymous);
 }
+
+#[tokio::test]
+async fn subject_access_reviews_judge_the_user_in_the_spec() {
+    let (cp, _clock) = control_plane_with_clock().await;
+    let admin = user("admin");
+    let admin = UserInfo {
+        groups: vec!["system:masters".into()],
+        ..admin
+    };
+    let ask = |uri: &str, kind: &str, spec: Value| {
+        json_request(
+            "POST",
+            uri,
+            &json!({"apiVersion": "authorization.k8s.io/v1", "kind": kind, "spec": spec}),
+        )
+    };
+    const SAR: &str = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
+    let discovery = send_as(
+        &cp,
+        Some(admin.clone()),
+        ask(
+            SAR,
+            "SubjectAccessReview",
+            json!({"user": "dave", "groups": ["system:authenticated"],
+            "nonResourceAttributes": {"verb": "get", "path": "/apis/apps"}}),
+        ),
+    )
+    .await;
+    assert_eq!(discovery.status, StatusCode::CREATED, "{}", discovery.body);
+    assert_eq!(discovery.body["kind"], "SubjectAccessReview");
+    assert_eq!(discovery.body["status"]["allowed"], true);
+    let pods = send_as(
+        &cp,
+        Some(admin.clone()),
+        ask(
+            SAR,
+            "SubjectAccessReview",
+            json!({"user": "dave",
+            "resourceAttributes": {"verb": "list", "resource": "pods", "namespace": "default"}}),
+        ),
+    )
+    .await;
+    assert_eq!(pods.body["status"], json!({"allowed": false}));
+    // The group alone is enough to be judged.
+    let masters = send_as(
+        &cp,
+        Some(admin.clone()),
+        ask(SAR, "SubjectAccessReview", json!({"groups": ["system:masters"],
+            "resourceAttributes": {"verb": "delete", "resource": "secrets", "namespace": "default"}})),
+    )
+    .await;
+    assert_eq!(masters.body["status"]["allowed"], true);
+    let nobody = send_as(
+        &cp,
+        Some(admin.clone()),
+        ask(
+            SAR,
+            "SubjectAccessReview",
+            json!({"resourceAttributes": {"verb": "get", "resource": "pods"}}),
+        ),
+    )
+    .await;
+    assert_eq!(nobody.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        nobody.body["message"],
+        r#"SubjectAccessReview.authorization.k8s.io "" is invalid: spec.user: Invalid value: "": at least one of user or group must be specified"#
+    );
+    // Asking on someone else's behalf needs `create subjectaccessreviews`.
+    let carol = send_as(
+        &cp,
+        Some(user("carol")),
+        ask(
+            SAR,
+            "SubjectAccessReview",
+            json!({"user": "dave", "resourceAttributes": {"verb": "get", "resource": "pods"}}),
+        ),
+    )
+    .await;
+    assert_eq!(carol.status, StatusCode::FORBIDDEN);
+
+    // The local review lives in a namespace and must ask about it.
+    const LOCAL: &str =
+        "/apis/authorization.k8s.io/v1/namespaces/default/localsubjectaccessreviews";
+    let local = send_as(
+        &cp,
+        Some(admin.clone()),
+        ask(
+            LOCAL,
+            "LocalSubjectAccessReview",
+            json!({"user": "dave",
+            "resourceAttributes": {"verb": "list", "resource": "pods", "namespace": "default"}}),
+        ),
+    )
+    .await;
+    assert_eq!(local.status, StatusCode::CREATED, "{}", local.body);
+    assert_eq!(local.body["kind"], "LocalSubjectAccessReview");
+    assert_eq!(local.body["status"]["allowed"], false);
+    let elsewhere = send_as(
+        &cp,
+        Some(admin),
+        ask(LOCAL, "LocalSubjectAccessReview", json!({"user": "dave",
+            "resourceAttributes": {"verb": "list", "resource": "pods", "namespace": "kube-system"}})),
+    )
+    .await;
+    assert_eq!(elsewhere.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        elsewhere.body["message"],
+        "spec.resourceAttributes.namespace must match namespace: default"
+    );
+}
+
+#[tokio::test]
+async fn token_reviews_tell_who_a_token_belongs_to() {
+    let (cp, _clock) = control_plane_with_clock().await;
+    let admin = UserInfo {
+        groups: vec!["system:masters".into()],
+        ..user("admin")
+    };
+    service_account(&cp, "default", "prometheus").await;
+    let token = request_token(&cp, "default", "prometheus", 3600)
+        .await
+        .body["status"]["token"]
+        .as_str()
+        .expect("token")
+        .to_owned();
+    let review = |token: &str| {
+        json_request(
+            "POST",
+            "/apis/authentication.k8s.io/v1/tokenreviews",
+            &json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}}),
+        )
+    };
+    let good = send_as(&cp, Some(admin.clone()), review(&token)).await;
+    assert_eq!(good.status, StatusCode::CREATED, "{}", good.body);
+    assert_eq!(good.body["status"]["authenticated"], true);
+    assert_eq!(
+        good.body["status"]["user"]["username"],
+        "system:serviceaccount:default:prometheus"
+    );
+    assert_eq!(
+        good.body["status"]["audiences"],
+        json!(["https://kubernetes.default.svc.cluster.local"])
+    );
+    let bad = send_as(&cp, Some(admin.clone()), review("not-a-token")).await;
+    assert_eq!(bad.status, StatusCode::CREATED);
+    assert_eq!(bad.body["status"]["authenticated"], Value::Null);
+    assert_eq!(bad.body["status"]["error"], "invalid bearer token");
+    let empty = send_as(&cp, Some(admin), review("")).await;
+    assert_eq!(empty.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        empty.body["message"],
+        "token is required for TokenReview in authentication"
+    );
+}

@@ -251,3 +251,53 @@ fn service_account_tokens_survive_a_restart() {
         assert_eq!(out, "system:serviceaccount:default:keeper");
     }
 }
+
+#[test]
+fn impersonation_acts_as_the_requested_user_once_allowed() {
+    let flotilla = Flotilla::start();
+    for version in VERSIONS {
+        // The admin (system:masters) may impersonate anyone.
+        let out = flotilla.ok(
+            version,
+            &[
+                "auth",
+                "whoami",
+                "--as",
+                "jane",
+                "--as-group",
+                "gpu-users",
+                "-o",
+                "jsonpath={.status.userInfo.username} {.status.userInfo.groups}",
+            ],
+        );
+        assert_eq!(
+            out, r#"jane ["gpu-users","system:authenticated"]"#,
+            "kubectl.{version}"
+        );
+        // Jane herself may not list pods: RBAC judges the impersonated user.
+        let err = flotilla.fails(version, &["get", "pods", "--as", "jane"]);
+        assert!(
+            err.contains(r#"pods is forbidden: User "jane" cannot list resource "pods" in API group "" in the namespace "default""#),
+            "kubectl.{version}: {err}"
+        );
+    }
+    // A service account without the impersonate verb is refused with kube's message.
+    let version = VERSIONS[VERSIONS.len() - 1];
+    flotilla.ok(
+        version,
+        &["create", "serviceaccount", "mallory", "-n", "default"],
+    );
+    let token = flotilla.ok(version, &["create", "token", "mallory", "-n", "default"]);
+    let kubeconfig = token_kubeconfig(&flotilla, version, "mallory", token.trim());
+    let (ok, _, err) = as_user(
+        &flotilla,
+        version,
+        &kubeconfig,
+        &["get", "pods", "--as", "system:admin"],
+    );
+    assert!(!ok);
+    assert!(
+        err.contains(r#"users "system:admin" is forbidden: User "system:serviceaccount:default:mallory" cannot impersonate resource "users" in API group "" at the cluster scope"#),
+        "{err}"
+    );
+}
