@@ -8,6 +8,7 @@
 //! Beyond Karmada: a binding that was unschedulable for lack of capacity is retried as soon as
 //! any cluster's status changes (Karmada waits up to five minutes, karmada-io/karmada#4434).
 
+pub mod members;
 pub mod metrics;
 pub mod status;
 
@@ -80,6 +81,9 @@ pub struct SchedulerConfig {
     pub enable_empty_workload_propagation: bool,
     /// Backoff of bindings that failed with an error (Karmada: 1 s doubling to 10 s).
     pub backoff: Backoff,
+    /// Karmada's `--enable-scheduler-estimator`: the accurate estimator over members' nodes
+    /// and pods, watched in process ([`members`]). `None` = the general estimator only.
+    pub members: Option<Arc<members::MemberNodes>>,
 }
 
 impl Default for SchedulerConfig {
@@ -95,6 +99,7 @@ impl Default for SchedulerConfig {
                 base: Duration::from_secs(1),
                 max: Duration::from_secs(10),
             },
+            members: None,
         }
     }
 }
@@ -226,7 +231,10 @@ impl Scheduler {
                 name: b.metadata.name.clone().unwrap_or_default(),
             },
         )));
-        tasks.push(tokio::spawn(self.clone().watch_clusters(writers.clusters)));
+        tasks.push(tokio::spawn(
+            self.clone()
+                .watch_clusters(writers.clusters, shutdown.clone()),
+        ));
         let ready = async {
             self.clusters
                 .wait_until_ready()
@@ -323,13 +331,23 @@ impl Scheduler {
         self.update_pending();
     }
 
-    async fn watch_clusters(self: Arc<Self>, writer: reflector::store::Writer<Cluster>) {
+    async fn watch_clusters(
+        self: Arc<Self>,
+        writer: reflector::store::Writer<Cluster>,
+        shutdown: Shutdown,
+    ) {
         let api = Api::<Cluster>::all(self.client.clone());
         let stream =
             reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
                 .default_backoff();
         let mut stream = std::pin::pin!(stream);
+        let mut listed = false;
         while let Some(event) = stream.next().await {
+            match &event {
+                Ok(WatchEvent::Init) => listed = false,
+                Ok(WatchEvent::InitDone) => listed = true,
+                _ => {}
+            }
             match event {
                 Ok(WatchEvent::Apply(cluster)) => self.cluster_seen(&cluster, true),
                 Ok(WatchEvent::InitApply(cluster)) => self.cluster_seen(&cluster, false),
@@ -339,6 +357,17 @@ impl Scheduler {
                 }
                 Ok(WatchEvent::Init | WatchEvent::InitDone) => self.invalidate_snapshot(),
                 Err(error) => warn!(%error, "watching clusters"),
+            }
+            if let Some(members) = &self.config.members
+                && listed
+            {
+                let clusters: Vec<Cluster> = self
+                    .clusters
+                    .state()
+                    .iter()
+                    .map(|c| (**c).clone())
+                    .collect();
+                members.sync(&clusters, &shutdown);
             }
         }
     }
@@ -523,13 +552,18 @@ impl Scheduler {
         let started = Instant::now();
         let result = {
             // Estimator trait objects are not Sync: the options never live across an await.
+            let accurate = self.config.members.as_ref().map(|m| m.estimator());
+            let estimators: Vec<&dyn crate::ReplicaEstimator> = accurate
+                .iter()
+                .map(|e| e as &dyn crate::ReplicaEstimator)
+                .collect();
+            let extensions = Extensions::of(binding.metadata.annotations.as_ref());
             let options = ScheduleOptions {
                 framework: &self.config.framework,
-                estimators: &[],
+                estimators: &estimators,
                 enable_empty_workload_propagation: self.config.enable_empty_workload_propagation,
-                // Needs member node lists (issue 5); the live scheduler divides as Karmada.
-                divide_by_node_count: None,
-                gpu_topology: None,
+                divide_by_node_count: accurate.as_ref().filter(|_| extensions.node_count),
+                gpu_topology: accurate.as_ref().zip(extensions.gpu_topology),
             };
             crate::schedule(&snapshot, &binding.spec, &binding.status, &options)
         };
@@ -744,6 +778,34 @@ impl Scheduler {
             .await;
     }
 }
+
+/// Flotilla's scheduling extensions a binding asks for through annotations its policy carried
+/// (the detector copies a policy's `flotilla.io/*` annotations onto its bindings). They need the
+/// accurate estimator; without it they are ignored.
+#[derive(Debug, Default)]
+struct Extensions {
+    node_count: bool,
+    gpu_topology: Option<crate::estimator::topology::GpuTopologyLevel>,
+}
+
+impl Extensions {
+    fn of(annotations: Option<&std::collections::BTreeMap<String, String>>) -> Self {
+        let Some(annotations) = annotations else {
+            return Self::default();
+        };
+        Self {
+            node_count: annotations
+                .get(REPLICA_DIVISION_ANNOTATION)
+                .is_some_and(|v| v == "NodeCount"),
+            gpu_topology: annotations
+                .get(crate::estimator::topology::GPU_TOPOLOGY_POLICY_ANNOTATION)
+                .and_then(|v| v.parse().ok()),
+        }
+    }
+}
+
+/// The annotation of the division-by-node-count extension.
+pub const REPLICA_DIVISION_ANNOTATION: &str = "flotilla.io/replica-division";
 
 /// What to do with a key after a reconcile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

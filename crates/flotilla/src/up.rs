@@ -45,6 +45,11 @@ pub struct UpOptions {
     /// Karmada's `--metrics-bind-address`; `0` turns it off.
     #[arg(long, default_value = "127.0.0.1:8080", value_parser = parse_metrics_address)]
     pub metrics_bind_address: MetricsAddress,
+    /// Karmada's `--enable-scheduler-estimator`: the scheduler also counts replicas per node
+    /// from every Push member's nodes and pods (watched in process; no estimator to deploy).
+    /// Needed by the NodeCount and GPU topology extensions.
+    #[arg(long)]
+    pub enable_scheduler_estimator: bool,
 }
 
 /// `--metrics-bind-address`: an address, or off.
@@ -160,8 +165,15 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
         }
         None => None,
     };
-    let scheduler = start_scheduler(&running, &components, scheduler_metrics);
-    let controllers = start_controller_manager(&running, &components, selection);
+    let members: Arc<dyn flotilla_member::MemberClients> =
+        Arc::new(flotilla_member::StaticMemberClients::new());
+    let estimator = options.enable_scheduler_estimator.then(|| {
+        flotilla_scheduler::run::members::MemberNodes::new(Arc::new(MemberConnector(
+            members.clone(),
+        )))
+    });
+    let scheduler = start_scheduler(&running, &components, scheduler_metrics, estimator);
+    let controllers = start_controller_manager(&running, &components, selection, members);
     flotilla_apiserver::serve::serve_tls(
         listener,
         running.server.clone(),
@@ -205,6 +217,7 @@ fn start_scheduler(
     running: &flotilla_apiserver::Running,
     shutdown: &flotilla_runtime::Shutdown,
     metrics: flotilla_scheduler::run::Metrics,
+    estimator: Option<Arc<flotilla_scheduler::run::members::MemberNodes>>,
 ) -> tokio::task::JoinHandle<()> {
     let client = component_client(running, "scheduler");
     let identity = lease_identity();
@@ -218,7 +231,10 @@ fn start_scheduler(
             .run(&shutdown, move |term| {
                 let scheduler = flotilla_scheduler::run::Scheduler::new(
                     client.clone(),
-                    flotilla_scheduler::run::SchedulerConfig::default(),
+                    flotilla_scheduler::run::SchedulerConfig {
+                        members: estimator.clone(),
+                        ..Default::default()
+                    },
                     metrics.clone(),
                 );
                 async move {
@@ -237,10 +253,9 @@ fn start_controller_manager(
     running: &flotilla_apiserver::Running,
     shutdown: &flotilla_runtime::Shutdown,
     selection: flotilla_runtime::ControllerSelection,
+    members: Arc<dyn flotilla_member::MemberClients>,
 ) -> tokio::task::JoinHandle<()> {
     let client = component_client(running, "controller-manager");
-    let members: Arc<dyn flotilla_member::MemberClients> =
-        Arc::new(flotilla_member::StaticMemberClients::new());
     let elector = flotilla_runtime::LeaderElector::new(
         client.clone(),
         flotilla_runtime::LeaseConfig::new(
@@ -266,6 +281,21 @@ fn start_controller_manager(
             })
             .await;
     })
+}
+
+/// The scheduler's way to members: the controllers' clients (built from each Cluster's Secret).
+#[derive(Debug)]
+struct MemberConnector(Arc<dyn flotilla_member::MemberClients>);
+
+impl flotilla_scheduler::run::members::MemberConnector for MemberConnector {
+    fn connect(
+        &self,
+        cluster: &str,
+    ) -> futures::future::BoxFuture<'static, Result<kube::Client, String>> {
+        let members = self.0.clone();
+        let cluster = cluster.to_owned();
+        Box::pin(async move { members.client(&cluster).await.map_err(|e| e.to_string()) })
+    }
 }
 
 fn lease_identity() -> String {

@@ -24,6 +24,10 @@ impl Drop for World {
 }
 
 async fn world() -> World {
+    world_with(SchedulerConfig::default()).await
+}
+
+async fn world_with(config: SchedulerConfig) -> World {
     let store = Arc::new(flotilla_store::MemoryStore::new());
     let running = flotilla_apiserver::Builder::new(store)
         .start()
@@ -38,11 +42,7 @@ async fn world() -> World {
         },
     );
     let shutdown = Shutdown::new();
-    let scheduler = Scheduler::new(
-        client.clone(),
-        SchedulerConfig::default(),
-        Metrics::default(),
-    );
+    let scheduler = Scheduler::new(client.clone(), config, Metrics::default());
     tokio::spawn(scheduler.run(shutdown.clone()));
     World {
         _running: running,
@@ -335,5 +335,152 @@ async fn bindings_of_another_scheduler_or_without_a_policy_are_left_alone() {
             || other.spec.clusters.iter().map(|t| t.replicas).sum::<i32>() == 1,
         "the other scheduler's binding is not rescheduled by us: {:?}",
         other.spec.clusters
+    );
+}
+
+/// Two simulated GPU members (1 and 3 nodes of 8 A100s) whose Cluster objects claim the same
+/// summary capacity, so only the accurate estimator can tell them apart.
+async fn gpu_world() -> (World, flotilla_sim::Sim, tempfile::TempDir) {
+    let (w, sim, dir, nodes) = gpu_world_with_nodes().await;
+    // Wait (patiently, no timing assertion) until both members' nodes and pods are listed.
+    for _ in 0..600 {
+        if nodes.estimator().members().count() == 2 {
+            return (w, sim, dir);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the estimator never listed both members: {nodes:?}");
+}
+
+async fn gpu_world_with_nodes() -> (
+    World,
+    flotilla_sim::Sim,
+    tempfile::TempDir,
+    Arc<flotilla_scheduler::run::members::MemberNodes>,
+) {
+    let spec = flotilla_sim::SimConfig::from_yaml(
+        "seed: 7\nclusters:\n- name: small\n  nodePools: [{name: gpu, count: 1, profile: gpu-a100}]\n- name: large\n  nodePools: [{name: gpu, count: 3, profile: gpu-a100}]\n",
+    )
+    .and_then(|c| c.validate())
+    .expect("valid sim config");
+    let dir = tempfile::tempdir().expect("dir");
+    let sim = flotilla_sim::Sim::start(&spec, std::net::Ipv4Addr::LOCALHOST.into(), dir.path())
+        .await
+        .expect("sim starts");
+    let members = Arc::new(flotilla_member::StaticMemberClients::new());
+    for name in ["small", "large"] {
+        members.insert(name, sim.cluster(name).expect("member").client());
+    }
+    #[derive(Debug)]
+    struct Connector(Arc<flotilla_member::StaticMemberClients>);
+    impl flotilla_scheduler::run::members::MemberConnector for Connector {
+        fn connect(
+            &self,
+            cluster: &str,
+        ) -> futures::future::BoxFuture<'static, Result<kube::Client, String>> {
+            use flotilla_member::MemberClients as _;
+            let members = self.0.clone();
+            let cluster = cluster.to_owned();
+            Box::pin(async move { members.client(&cluster).await.map_err(|e| e.to_string()) })
+        }
+    }
+    let nodes = flotilla_scheduler::run::members::MemberNodes::new(Arc::new(Connector(members)));
+    let config = SchedulerConfig {
+        members: Some(nodes.clone()),
+        ..SchedulerConfig::default()
+    };
+    let w = world_with(config).await;
+    for name in ["small", "large"] {
+        let api = Api::<Cluster>::all(w.client.clone());
+        let cluster: Cluster = serde_json::from_value(json!({
+            "apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
+            "metadata": {"name": name},
+            "spec": {"syncMode": "Push", "apiEndpoint": format!("https://{name}.example:6443")},
+        }))
+        .expect("cluster");
+        api.create(&PostParams::default(), &cluster)
+            .await
+            .expect("cluster created");
+        let status = json!({"status": {
+            "conditions": [{"type": "Ready", "status": "True", "reason": "ClusterReady",
+                "message": "cluster is healthy and ready to accept workloads",
+                "lastTransitionTime": "2026-12-01T00:00:00Z"}],
+            "apiEnablements": [{"groupVersion": "apps/v1", "resources": [{"name": "deployments", "kind": "Deployment"}]}],
+            "resourceSummary": {"allocatable": {"cpu": "1000", "memory": "10Ti", "pods": "1000", "nvidia.com/gpu": "32"}},
+        }});
+        api.patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+            .await
+            .expect("cluster status");
+    }
+    (w, sim, dir, nodes)
+}
+
+async fn create_gpu_binding(
+    client: &kube::Client,
+    name: &str,
+    replicas: i32,
+    gpus: &str,
+    placement: Value,
+    annotations: Value,
+) {
+    let api = Api::<ResourceBinding>::namespaced(client.clone(), "default");
+    let binding: ResourceBinding = serde_json::from_value(json!({
+        "apiVersion": "work.karmada.io/v1alpha2",
+        "kind": "ResourceBinding",
+        "metadata": {"name": format!("{name}-deployment"), "namespace": "default",
+            "annotations": annotations,
+            "labels": {"propagationpolicy.karmada.io/permanent-id": "6b8c1a5e-0000-4000-8000-000000000002"}},
+        "spec": {
+            "resource": {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "default",
+                "name": name, "uid": "2f0d7a4c-1b7e-4a53-9c57-3f3c7a1d9e11"},
+            "replicas": replicas,
+            "replicaRequirements": {"resourceRequest": {"nvidia.com/gpu": gpus}},
+            "placement": placement,
+        },
+    }))
+    .expect("binding");
+    api.create(&PostParams::default(), &binding)
+        .await
+        .expect("binding created");
+}
+
+#[tokio::test]
+async fn the_in_process_accurate_estimator_counts_member_nodes() {
+    let (w, _sim, _dir) = gpu_world().await;
+    // Both Clusters claim 32 GPUs; the members have 8 and 24. Dynamic weights follow what the
+    // members really have: 8 replicas of 2 GPUs divide 4 (small) : 12 (large) → 2 / 6.
+    let dynamic = json!({"replicaScheduling": {"replicaSchedulingType": "Divided",
+        "replicaDivisionPreference": "Weighted", "weightPreference": {"dynamicWeight": "AvailableReplicas"}}});
+    create_gpu_binding(&w.client, "llm", 8, "2", dynamic, json!({})).await;
+    let binding = eventually(&w.client, "llm-deployment", |b| {
+        scheduled(b).is_some_and(|(status, ..)| status == "True")
+    })
+    .await;
+    assert_eq!(
+        placement_of(&binding),
+        [("large".to_owned(), 6), ("small".to_owned(), 2)]
+    );
+
+    // Division by node count (the flotilla.io extension the detector copies from the policy):
+    // static weights 1:1 would give 2 / 2; node counts 1 : 3 give 1 / 3.
+    let equal = json!({"replicaScheduling": {"replicaSchedulingType": "Divided",
+        "replicaDivisionPreference": "Weighted", "weightPreference": {"staticWeightList": [
+            {"targetCluster": {"clusterNames": ["small", "large"]}, "weight": 1}]}}});
+    create_gpu_binding(
+        &w.client,
+        "per-node",
+        4,
+        "1",
+        equal,
+        json!({"flotilla.io/replica-division": "NodeCount"}),
+    )
+    .await;
+    let binding = eventually(&w.client, "per-node-deployment", |b| {
+        scheduled(b).is_some_and(|(status, ..)| status == "True")
+    })
+    .await;
+    assert_eq!(
+        placement_of(&binding),
+        [("large".to_owned(), 3), ("small".to_owned(), 1)]
     );
 }

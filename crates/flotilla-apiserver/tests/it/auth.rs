@@ -758,9 +758,7 @@ async fn token_reviews_tell_who_a_token_belongs_to() {
         ..user("admin")
     };
     service_account(&cp, "default", "prometheus").await;
-    let token = request_token(&cp, "default", "prometheus", 3600)
-        .await
-        .body["status"]["token"]
+    let token = request_token(&cp, "default", "prometheus", 3600).await.body["status"]["token"]
         .as_str()
         .expect("token")
         .to_owned();

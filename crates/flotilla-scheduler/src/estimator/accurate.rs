@@ -8,6 +8,7 @@
 //! nodes with no allocation per node.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use flotilla_api::karmada::replicas::parse_list;
 use flotilla_api::karmada::{Cluster, ReplicaRequirements, ResourceList};
@@ -292,17 +293,24 @@ impl NodeIndex {
 /// [`UNAUTHENTIC_REPLICA`] (Karmada: no estimator connection).
 #[derive(Debug, Clone, Default)]
 pub struct AccurateEstimator {
-    members: BTreeMap<String, NodeIndex>,
+    members: BTreeMap<String, Arc<NodeIndex>>,
 }
 
 impl AccurateEstimator {
     /// An estimator over `members` (cluster name → its nodes).
     pub fn new(members: BTreeMap<String, NodeIndex>) -> Self {
-        Self { members }
+        Self {
+            members: members.into_iter().map(|(k, v)| (k, Arc::new(v))).collect(),
+        }
     }
 
     /// Adds or replaces one member's nodes.
     pub fn insert(&mut self, cluster: impl Into<String>, index: NodeIndex) {
+        self.members.insert(cluster.into(), Arc::new(index));
+    }
+
+    /// Adds or replaces one member's nodes, shared with whoever keeps them current.
+    pub fn insert_shared(&mut self, cluster: impl Into<String>, index: Arc<NodeIndex>) {
         self.members.insert(cluster.into(), index);
     }
 
@@ -313,7 +321,7 @@ impl AccurateEstimator {
 
     /// The nodes of `cluster`, if known.
     pub fn member(&self, cluster: &str) -> Option<&NodeIndex> {
-        self.members.get(cluster)
+        self.members.get(cluster).map(|m| &**m)
     }
 
     /// The nodes of `cluster` that fit at least one replica (`None` without node data).
