@@ -2,6 +2,7 @@
 //! Every controller talks to the control plane through a `kube::Client` and to members through
 //! [`flotilla_member::MemberClients`]; [`manager`] starts the ones `--controllers` enables.
 
+pub mod interpreter;
 pub mod manager;
 
 pub use manager::{CONTROLLERS, Context, ControllerSpec, run_controllers};
