@@ -313,6 +313,14 @@ async fn suspended_dispatching_is_honoured_and_resumed() {
 async fn a_cluster_that_is_not_ready_gets_its_works_once_ready() {
     let world = World::start().await;
     world.set_ready("m2", false).await;
+    // A Work applied in m1 afterwards means the controller has seen the change.
+    world
+        .create_work("m1", "probe", deployment_manifest("probe", 1, "nginx:1"))
+        .await;
+    eventually("the probe Work is applied", || async {
+        world.work("m1", "probe").await?.is_applied().then_some(())
+    })
+    .await;
     world
         .create_work("m2", "web", deployment_manifest("web", 1, "nginx:1"))
         .await;
@@ -333,4 +341,56 @@ async fn a_cluster_that_is_not_ready_gets_its_works_once_ready() {
         member.get_opt("web").await.ok()?
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pull_clusters_are_left_to_their_agent() {
+    let world = World::start().await;
+    world.set_sync_mode("m2", "Pull").await;
+    // A first Push Work applied means the controller manager has been running past the switch.
+    world
+        .create_work("m1", "first", deployment_manifest("first", 1, "nginx:1"))
+        .await;
+    let applied_in_m1 = |name: &'static str| {
+        let world = &world;
+        async move {
+            eventually("the Push cluster's Work is applied", || async {
+                world.work("m1", name).await?.is_applied().then_some(())
+            })
+            .await
+        }
+    };
+    applied_in_m1("first").await;
+    world
+        .create_work("m2", "pulled", deployment_manifest("pulled", 1, "nginx:1"))
+        .await;
+    world
+        .create_work("m1", "second", deployment_manifest("second", 1, "nginx:1"))
+        .await;
+    applied_in_m1("second").await;
+    // The controller manager did not touch the Pull cluster's Work.
+    let pulled = world.work("m2", "pulled").await.expect("the Work exists");
+    assert!(pulled.metadata.finalizers.is_none());
+    assert!(pulled.status.is_none());
+    let m2: Api<Deployment> = Api::namespaced(world.member("m2"), "default");
+    assert!(m2.get_opt("pulled").await.expect("get").is_none());
+
+    world.start_agent("m2");
+    let work = eventually(
+        "the agent applies its cluster's Work and reflects status",
+        || async {
+            let work = world.work("m2", "pulled").await?;
+            let health = work
+                .status
+                .as_ref()?
+                .manifest_statuses
+                .first()?
+                .health
+                .clone();
+            (health == "Healthy").then_some(work)
+        },
+    )
+    .await;
+    assert!(work.is_applied());
+    assert!(m2.get_opt("pulled").await.expect("get").is_some());
 }

@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 
 pub struct World {
     pub control: kube::Client,
+    members: Arc<StaticMemberClients>,
     sim: Sim,
     shutdown: Shutdown,
     _running: flotilla_apiserver::Running,
@@ -62,6 +63,7 @@ impl World {
         }
         let world = World {
             control: control.clone(),
+            members: members.clone(),
             sim,
             shutdown: Shutdown::new(),
             _running: running,
@@ -78,6 +80,27 @@ impl World {
         tokio::spawn(execution::start(ctx.clone(), world.shutdown.child()));
         tokio::spawn(work_status::start(ctx, world.shutdown.child()));
         world
+    }
+
+    /// Runs the member-side controllers as the agent of `cluster` does (only its Works).
+    pub fn start_agent(&self, cluster: &str) {
+        let ctx = Context {
+            client: self.control.clone(),
+            members: self.members.clone(),
+            cluster: Some(cluster.to_owned()),
+        };
+        tokio::spawn(execution::start(ctx.clone(), self.shutdown.child()));
+        tokio::spawn(work_status::start(ctx, self.shutdown.child()));
+    }
+
+    /// Switches the cluster's `syncMode`.
+    pub async fn set_sync_mode(&self, name: &str, mode: &str) {
+        let clusters: Api<Cluster> = Api::all(self.control.clone());
+        let patch = json!({"spec": {"syncMode": mode}});
+        clusters
+            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .expect("sync mode");
     }
 
     /// The member's admin client.
