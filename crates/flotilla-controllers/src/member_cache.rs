@@ -330,3 +330,39 @@ fn lookup(kinds: &[(String, Resolved)], kind: &str) -> Option<Resolved> {
         .find(|(k, _)| k == kind)
         .map(|(_, r)| r.clone())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(cluster: &str, kind: &str) -> InformerKey {
+        InformerKey {
+            cluster: cluster.into(),
+            api_version: "apps/v1".into(),
+            kind: kind.into(),
+        }
+    }
+
+    #[test]
+    fn an_informer_stops_only_when_its_last_user_is_gone() {
+        let cache = MemberCache::new(
+            Arc::new(flotilla_member::StaticMemberClients::new()),
+            Arc::new(|_| {}),
+        );
+        let deployments = key("m1", "Deployment");
+        let jobs = key("m1", "Job");
+        assert!(cache.set_user("a", [deployments.clone()].into()).is_empty());
+        assert!(
+            cache
+                .set_user("b", [deployments.clone(), jobs.clone()].into())
+                .is_empty()
+        );
+        // `b` no longer needs Jobs: nobody does.
+        assert_eq!(
+            cache.set_user("b", [deployments.clone()].into()),
+            vec![jobs]
+        );
+        assert!(cache.set_user("a", BTreeSet::new()).is_empty());
+        assert_eq!(cache.set_user("b", BTreeSet::new()), vec![deployments]);
+    }
+}
