@@ -14,6 +14,7 @@ pub mod names;
 pub mod policy;
 pub mod replicas;
 pub mod work;
+pub mod work_v1alpha1;
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -24,6 +25,7 @@ use serde::{Deserialize, Serialize, Serializer};
 pub use cluster::*;
 pub use policy::*;
 pub use work::*;
+pub use work_v1alpha1::*;
 
 /// Resource quantities keyed by resource name (Go's `corev1.ResourceList`), parsed.
 pub type ResourceList = std::collections::BTreeMap<String, crate::Quantity>;

@@ -2,6 +2,10 @@
 //! Every controller talks to the control plane through a `kube::Client` and to members through
 //! [`flotilla_member::MemberClients`]; [`manager`] starts the ones `--controllers` enables.
 
+pub mod execution;
+pub mod interpreter;
 pub mod manager;
+pub mod member_cache;
+pub mod work_status;
 
 pub use manager::{CONTROLLERS, Context, ControllerSpec, run_controllers};

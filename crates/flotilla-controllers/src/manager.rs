@@ -43,7 +43,18 @@ pub struct ControllerSpec {
 }
 
 /// Every controller Flotilla has, in start order. Names are Karmada's.
-pub const CONTROLLERS: &[ControllerSpec] = &[];
+pub const CONTROLLERS: &[ControllerSpec] = &[
+    ControllerSpec {
+        name: crate::execution::NAME,
+        default_on: true,
+        start: crate::execution::start,
+    },
+    ControllerSpec {
+        name: crate::work_status::NAME,
+        default_on: true,
+        start: crate::work_status::start,
+    },
+];
 
 /// The names for [`ControllerSelection::parse`]: all, and those off by default.
 pub fn controller_names() -> (Vec<&'static str>, Vec<&'static str>) {

@@ -1,0 +1,200 @@
+//! `work.karmada.io/v1alpha1` `Work`: the manifests to apply in one member cluster (namespace
+//! `karmada-es-<cluster>`), and what the execution and work-status controllers observed there.
+//! Also the well-known labels and annotations Karmada stamps on member objects.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{ApiVersion, Kind, karmada_resource};
+
+/// Finalizer the execution controller holds on every Work.
+pub const EXECUTION_CONTROLLER_FINALIZER: &str = "karmada.io/execution-controller";
+/// Condition type: the manifests were applied to the member.
+pub const WORK_APPLIED: &str = "Applied";
+/// Condition type: the Work is (not) being dispatched.
+pub const WORK_DISPATCHING: &str = "Dispatching";
+/// Label on member objects created by Karmada (value `true`).
+pub const MANAGED_BY_KARMADA_LABEL: &str = "karmada.io/managed";
+/// Annotation on member objects: the Work's namespace.
+pub const WORK_NAMESPACE_ANNOTATION: &str = "work.karmada.io/namespace";
+/// Annotation on member objects: the Work's name.
+pub const WORK_NAME_ANNOTATION: &str = "work.karmada.io/name";
+/// Annotation on manifests (and templates): `overwrite` or `abort`.
+pub const CONFLICT_RESOLUTION_ANNOTATION: &str = "work.karmada.io/conflict-resolution";
+/// The value of [`CONFLICT_RESOLUTION_ANNOTATION`] that takes over existing member objects.
+pub const CONFLICT_RESOLUTION_OVERWRITE: &str = "overwrite";
+/// Label on a Deployment template whose member replicas are owned by a member HPA.
+pub const RETAIN_REPLICAS_LABEL: &str = "resourcetemplate.karmada.io/retain-replicas";
+/// Annotation on member objects: the template's generation.
+pub const RESOURCE_TEMPLATE_GENERATION_ANNOTATION: &str = "resourcetemplate.karmada.io/generation";
+/// Annotation on member objects: the template's UID.
+pub const RESOURCE_TEMPLATE_UID_ANNOTATION: &str = "resourcetemplate.karmada.io/uid";
+/// Annotation on member objects: the binding's namespace.
+pub const RESOURCE_BINDING_NAMESPACE_ANNOTATION: &str = "resourcebinding.karmada.io/namespace";
+/// Annotation on member objects: the binding's name.
+pub const RESOURCE_BINDING_NAME_ANNOTATION: &str = "resourcebinding.karmada.io/name";
+/// Annotation on member objects: the ClusterResourceBinding's name.
+pub const CLUSTER_RESOURCE_BINDING_NAME_ANNOTATION: &str = "clusterresourcebinding.karmada.io/name";
+
+/// Labels Karmada puts on member objects (`util.ManagedResourceLabels`), removed when a Work
+/// with `preserveResourcesOnDeletion` goes away.
+pub const MANAGED_RESOURCE_LABELS: &[&str] = &[
+    "resourcebinding.karmada.io/permanent-id",
+    "work.karmada.io/permanent-id",
+    MANAGED_BY_KARMADA_LABEL,
+];
+/// Annotations Karmada puts on member objects (`util.ManagedResourceAnnotations`).
+pub const MANAGED_RESOURCE_ANNOTATIONS: &[&str] = &[
+    "resourcetemplate.karmada.io/managed-annotations",
+    "resourcetemplate.karmada.io/managed-labels",
+    RESOURCE_BINDING_NAMESPACE_ANNOTATION,
+    RESOURCE_BINDING_NAME_ANNOTATION,
+    RESOURCE_TEMPLATE_UID_ANNOTATION,
+    RESOURCE_TEMPLATE_GENERATION_ANNOTATION,
+    WORK_NAME_ANNOTATION,
+    WORK_NAMESPACE_ANNOTATION,
+];
+/// PropagationPolicy claim metadata (labels, annotations).
+pub const PP_CLAIM_LABELS: &[&str] = &["propagationpolicy.karmada.io/permanent-id"];
+pub const PP_CLAIM_ANNOTATIONS: &[&str] = &[
+    "propagationpolicy.karmada.io/namespace",
+    "propagationpolicy.karmada.io/name",
+];
+/// ClusterPropagationPolicy claim metadata (labels, annotations).
+pub const CPP_CLAIM_LABELS: &[&str] = &["clusterpropagationpolicy.karmada.io/permanent-id"];
+pub const CPP_CLAIM_ANNOTATIONS: &[&str] = &["clusterpropagationpolicy.karmada.io/name"];
+
+/// A set of manifests for one member cluster.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Work {
+    /// Always `work.karmada.io/v1alpha1`.
+    #[serde(default)]
+    pub api_version: ApiVersion<Work>,
+    /// Always `Work`.
+    #[serde(default)]
+    pub kind: Kind<Work>,
+    /// Standard object metadata.
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// Desired state.
+    #[serde(default)]
+    pub spec: WorkSpec,
+    /// Observed state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<WorkStatus>,
+}
+karmada_resource!(
+    Work,
+    group = "work.karmada.io",
+    version = "v1alpha1",
+    kind = "Work",
+    plural = "works",
+    scope = NamespaceResourceScope
+);
+
+/// `Work.spec`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkSpec {
+    /// The manifests.
+    #[serde(default)]
+    pub workload: WorkloadTemplate,
+    /// Do not dispatch to the member while true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspend_dispatching: Option<bool>,
+    /// Keep the member objects when the Work is deleted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preserve_resources_on_deletion: Option<bool>,
+}
+
+/// `Work.spec.workload`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadTemplate {
+    /// Raw member objects (Karmada writes exactly one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub manifests: Vec<Value>,
+}
+
+/// `Work.status`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkStatus {
+    /// `Applied`, `Dispatching`, ...
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    /// Status reflected from the member objects.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub manifest_statuses: Vec<ManifestStatus>,
+}
+
+/// One member object's reflected status.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManifestStatus {
+    /// Which manifest.
+    #[serde(default)]
+    pub identifier: ResourceIdentifier,
+    /// What the interpreter reflected (absent: not collected).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<Value>,
+    /// `Healthy`, `Unhealthy` or `Unknown`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub health: String,
+}
+
+/// Identifies a manifest of a Work.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceIdentifier {
+    /// Index in `spec.workload.manifests`.
+    #[serde(default)]
+    pub ordinal: i32,
+    /// API group.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub group: String,
+    /// API version.
+    #[serde(default)]
+    pub version: String,
+    /// Kind.
+    #[serde(default)]
+    pub kind: String,
+    /// Resource (plural); Karmada leaves it empty.
+    #[serde(default)]
+    pub resource: String,
+    /// Namespace.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    /// Name.
+    #[serde(default)]
+    pub name: String,
+}
+
+impl Work {
+    /// Whether `spec.suspendDispatching` is true.
+    pub fn is_suspended(&self) -> bool {
+        self.spec.suspend_dispatching == Some(true)
+    }
+
+    /// Whether the Work is being deleted.
+    pub fn is_deleting(&self) -> bool {
+        self.metadata.deletion_timestamp.is_some()
+    }
+
+    /// The condition of `type_`, if any.
+    pub fn condition(&self, type_: &str) -> Option<&Condition> {
+        self.status
+            .as_ref()?
+            .conditions
+            .iter()
+            .find(|c| c.type_ == type_)
+    }
+
+    /// Karmada's `IsResourceApplied`: the `Applied` condition is True.
+    pub fn is_applied(&self) -> bool {
+        self.condition(WORK_APPLIED)
+            .is_some_and(|c| c.status == "True")
+    }
+}

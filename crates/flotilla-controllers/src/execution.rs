@@ -1,0 +1,764 @@
+//! The execution controller (Karmada's `execution-controller`): applies each Work's manifests to
+//! its member cluster and keeps them there.
+//!
+//! In the controller manager (`Context::cluster` is `None`) it handles the Works of `Push`
+//! clusters; in the agent only those of `karmada-es-<its cluster>`. For each Work: deletion
+//! (delete the member objects, or strip Flotilla's marks with `preserveResourcesOnDeletion`, then
+//! drop the `karmada.io/execution-controller` finalizer); the `Dispatching` condition and
+//! `suspendDispatching`; the cluster must be Ready; then every manifest is created or updated
+//! (see [`apply`]) and the `Applied` condition records the outcome with Karmada's reasons and
+//! messages. Failures are retried with per-Work exponential backoff.
+//!
+//! Member objects are watched through per-member informers ([`crate::member_cache`]): a change
+//! Flotilla did not make (someone edited the object in the member) or a deletion re-queues the
+//! Work, which writes the manifest back — drift is repaired.
+
+pub mod apply;
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_api::karmada::{
+    Cluster, EXECUTION_CONTROLLER_FINALIZER, MANAGED_BY_KARMADA_LABEL, WORK_APPLIED,
+    WORK_DISPATCHING, WORK_NAME_ANNOTATION, WORK_NAMESPACE_ANNOTATION, Work, names,
+};
+use flotilla_api::validation::karmada::prune_manifest;
+use flotilla_runtime::{Backoff, Priority, Shutdown, WorkQueue};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::watcher;
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+
+use crate::manager::{Context, ControllerTask};
+use crate::member_cache::{InformerKey, MemberCache, MemberEvent};
+use apply::{Applier, ApplyError, ObjectId, Outcome, Versions, api_message};
+
+/// The `--controllers` name.
+pub const NAME: &str = "execution";
+/// Name used for events (Karmada's).
+const REPORTER: &str = "execution-controller";
+/// Concurrent Works.
+const WORKERS: usize = 8;
+/// Per-Work backoff after a failure (controller-runtime's default limiter).
+const BACKOFF: Backoff = Backoff {
+    base: Duration::from_millis(5),
+    max: Duration::from_secs(1000),
+};
+
+/// A Work, by namespace and name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct WorkKey {
+    pub namespace: String,
+    pub name: String,
+}
+
+impl std::fmt::Display for WorkKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
+
+impl WorkKey {
+    pub fn of(work: &Work) -> Self {
+        Self {
+            namespace: work.metadata.namespace.clone().unwrap_or_default(),
+            name: work.metadata.name.clone().unwrap_or_default(),
+        }
+    }
+
+    /// The Work a member object was applied from (annotations), if any.
+    pub fn from_member_object(object: &kube::api::DynamicObject) -> Option<Self> {
+        let annotations = object.metadata.annotations.as_ref()?;
+        let namespace = annotations.get(WORK_NAMESPACE_ANNOTATION)?;
+        let name = annotations.get(WORK_NAME_ANNOTATION)?;
+        (!namespace.is_empty() && !name.is_empty()).then(|| Self {
+            namespace: namespace.clone(),
+            name: name.clone(),
+        })
+    }
+}
+
+/// Starts the controller (the `CONTROLLERS` entry).
+pub fn start(ctx: Context, shutdown: Shutdown) -> ControllerTask {
+    Box::pin(async move { Execution::new(ctx).run(shutdown).await })
+}
+
+/// Why one Work did not sync.
+#[derive(Debug, thiserror::Error)]
+enum SyncError {
+    #[error("cluster({0}) not found")]
+    ClusterNotFound(String),
+    #[error("cluster({0}) not ready")]
+    ClusterNotReady(String),
+    #[error("{0}")]
+    Member(#[from] flotilla_member::MemberError),
+    #[error("{0}")]
+    Apply(#[from] ApplyError),
+    #[error("{}", api_message(.0))]
+    ControlPlane(#[from] kube::Error),
+    #[error("{0}")]
+    Failed(String),
+}
+
+struct Execution {
+    ctx: Context,
+    queue: WorkQueue<WorkKey>,
+    works: Store<Work>,
+    clusters: Store<Cluster>,
+    members: MemberCache,
+    versions: Arc<Versions>,
+    /// Per Work: generation and whether it was deleting when last queued.
+    seen: Mutex<HashMap<WorkKey, (i64, bool)>>,
+    /// Per cluster: Ready when last seen.
+    ready: Mutex<HashMap<String, bool>>,
+    recorder: Recorder,
+    writers: Mutex<Option<Writers>>,
+}
+
+struct Writers {
+    works: reflector::store::Writer<Work>,
+    clusters: reflector::store::Writer<Cluster>,
+}
+
+impl Execution {
+    fn new(ctx: Context) -> Arc<Self> {
+        let (works, works_writer) = reflector::store();
+        let (clusters, clusters_writer) = reflector::store();
+        let recorder = Recorder::new(
+            ctx.client.clone(),
+            Reporter {
+                controller: REPORTER.into(),
+                instance: None,
+            },
+        );
+        let versions = Arc::new(Versions::default());
+        Arc::new_cyclic(|this: &std::sync::Weak<Execution>| {
+            let handler_this = this.clone();
+            let drift = Drift::default();
+            let members = MemberCache::new(
+                ctx.members.clone(),
+                Arc::new(move |event| {
+                    if let Some(execution) = handler_this.upgrade() {
+                        execution.member_event(&drift, event);
+                    }
+                }),
+            );
+            Execution {
+                queue: WorkQueue::new(BACKOFF),
+                works,
+                clusters,
+                members,
+                versions,
+                seen: Mutex::new(HashMap::new()),
+                ready: Mutex::new(HashMap::new()),
+                recorder,
+                writers: Mutex::new(Some(Writers {
+                    works: works_writer,
+                    clusters: clusters_writer,
+                })),
+                ctx,
+            }
+        })
+    }
+
+    async fn run(self: Arc<Self>, shutdown: Shutdown) {
+        let Some(writers) = self.writers.lock().take() else {
+            return;
+        };
+        let works_api: Api<Work> = match &self.ctx.cluster {
+            Some(cluster) => Api::namespaced(
+                self.ctx.client.clone(),
+                &names::execution_space_name(cluster),
+            ),
+            None => Api::all(self.ctx.client.clone()),
+        };
+        let mut tasks = vec![
+            tokio::spawn(self.clone().watch_clusters(writers.clusters)),
+            tokio::spawn(self.clone().watch_works(works_api, writers.works)),
+        ];
+        let ready = async {
+            let _ = self.clusters.wait_until_ready().await;
+            let _ = self.works.wait_until_ready().await;
+        };
+        tokio::select! {
+            _ = ready => {}
+            _ = shutdown.cancelled() => {}
+        }
+        for _ in 0..WORKERS {
+            tasks.push(tokio::spawn(self.clone().work()));
+        }
+        shutdown.cancelled().await;
+        self.queue.shut_down();
+        for task in tasks {
+            task.abort();
+        }
+    }
+
+    async fn watch_works(self: Arc<Self>, api: Api<Work>, writer: reflector::store::Writer<Work>) {
+        use futures::StreamExt;
+        use kube::runtime::WatchStreamExt;
+        let stream =
+            reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
+                .default_backoff();
+        let mut stream = std::pin::pin!(stream);
+        while let Some(event) = stream.next().await {
+            match event {
+                Ok(watcher::Event::Apply(work)) => self.work_seen(&work, Priority::High),
+                Ok(watcher::Event::InitApply(work)) => self.work_seen(&work, Priority::Low),
+                Ok(watcher::Event::Delete(work)) => {
+                    let key = WorkKey::of(&work);
+                    self.seen.lock().remove(&key);
+                    self.queue.add(key);
+                }
+                Ok(watcher::Event::Init | watcher::Event::InitDone) => {}
+                Err(error) => tracing::warn!(%error, "watching works"),
+            }
+        }
+    }
+
+    /// Queues a Work when its spec changed or its deletion started (status updates are ours).
+    fn work_seen(&self, work: &Work, priority: Priority) {
+        let Some(namespace) = work.metadata.namespace.as_deref() else {
+            return;
+        };
+        if names::cluster_name(namespace).is_err() {
+            return;
+        }
+        let key = WorkKey::of(work);
+        let shape = (work.metadata.generation.unwrap_or(0), work.is_deleting());
+        if self.seen.lock().insert(key.clone(), shape) == Some(shape) {
+            return;
+        }
+        self.queue.add_with(key, priority);
+    }
+
+    async fn watch_clusters(self: Arc<Self>, writer: reflector::store::Writer<Cluster>) {
+        use futures::StreamExt;
+        use kube::runtime::WatchStreamExt;
+        let api: Api<Cluster> = Api::all(self.ctx.client.clone());
+        let stream =
+            reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
+                .default_backoff();
+        let mut stream = std::pin::pin!(stream);
+        while let Some(event) = stream.next().await {
+            match event {
+                Ok(watcher::Event::Apply(cluster) | watcher::Event::InitApply(cluster)) => {
+                    let name = cluster.name().to_owned();
+                    let ready = is_ready(&cluster);
+                    let before = self.ready.lock().insert(name.clone(), ready);
+                    // A cluster that became Ready gets its pending Works at once.
+                    if ready && before != Some(true) {
+                        self.queue_cluster(&name);
+                    }
+                }
+                Ok(watcher::Event::Delete(cluster)) => {
+                    self.ready.lock().remove(cluster.name());
+                    self.members.forget_cluster(cluster.name());
+                    self.ctx.members.invalidate(cluster.name());
+                    self.queue_cluster(cluster.name());
+                }
+                Ok(watcher::Event::Init | watcher::Event::InitDone) => {}
+                Err(error) => tracing::warn!(%error, "watching clusters"),
+            }
+        }
+    }
+
+    fn queue_cluster(&self, cluster: &str) {
+        let namespace = names::execution_space_name(cluster);
+        for work in self.works.state() {
+            if work.metadata.namespace.as_deref() == Some(namespace.as_str()) {
+                self.queue.add(WorkKey::of(&work));
+            }
+        }
+    }
+
+    /// A member object changed: re-apply its Work unless the change is Flotilla's own write or
+    /// touches only status and bookkeeping (Karmada's `onAdd`/`onUpdate`/`onDelete`).
+    fn member_event(&self, drift: &Drift, event: MemberEvent) {
+        let (key, object, deleted) = match &event {
+            MemberEvent::Applied { key, object, .. } => (key, object, false),
+            MemberEvent::Deleted { key, object } => (key, object, true),
+        };
+        let cluster = &key.cluster;
+        let managed = object
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(MANAGED_BY_KARMADA_LABEL))
+            .is_some_and(|v| v == "true");
+        let Some(work) = WorkKey::from_member_object(object) else {
+            return;
+        };
+        if names::cluster_name(&work.namespace).ok() != Some(cluster.as_str()) {
+            return;
+        }
+        let id = (
+            key.clone(),
+            object.metadata.namespace.clone().unwrap_or_default(),
+            object.metadata.name.clone().unwrap_or_default(),
+        );
+        if deleted {
+            drift.forget(&id);
+            self.queue.add(work);
+            return;
+        }
+        if !managed {
+            return;
+        }
+        let fingerprint = fingerprint(object);
+        let changed = drift.observe(id.clone(), fingerprint);
+        // Until Flotilla wrote the object once (after a restart), the Work's own sync decides.
+        let Some(recorded) = self.versions.get(&id) else {
+            return;
+        };
+        if object.metadata.resource_version.as_deref() == Some(recorded.as_str()) {
+            return;
+        }
+        if changed {
+            tracing::debug!(%cluster, %work, "member object drifted; re-applying");
+            self.queue.add(work);
+        }
+    }
+
+    async fn work(self: Arc<Self>) {
+        while let Some(key) = self.queue.next().await {
+            match self.reconcile(&key).await {
+                Ok(()) => self.queue.forget(&key),
+                Err(error) => {
+                    tracing::warn!(work = %key, %error, "syncing work failed");
+                    self.queue.add_rate_limited(key.clone());
+                }
+            }
+            self.queue.done(&key);
+        }
+    }
+
+    async fn reconcile(&self, key: &WorkKey) -> Result<(), SyncError> {
+        let reference = ObjectRef::<Work>::new(&key.name).within(&key.namespace);
+        let Some(work) = self.works.get(&reference) else {
+            self.members.release(&key.to_string());
+            return Ok(());
+        };
+        let Ok(cluster_name) = names::cluster_name(&key.namespace) else {
+            return Ok(());
+        };
+        if let Some(own) = &self.ctx.cluster
+            && own != cluster_name
+        {
+            return Ok(());
+        }
+        let cluster = self
+            .clusters
+            .get(&ObjectRef::new(cluster_name))
+            .ok_or_else(|| SyncError::ClusterNotFound(cluster_name.to_owned()))?;
+        if self.ctx.cluster.is_none() && cluster.spec.sync_mode != "Push" {
+            return Ok(());
+        }
+        let mut work = (*work).clone();
+        if work.is_deleting() {
+            self.delete(&work, &cluster).await?;
+            self.members.release(&key.to_string());
+            return self.remove_finalizer(&work).await;
+        }
+        self.ensure_finalizer(&mut work).await?;
+        self.update_dispatching(&mut work).await?;
+        if work.is_suspended() {
+            tracing::debug!(work = %key, "dispatching is suspended");
+            return Ok(());
+        }
+        if !is_ready(&cluster) {
+            return Err(SyncError::ClusterNotReady(cluster_name.to_owned()));
+        }
+        self.sync(&mut work, cluster_name).await
+    }
+
+    /// Applies every manifest and records the `Applied` condition.
+    async fn sync(&self, work: &mut Work, cluster: &str) -> Result<(), SyncError> {
+        let started = std::time::Instant::now();
+        let key = WorkKey::of(work);
+        let client = self.ctx.members.client(cluster).await?;
+        let applier = Applier {
+            cache: &self.members,
+            versions: &self.versions,
+            cluster,
+            client,
+        };
+        let manifests = work.spec.workload.manifests.clone();
+        let mut informers = Vec::new();
+        for manifest in &manifests {
+            let api_version = manifest["apiVersion"].as_str().unwrap_or_default();
+            let kind = manifest["kind"].as_str().unwrap_or_default();
+            if let Ok(resolved) = self.members.resolve(cluster, api_version, kind).await {
+                informers.push((
+                    InformerKey {
+                        cluster: cluster.to_owned(),
+                        api_version: api_version.to_owned(),
+                        kind: kind.to_owned(),
+                    },
+                    resolved.resource,
+                ));
+            }
+        }
+        self.members
+            .use_informers(&key.to_string(), informers)
+            .await?;
+        let mut errors = Vec::new();
+        let mut succeeded = 0;
+        for manifest in &manifests {
+            match applier.apply(manifest).await {
+                Ok(outcome) => {
+                    succeeded += 1;
+                    if outcome != Outcome::Unchanged {
+                        self.event_on_template(
+                            manifest,
+                            EventType::Normal,
+                            "SyncWorkloadSucceed",
+                            format!(
+                                "Successfully applied resource({}/{}) to cluster {cluster}",
+                                manifest["metadata"]["namespace"]
+                                    .as_str()
+                                    .unwrap_or_default(),
+                                manifest["metadata"]["name"].as_str().unwrap_or_default()
+                            ),
+                        )
+                        .await;
+                    }
+                }
+                Err(error) => {
+                    self.event_on_template(
+                        manifest,
+                        EventType::Warning,
+                        "SyncWorkloadFailed",
+                        format!(
+                            "Failed to create or update resource({}/{}) in member cluster({cluster}): {error}",
+                            manifest["metadata"]["namespace"].as_str().unwrap_or_default(),
+                            manifest["metadata"]["name"].as_str().unwrap_or_default()
+                        ),
+                    )
+                    .await;
+                    errors.push(error.to_string());
+                }
+            }
+        }
+        tracing::debug!(work = %key, elapsed = ?started.elapsed(), "synced work");
+        if errors.is_empty() {
+            self.set_condition(
+                work,
+                condition(
+                    WORK_APPLIED,
+                    "True",
+                    "AppliedSuccessful",
+                    "Manifest has been successfully applied",
+                ),
+            )
+            .await?;
+            return Ok(());
+        }
+        let message = format!(
+            "Failed to apply all manifests ({succeeded}/{}): {}",
+            manifests.len(),
+            aggregate(&errors)
+        );
+        self.event_on_work(
+            work,
+            EventType::Warning,
+            "SyncWorkloadFailed",
+            format!(
+                "Failed to sync work({key}) to cluster({cluster}), err: {}",
+                aggregate(&errors)
+            ),
+        )
+        .await;
+        self.set_condition(
+            work,
+            condition(WORK_APPLIED, "False", "AppliedFailed", &message),
+        )
+        .await?;
+        Err(SyncError::Failed(message))
+    }
+
+    /// Deletes (or releases) the member objects of a deleting Work.
+    async fn delete(&self, work: &Work, cluster: &Cluster) -> Result<(), SyncError> {
+        let name = cluster.name();
+        let preserve = work.spec.preserve_resources_on_deletion == Some(true);
+        if !preserve && !is_ready(cluster) {
+            // An unready cluster that is being removed cannot be cleaned: let it go.
+            if cluster.is_deleting() {
+                return Ok(());
+            }
+            return Err(SyncError::ClusterNotReady(name.to_owned()));
+        }
+        let client = self.ctx.members.client(name).await?;
+        let applier = Applier {
+            cache: &self.members,
+            versions: &self.versions,
+            cluster: name,
+            client,
+        };
+        for manifest in &work.spec.workload.manifests {
+            if preserve {
+                applier.release(manifest).await?;
+            } else {
+                applier.delete(manifest).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn ensure_finalizer(&self, work: &mut Work) -> Result<(), SyncError> {
+        let finalizers = work.metadata.finalizers.clone().unwrap_or_default();
+        if finalizers
+            .iter()
+            .any(|f| f == EXECUTION_CONTROLLER_FINALIZER)
+        {
+            return Ok(());
+        }
+        let mut wanted = finalizers;
+        wanted.push(EXECUTION_CONTROLLER_FINALIZER.to_owned());
+        *work = self.patch_finalizers(work, wanted).await?;
+        Ok(())
+    }
+
+    async fn remove_finalizer(&self, work: &Work) -> Result<(), SyncError> {
+        let finalizers = work.metadata.finalizers.clone().unwrap_or_default();
+        if !finalizers
+            .iter()
+            .any(|f| f == EXECUTION_CONTROLLER_FINALIZER)
+        {
+            return Ok(());
+        }
+        let wanted = finalizers
+            .into_iter()
+            .filter(|f| f != EXECUTION_CONTROLLER_FINALIZER)
+            .collect();
+        match self.patch_finalizers(work, wanted).await {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    async fn patch_finalizers(
+        &self,
+        work: &Work,
+        finalizers: Vec<String>,
+    ) -> Result<Work, kube::Error> {
+        let key = WorkKey::of(work);
+        let api: Api<Work> = Api::namespaced(self.ctx.client.clone(), &key.namespace);
+        let patch = json!({"metadata": {
+            "finalizers": finalizers,
+            "resourceVersion": work.metadata.resource_version,
+        }});
+        api.patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+    }
+
+    /// Karmada's `updateWorkDispatchingConditionIfNeeded`.
+    async fn update_dispatching(&self, work: &mut Work) -> Result<(), SyncError> {
+        let wanted = if work.is_suspended() {
+            condition(
+                WORK_DISPATCHING,
+                "False",
+                "SuspendDispatching",
+                "Work dispatching is in a suspended state.",
+            )
+        } else {
+            condition(
+                WORK_DISPATCHING,
+                "True",
+                "Dispatching",
+                "Work is being dispatched to member clusters.",
+            )
+        };
+        if work
+            .condition(WORK_DISPATCHING)
+            .is_some_and(|c| c.status == wanted.status)
+        {
+            return Ok(());
+        }
+        let message = wanted.message.clone();
+        self.set_condition(work, wanted).await?;
+        self.event_on_work(work, EventType::Normal, "WorkDispatching", message)
+            .await;
+        Ok(())
+    }
+
+    /// Sets a condition as `meta.SetStatusCondition` does (the transition time moves only when
+    /// the status changes) and writes the status if anything changed, retrying on conflicts.
+    async fn set_condition(&self, work: &mut Work, wanted: Condition) -> Result<(), SyncError> {
+        let key = WorkKey::of(work);
+        let api: Api<Work> = Api::namespaced(self.ctx.client.clone(), &key.namespace);
+        for _ in 0..5 {
+            let mut conditions = work
+                .status
+                .as_ref()
+                .map(|s| s.conditions.clone())
+                .unwrap_or_default();
+            if !set_status_condition(&mut conditions, wanted.clone()) {
+                return Ok(());
+            }
+            let patch = json!({
+                "metadata": {"resourceVersion": work.metadata.resource_version},
+                "status": {"conditions": conditions},
+            });
+            match api
+                .patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+            {
+                Ok(updated) => {
+                    *work = updated;
+                    return Ok(());
+                }
+                Err(kube::Error::Api(status)) if status.code == 409 => {
+                    *work = api.get(&key.name).await?;
+                }
+                Err(error) => return Err(error.into()),
+            }
+        }
+        Err(SyncError::Failed(format!(
+            "conflicts writing the status of work {key}"
+        )))
+    }
+
+    async fn event_on_work(&self, work: &Work, type_: EventType, reason: &str, note: String) {
+        use kube::Resource;
+        let reference = work.object_ref(&());
+        self.publish(type_, reason, note, &reference).await;
+    }
+
+    /// Events about a workload go to its template in the control plane (Karmada's
+    /// `GenEventRef`: the manifest's identity with the template UID annotation).
+    async fn event_on_template(
+        &self,
+        manifest: &Value,
+        type_: EventType,
+        reason: &str,
+        note: String,
+    ) {
+        let meta = &manifest["metadata"];
+        let string = |v: &Value| v.as_str().filter(|s| !s.is_empty()).map(str::to_owned);
+        let reference = k8s_openapi::api::core::v1::ObjectReference {
+            api_version: string(&manifest["apiVersion"]),
+            kind: string(&manifest["kind"]),
+            namespace: string(&meta["namespace"]),
+            name: string(&meta["name"]),
+            uid: string(
+                &meta["annotations"][flotilla_api::karmada::RESOURCE_TEMPLATE_UID_ANNOTATION],
+            ),
+            ..Default::default()
+        };
+        if reference.uid.is_none() {
+            return;
+        }
+        self.publish(type_, reason, note, &reference).await;
+    }
+
+    async fn publish(
+        &self,
+        type_: EventType,
+        reason: &str,
+        note: String,
+        reference: &k8s_openapi::api::core::v1::ObjectReference,
+    ) {
+        let event = Event {
+            type_,
+            reason: reason.to_owned(),
+            note: Some(note),
+            action: reason.to_owned(),
+            secondary: None,
+        };
+        if let Err(error) = self.recorder.publish(&event, reference).await {
+            tracing::debug!(%error, "publishing an event");
+        }
+    }
+}
+
+/// Whether the cluster's `Ready` condition is True.
+pub fn is_ready(cluster: &Cluster) -> bool {
+    cluster.status.as_ref().is_some_and(|s| {
+        s.conditions
+            .iter()
+            .any(|c| c.type_ == flotilla_api::karmada::CONDITION_READY && c.status == "True")
+    })
+}
+
+fn condition(type_: &str, status: &str, reason: &str, message: &str) -> Condition {
+    Condition {
+        type_: type_.to_owned(),
+        status: status.to_owned(),
+        reason: reason.to_owned(),
+        message: message.to_owned(),
+        last_transition_time: Time(jiff::Timestamp::now()),
+        observed_generation: None,
+    }
+}
+
+/// apimachinery's `meta.SetStatusCondition`; returns whether anything changed.
+pub fn set_status_condition(conditions: &mut Vec<Condition>, wanted: Condition) -> bool {
+    let Some(existing) = conditions.iter_mut().find(|c| c.type_ == wanted.type_) else {
+        conditions.push(wanted);
+        return true;
+    };
+    let mut changed = false;
+    if existing.status != wanted.status {
+        existing.status = wanted.status;
+        existing.last_transition_time = wanted.last_transition_time;
+        changed = true;
+    }
+    if existing.reason != wanted.reason {
+        existing.reason = wanted.reason;
+        changed = true;
+    }
+    if existing.message != wanted.message {
+        existing.message = wanted.message;
+        changed = true;
+    }
+    if existing.observed_generation != wanted.observed_generation {
+        existing.observed_generation = wanted.observed_generation;
+        changed = true;
+    }
+    changed
+}
+
+/// `errors.NewAggregate(errs).Error()`: one message as is, several in brackets.
+fn aggregate(errors: &[String]) -> String {
+    match errors {
+        [one] => one.clone(),
+        many => format!("[{}]", many.join(", ")),
+    }
+}
+
+/// A hash of what a user can change in the member object (pruned like a manifest: no status,
+/// no resourceVersion, no managedFields).
+fn fingerprint(object: &kube::api::DynamicObject) -> u64 {
+    let mut value = serde_json::to_value(object).unwrap_or(Value::Null);
+    if let Some(map) = value.as_object_mut() {
+        prune_manifest(map);
+    }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    value.to_string().hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Fingerprints of member objects, to tell real edits from status updates.
+#[derive(Default)]
+struct Drift(Mutex<HashMap<ObjectId, u64>>);
+
+impl Drift {
+    /// Records the fingerprint; whether it differs from the previous one (or is the first).
+    fn observe(&self, id: ObjectId, fingerprint: u64) -> bool {
+        self.0.lock().insert(id, fingerprint) != Some(fingerprint)
+    }
+
+    fn forget(&self, id: &ObjectId) {
+        self.0.lock().remove(id);
+    }
+}
+
+#[cfg(test)]
+mod tests;

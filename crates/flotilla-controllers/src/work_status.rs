@@ -1,0 +1,442 @@
+//! The work-status controller (Karmada's `work-status-controller`): reflects the status of the
+//! member objects of every applied Work into `Work.status.manifestStatuses` — the interpreter's
+//! reflected status ([`crate::interpreter::reflect`]) and health
+//! ([`crate::interpreter::health`]) — writing only when they changed.
+//!
+//! Member objects are watched, not polled: for the kinds its applied Works carry, each member
+//! gets a dynamic informer (started when the first Work needs it, stopped with the last), and an
+//! event on an object queues the Work named by its `work.karmada.io/{namespace,name}`
+//! annotations. The scope is the execution controller's: Push clusters in the controller
+//! manager, the agent's own cluster in the agent.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_api::karmada::{
+    Cluster, ManifestStatus, ResourceIdentifier, WORK_NAME_ANNOTATION, WORK_NAMESPACE_ANNOTATION,
+    Work, names,
+};
+use flotilla_runtime::{Backoff, Priority, Shutdown, WorkQueue};
+use futures::StreamExt;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::watcher;
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+
+use crate::execution::apply::{api_message, as_value};
+use crate::execution::{WorkKey, is_ready};
+use crate::interpreter::health::health;
+use crate::interpreter::reflect::{ReflectError, reflect_status};
+use crate::manager::{Context, ControllerTask};
+use crate::member_cache::{Cached, InformerKey, MemberCache, MemberEvent, ResolveError};
+
+/// The `--controllers` name.
+pub const NAME: &str = "workStatus";
+const REPORTER: &str = "work-status-controller";
+const WORKERS: usize = 8;
+const BACKOFF: Backoff = Backoff {
+    base: Duration::from_millis(5),
+    max: Duration::from_secs(1000),
+};
+
+/// Starts the controller (the `CONTROLLERS` entry).
+pub fn start(ctx: Context, shutdown: Shutdown) -> ControllerTask {
+    Box::pin(async move { WorkStatus::new(ctx).run(shutdown).await })
+}
+
+#[derive(Debug, thiserror::Error)]
+enum StatusError {
+    #[error("cluster({0}) not found")]
+    ClusterNotFound(String),
+    #[error("cluster({0}) not ready")]
+    ClusterNotReady(String),
+    #[error("{0}")]
+    Member(#[from] flotilla_member::MemberError),
+    #[error("{0}")]
+    Resolve(#[from] ResolveError),
+    #[error("{0}")]
+    Reflect(#[from] ReflectError),
+    #[error("{}", api_message(.0))]
+    Kube(#[from] kube::Error),
+}
+
+struct WorkStatus {
+    ctx: Context,
+    queue: WorkQueue<WorkKey>,
+    works: Store<Work>,
+    clusters: Store<Cluster>,
+    members: MemberCache,
+    /// Per Work: generation and whether it was applied when last seen.
+    seen: Mutex<HashMap<WorkKey, (i64, bool)>>,
+    recorder: Recorder,
+    writers: Mutex<
+        Option<(
+            reflector::store::Writer<Work>,
+            reflector::store::Writer<Cluster>,
+        )>,
+    >,
+}
+
+impl WorkStatus {
+    fn new(ctx: Context) -> Arc<Self> {
+        let (works, works_writer) = reflector::store();
+        let (clusters, clusters_writer) = reflector::store();
+        let recorder = Recorder::new(
+            ctx.client.clone(),
+            Reporter {
+                controller: REPORTER.into(),
+                instance: None,
+            },
+        );
+        let queue: WorkQueue<WorkKey> = WorkQueue::new(BACKOFF);
+        let events = queue.clone();
+        let members = MemberCache::new(
+            ctx.members.clone(),
+            Arc::new(move |event| {
+                let (object, initial) = match &event {
+                    MemberEvent::Applied {
+                        object, initial, ..
+                    } => (object, *initial),
+                    MemberEvent::Deleted { object, .. } => (object, false),
+                };
+                if let Some(work) = WorkKey::from_member_object(object) {
+                    let priority = if initial {
+                        Priority::Low
+                    } else {
+                        Priority::High
+                    };
+                    events.add_with(work, priority);
+                }
+            }),
+        );
+        Arc::new(Self {
+            ctx,
+            queue,
+            works,
+            clusters,
+            members,
+            seen: Mutex::new(HashMap::new()),
+            recorder,
+            writers: Mutex::new(Some((works_writer, clusters_writer))),
+        })
+    }
+
+    async fn run(self: Arc<Self>, shutdown: Shutdown) {
+        let Some((works_writer, clusters_writer)) = self.writers.lock().take() else {
+            return;
+        };
+        let works_api: Api<Work> = match &self.ctx.cluster {
+            Some(cluster) => Api::namespaced(
+                self.ctx.client.clone(),
+                &names::execution_space_name(cluster),
+            ),
+            None => Api::all(self.ctx.client.clone()),
+        };
+        let mut tasks = vec![
+            tokio::spawn(self.clone().watch_works(works_api, works_writer)),
+            tokio::spawn(self.clone().watch_clusters(clusters_writer)),
+        ];
+        let ready = async {
+            let _ = self.clusters.wait_until_ready().await;
+            let _ = self.works.wait_until_ready().await;
+        };
+        tokio::select! {
+            _ = ready => {}
+            _ = shutdown.cancelled() => {}
+        }
+        for _ in 0..WORKERS {
+            tasks.push(tokio::spawn(self.clone().work()));
+        }
+        shutdown.cancelled().await;
+        self.queue.shut_down();
+        for task in tasks {
+            task.abort();
+        }
+    }
+
+    async fn watch_works(self: Arc<Self>, api: Api<Work>, writer: reflector::store::Writer<Work>) {
+        let stream =
+            reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
+                .default_backoff();
+        let mut stream = std::pin::pin!(stream);
+        while let Some(event) = stream.next().await {
+            match event {
+                Ok(watcher::Event::Apply(work)) => self.work_seen(&work, Priority::High),
+                Ok(watcher::Event::InitApply(work)) => self.work_seen(&work, Priority::Low),
+                Ok(watcher::Event::Delete(work)) => {
+                    let key = WorkKey::of(&work);
+                    self.seen.lock().remove(&key);
+                    self.queue.add(key);
+                }
+                Ok(watcher::Event::Init | watcher::Event::InitDone) => {}
+                Err(error) => tracing::warn!(%error, "watching works"),
+            }
+        }
+    }
+
+    /// A Work matters when its manifests change or it becomes (un)applied.
+    fn work_seen(&self, work: &Work, priority: Priority) {
+        let Some(namespace) = work.metadata.namespace.as_deref() else {
+            return;
+        };
+        if names::cluster_name(namespace).is_err() {
+            return;
+        }
+        let key = WorkKey::of(work);
+        let shape = (
+            work.metadata.generation.unwrap_or(0),
+            work.is_applied() && !work.is_deleting(),
+        );
+        if self.seen.lock().insert(key.clone(), shape) == Some(shape) {
+            return;
+        }
+        self.queue.add_with(key, priority);
+    }
+
+    async fn watch_clusters(self: Arc<Self>, writer: reflector::store::Writer<Cluster>) {
+        let api: Api<Cluster> = Api::all(self.ctx.client.clone());
+        let stream =
+            reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
+                .default_backoff();
+        let mut stream = std::pin::pin!(stream);
+        while let Some(event) = stream.next().await {
+            match event {
+                Ok(watcher::Event::Delete(cluster)) => {
+                    self.members.forget_cluster(cluster.name());
+                }
+                Ok(_) => {}
+                Err(error) => tracing::warn!(%error, "watching clusters"),
+            }
+        }
+    }
+
+    async fn work(self: Arc<Self>) {
+        while let Some(key) = self.queue.next().await {
+            match self.reconcile(&key).await {
+                Ok(()) => self.queue.forget(&key),
+                Err(error) => {
+                    tracing::warn!(work = %key, %error, "reflecting work status failed");
+                    self.queue.add_rate_limited(key.clone());
+                }
+            }
+            self.queue.done(&key);
+        }
+    }
+
+    async fn reconcile(&self, key: &WorkKey) -> Result<(), StatusError> {
+        let user = key.to_string();
+        let reference = ObjectRef::<Work>::new(&key.name).within(&key.namespace);
+        let Some(work) = self.works.get(&reference) else {
+            self.members.release(&user);
+            return Ok(());
+        };
+        if work.is_deleting() || !work.is_applied() {
+            self.members.release(&user);
+            return Ok(());
+        }
+        let Ok(cluster_name) = names::cluster_name(&key.namespace) else {
+            return Ok(());
+        };
+        if let Some(own) = &self.ctx.cluster
+            && own != cluster_name
+        {
+            return Ok(());
+        }
+        let cluster = self
+            .clusters
+            .get(&ObjectRef::new(cluster_name))
+            .ok_or_else(|| StatusError::ClusterNotFound(cluster_name.to_owned()))?;
+        if self.ctx.cluster.is_none() && cluster.spec.sync_mode != "Push" {
+            return Ok(());
+        }
+        if !is_ready(&cluster) {
+            return Err(StatusError::ClusterNotReady(cluster_name.to_owned()));
+        }
+        let client = self.ctx.members.client(cluster_name).await?;
+        let mut targets = Vec::new();
+        for manifest in &work.spec.workload.manifests {
+            let api_version = manifest["apiVersion"].as_str().unwrap_or_default();
+            let kind = manifest["kind"].as_str().unwrap_or_default();
+            let resolved = self
+                .members
+                .resolve(cluster_name, api_version, kind)
+                .await?;
+            let informer = InformerKey {
+                cluster: cluster_name.to_owned(),
+                api_version: api_version.to_owned(),
+                kind: kind.to_owned(),
+            };
+            targets.push((informer, resolved));
+        }
+        self.members
+            .use_informers(
+                &user,
+                targets
+                    .iter()
+                    .map(|(k, r)| (k.clone(), r.resource.clone()))
+                    .collect(),
+            )
+            .await?;
+        let existing = work
+            .status
+            .as_ref()
+            .map(|s| s.manifest_statuses.clone())
+            .unwrap_or_default();
+        let mut statuses = Vec::new();
+        for (ordinal, (manifest, (informer, resolved))) in work
+            .spec
+            .workload
+            .manifests
+            .iter()
+            .zip(&targets)
+            .enumerate()
+        {
+            let identifier = identifier(ordinal, manifest, resolved.namespaced);
+            let namespace = identifier.namespace.clone();
+            let name = identifier.name.clone();
+            let observed = match self.members.get(informer, &namespace, &name) {
+                Cached::Synced(object) => object.map(|o| as_value(&o, manifest)),
+                Cached::Unknown => {
+                    let api: Api<kube::api::DynamicObject> = if resolved.namespaced {
+                        Api::namespaced_with(client.clone(), &namespace, &resolved.resource)
+                    } else {
+                        Api::all_with(client.clone(), &resolved.resource)
+                    };
+                    api.get_opt(&name).await?.map(|o| as_value(&o, manifest))
+                }
+            };
+            let Some(observed) = observed.filter(|o| belongs_to(o, key)) else {
+                // Not there (yet): keep what was recorded for it.
+                statuses.extend(
+                    existing
+                        .iter()
+                        .find(|s| s.identifier == identifier)
+                        .cloned(),
+                );
+                continue;
+            };
+            let status = match reflect_status(&observed) {
+                Ok(status) => status,
+                Err(error) => {
+                    self.event(
+                        &work,
+                        EventType::Warning,
+                        "ReflectStatusFailed",
+                        format!(
+                            "Reflect status for object({}/{}/{}) failed, err: {error}.",
+                            identifier.kind, namespace, name
+                        ),
+                    )
+                    .await;
+                    return Err(error.into());
+                }
+            };
+            statuses.push(ManifestStatus {
+                identifier,
+                status,
+                health: health(&observed).as_str().to_owned(),
+            });
+        }
+        if statuses == existing {
+            return Ok(());
+        }
+        let api: Api<Work> = Api::namespaced(self.ctx.client.clone(), &key.namespace);
+        let patch = json!({"status": {"manifestStatuses": statuses}});
+        match api
+            .patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    async fn event(&self, work: &Work, type_: EventType, reason: &str, note: String) {
+        use kube::Resource;
+        let event = Event {
+            type_,
+            reason: reason.to_owned(),
+            note: Some(note),
+            action: reason.to_owned(),
+            secondary: None,
+        };
+        if let Err(error) = self.recorder.publish(&event, &work.object_ref(&())).await {
+            tracing::debug!(%error, "publishing an event");
+        }
+    }
+}
+
+/// Karmada's identifier of a manifest (it leaves `resource` empty).
+fn identifier(ordinal: usize, manifest: &Value, namespaced: bool) -> ResourceIdentifier {
+    let api_version = manifest["apiVersion"].as_str().unwrap_or_default();
+    let (group, version) = match api_version.split_once('/') {
+        Some((group, version)) => (group, version),
+        None => ("", api_version),
+    };
+    let meta = &manifest["metadata"];
+    ResourceIdentifier {
+        ordinal: i32::try_from(ordinal).unwrap_or(i32::MAX),
+        group: group.to_owned(),
+        version: version.to_owned(),
+        kind: manifest["kind"].as_str().unwrap_or_default().to_owned(),
+        resource: String::new(),
+        namespace: if namespaced {
+            meta["namespace"].as_str().unwrap_or_default().to_owned()
+        } else {
+            String::new()
+        },
+        name: meta["name"].as_str().unwrap_or_default().to_owned(),
+    }
+}
+
+/// Whether the member object was applied from this Work (its annotations name it).
+fn belongs_to(object: &Value, work: &WorkKey) -> bool {
+    let annotations = &object["metadata"]["annotations"];
+    annotations[WORK_NAMESPACE_ANNOTATION].as_str() == Some(work.namespace.as_str())
+        && annotations[WORK_NAME_ANNOTATION].as_str() == Some(work.name.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn identifier_splits_the_api_version_and_leaves_resource_empty() {
+        let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "default"}});
+        let id = identifier(0, &deployment, true);
+        assert_eq!(
+            serde_json::to_value(&id).expect("json"),
+            json!({"ordinal": 0, "group": "apps", "version": "v1", "kind": "Deployment",
+                "resource": "", "namespace": "default", "name": "web"})
+        );
+        let namespace =
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}});
+        assert_eq!(
+            serde_json::to_value(identifier(0, &namespace, false)).expect("json"),
+            json!({"ordinal": 0, "version": "v1", "kind": "Namespace", "resource": "", "name": "ns"})
+        );
+    }
+
+    #[test]
+    fn only_objects_annotated_with_the_work_are_reflected() {
+        let key = WorkKey {
+            namespace: "karmada-es-m1".into(),
+            name: "web-687f7fb96f".into(),
+        };
+        let mine = json!({"metadata": {"annotations": {
+            "work.karmada.io/namespace": "karmada-es-m1", "work.karmada.io/name": "web-687f7fb96f"}}});
+        let other = json!({"metadata": {"annotations": {
+            "work.karmada.io/namespace": "karmada-es-m1", "work.karmada.io/name": "other"}}});
+        assert!(belongs_to(&mine, &key));
+        assert!(!belongs_to(&other, &key));
+        assert!(!belongs_to(&json!({"metadata": {}}), &key));
+    }
+}
