@@ -11,9 +11,11 @@
 pub mod affinity;
 pub mod cluster;
 pub mod names;
+pub mod overrides;
 pub mod policy;
 pub mod replicas;
 pub mod work;
+pub mod work_v1alpha1;
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -22,8 +24,10 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
 pub use cluster::*;
+pub use overrides::*;
 pub use policy::*;
 pub use work::*;
+pub use work_v1alpha1::*;
 
 /// Resource quantities keyed by resource name (Go's `corev1.ResourceList`), parsed.
 pub type ResourceList = std::collections::BTreeMap<String, crate::Quantity>;

@@ -42,8 +42,31 @@ pub struct ControllerSpec {
     pub start: fn(Context, Shutdown) -> ControllerTask,
 }
 
-/// Every controller Flotilla has, in start order. Names are Karmada's.
-pub const CONTROLLERS: &[ControllerSpec] = &[];
+/// Every controller Flotilla has, in start order. Names are Karmada's `--controllers` names;
+/// `resourceDetector` (always on in Karmada, not switchable there) is Flotilla's name for the
+/// detector.
+pub const CONTROLLERS: &[ControllerSpec] = &[
+    ControllerSpec {
+        name: "resourceDetector",
+        default_on: true,
+        start: crate::detector::start,
+    },
+    ControllerSpec {
+        name: "binding",
+        default_on: true,
+        start: crate::binding::start,
+    },
+    ControllerSpec {
+        name: "bindingStatus",
+        default_on: true,
+        start: crate::binding_status::start,
+    },
+    ControllerSpec {
+        name: "namespace",
+        default_on: true,
+        start: crate::namespace::start,
+    },
+];
 
 /// The names for [`ControllerSelection::parse`]: all, and those off by default.
 pub fn controller_names() -> (Vec<&'static str>, Vec<&'static str>) {
