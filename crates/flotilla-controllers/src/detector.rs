@@ -652,6 +652,3 @@ fn fingerprint(object: &DynamicObject) -> u64 {
         .hash(&mut hasher);
     hasher.finish()
 }
-
-#[cfg(test)]
-mod tests;

@@ -388,3 +388,6 @@ fn key_of(meta: &ObjectMeta) -> (String, String) {
         meta.name.clone().unwrap_or_default(),
     )
 }
+
+#[cfg(test)]
+mod tests;
