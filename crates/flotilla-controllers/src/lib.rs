@@ -4,6 +4,7 @@
 
 pub mod binding;
 pub mod binding_status;
+pub mod dependencies;
 pub mod detector;
 pub mod interpreter;
 pub mod manager;

@@ -43,8 +43,8 @@ pub struct ControllerSpec {
 }
 
 /// Every controller Flotilla has, in start order. Names are Karmada's `--controllers` names;
-/// `resourceDetector` (always on in Karmada, not switchable there) is Flotilla's name for the
-/// detector.
+/// `resourceDetector` and `dependenciesDistributor` (always on in Karmada, not switchable
+/// there) are Flotilla's names.
 pub const CONTROLLERS: &[ControllerSpec] = &[
     ControllerSpec {
         name: "resourceDetector",
@@ -60,6 +60,11 @@ pub const CONTROLLERS: &[ControllerSpec] = &[
         name: "bindingStatus",
         default_on: true,
         start: crate::binding_status::start,
+    },
+    ControllerSpec {
+        name: "dependenciesDistributor",
+        default_on: true,
+        start: crate::dependencies::start,
     },
     ControllerSpec {
         name: "namespace",

@@ -336,3 +336,190 @@ async fn vllm_is_bound_scheduled_and_rendered_into_works_with_overrides() {
     );
     assert!(work_of(&world, "cn-shanghai").await.is_some());
 }
+
+fn work_in<'a>(
+    world: &'a World,
+    cluster: &'a str,
+    kind: &'a str,
+    name: &'a str,
+    namespace: &'a str,
+) -> impl std::future::Future<Output = Option<Work>> + 'a {
+    async move {
+        Api::<Work>::namespaced(world.client.clone(), &format!("karmada-es-{cluster}"))
+            .get_opt(&work_name(kind, name, namespace))
+            .await
+            .expect("get work")
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn namespaces_dependencies_overrides_and_cluster_scoped_templates_propagate() {
+    let world = World::start(&["member1", "member2"]).await;
+    world
+        .apply(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}}))
+        .await;
+    // The namespace reaches every cluster.
+    for cluster in ["member1", "member2"] {
+        let work = eventually("namespace Work", || {
+            work_in(&world, cluster, "Namespace", "shop", "")
+        })
+        .await;
+        let m = manifest(&work);
+        assert_eq!(
+            (m["kind"].as_str(), m["metadata"]["name"].as_str()),
+            (Some("Namespace"), Some("shop"))
+        );
+        assert_eq!(m["metadata"]["labels"]["karmada.io/managed"], "true");
+        let owner = &work.metadata.owner_references.as_ref().expect("owner")[0];
+        assert_eq!(
+            (owner.kind.as_str(), owner.name.as_str()),
+            ("Namespace", "shop")
+        );
+    }
+
+    // A Deployment with propagateDeps carries its ConfigMap along (Duplicated to both).
+    world
+        .apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "settings", "namespace": "shop"}, "data": {"level": "info"}}))
+        .await;
+    world
+        .apply(json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "shop", "labels": {"app": "web"}},
+            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [
+                    {"name": "web", "image": "nginx:1.27",
+                     "envFrom": [{"configMapRef": {"name": "settings"}}]}]}}}}))
+        .await;
+    world
+        .apply(json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+            "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"propagateDeps": true,
+                "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}],
+                "placement": {"clusterAffinity": {"clusterNames": ["member1", "member2"]}}}}))
+        .await;
+    let rbs = Api::<ResourceBinding>::namespaced(world.client.clone(), "shop");
+    let web = eventually("web duplicated", || async {
+        let b = rbs.get_opt("web-deployment").await.expect("get")?;
+        (targets(&b) == expected(&[("member1", 2), ("member2", 2)])).then_some(b)
+    })
+    .await;
+    let web_id =
+        web.metadata.labels.as_ref().expect("labels")["resourcebinding.karmada.io/permanent-id"]
+            .clone();
+    let attached = eventually("attached ConfigMap binding", || async {
+        let b = rbs.get_opt("settings-configmap").await.expect("get")?;
+        (b.spec.required_by.len() == 1 && b.spec.required_by[0].clusters.len() == 2).then_some(b)
+    })
+    .await;
+    assert_eq!(attached.spec.required_by[0].name, "web-deployment");
+    assert_eq!(attached.spec.required_by[0].namespace, "shop");
+    assert!(
+        attached
+            .metadata
+            .labels
+            .as_ref()
+            .expect("labels")
+            .iter()
+            .any(|(k, v)| k.starts_with("resourcebinding.karmada.io/depended-by-") && *v == web_id)
+    );
+    assert_eq!(
+        attached.metadata.owner_references.as_ref().expect("owner")[0].kind,
+        "ConfigMap"
+    );
+    for cluster in ["member1", "member2"] {
+        let work = eventually("ConfigMap Work", || {
+            work_in(&world, cluster, "ConfigMap", "settings", "shop")
+        })
+        .await;
+        assert_eq!(manifest(&work)["data"], json!({"level": "info"}));
+    }
+    let web = rbs.get("web-deployment").await.expect("web");
+    let recorded: Value = serde_json::from_str(
+        &web.metadata.annotations.as_ref().expect("annotations")["resourcebinding.karmada.io/dependencies"],
+    )
+    .expect("dependencies JSON");
+    assert_eq!(
+        recorded,
+        json!([{"apiVersion": "v1", "kind": "ConfigMap", "namespace": "shop", "name": "settings"}])
+    );
+
+    // An OverridePolicy added later updates only the targeted cluster's Work.
+    world
+        .apply(json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "OverridePolicy",
+            "metadata": {"name": "prod-labels", "namespace": "shop"},
+            "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}],
+                "overrideRules": [{"targetCluster": {"clusterNames": ["member2"]},
+                    "overriders": {
+                        "labelsOverrider": [{"operator": "add", "value": {"env": "prod"}}],
+                        "argsOverrider": [{"containerName": "web", "operator": "add", "value": ["--prod"]}]}}]}}))
+        .await;
+    let work = eventually("override applied in member2", || async {
+        let w = work_in(&world, "member2", "Deployment", "web", "shop").await?;
+        (manifest(&w)["metadata"]["labels"]["env"] == "prod").then_some(w)
+    })
+    .await;
+    assert_eq!(
+        manifest(&work)["spec"]["template"]["spec"]["containers"][0]["args"],
+        json!(["--prod"])
+    );
+    let member1 = work_in(&world, "member1", "Deployment", "web", "shop")
+        .await
+        .expect("work");
+    assert!(
+        manifest(&member1)["metadata"]["labels"]
+            .get("env")
+            .is_none()
+    );
+    assert!(
+        !member1
+            .metadata
+            .annotations
+            .unwrap_or_default()
+            .contains_key("policy.karmada.io/applied-overrides")
+    );
+
+    // A cluster-scoped template: ClusterPropagationPolicy → ClusterResourceBinding → Works.
+    world
+        .apply(
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "reader"},
+            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]}),
+        )
+        .await;
+    world
+        .apply(json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "ClusterPropagationPolicy",
+            "metadata": {"name": "roles"},
+            "spec": {"resourceSelectors": [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "name": "reader"}],
+                "placement": {"clusterAffinity": {"clusterNames": ["member1"]}}}}))
+        .await;
+    let crbs = Api::<flotilla_api::karmada::ClusterResourceBinding>::all(world.client.clone());
+    let crb = eventually("ClusterResourceBinding scheduled", || async {
+        let b = crbs.get_opt("reader-clusterrole").await.expect("get")?;
+        (!b.spec.clusters.is_empty()).then_some(b)
+    })
+    .await;
+    assert_eq!(
+        crb.metadata.finalizers,
+        Some(vec![
+            "karmada.io/cluster-resource-binding-controller".to_owned()
+        ])
+    );
+    assert_eq!(
+        crb.metadata.annotations.as_ref().expect("annotations")["clusterpropagationpolicy.karmada.io/name"],
+        "roles"
+    );
+    let work = eventually("ClusterRole Work", || {
+        work_in(&world, "member1", "ClusterRole", "reader", "")
+    })
+    .await;
+    assert_eq!(
+        work.metadata.annotations.as_ref().expect("annotations")["clusterresourcebinding.karmada.io/name"],
+        "reader-clusterrole"
+    );
+    assert_eq!(manifest(&work)["rules"][0]["verbs"], json!(["get"]));
+    assert!(
+        work_in(&world, "member2", "ClusterRole", "reader", "")
+            .await
+            .is_none()
+    );
+}

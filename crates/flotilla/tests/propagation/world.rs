@@ -69,6 +69,7 @@ impl World {
             flotilla_controllers::binding::start,
             flotilla_controllers::binding_status::start,
             flotilla_controllers::namespace::start,
+            flotilla_controllers::dependencies::start,
         ] {
             tokio::spawn(start(context.clone(), shutdown.child()));
         }
@@ -128,7 +129,12 @@ pub async fn add_cluster(client: &kube::Client, name: &str) {
         "conditions": [{"type": "Ready", "status": "True", "reason": "ClusterReady",
             "message": "cluster is healthy and ready to accept workloads",
             "lastTransitionTime": "2026-12-01T00:00:00Z"}],
-        "apiEnablements": [{"groupVersion": "apps/v1", "resources": [{"name": "deployments", "kind": "Deployment"}]}],
+        "apiEnablements": [
+            {"groupVersion": "apps/v1", "resources": [{"name": "deployments", "kind": "Deployment"}]},
+            {"groupVersion": "v1", "resources": [{"name": "configmaps", "kind": "ConfigMap"},
+                {"name": "namespaces", "kind": "Namespace"}]},
+            {"groupVersion": "rbac.authorization.k8s.io/v1",
+                "resources": [{"name": "clusterroles", "kind": "ClusterRole"}]}],
         "resourceSummary": {
             "allocatable": {"cpu": "1000", "memory": "100Ti", "pods": "1000", "nvidia.com/gpu": "200"},
             "allocated": {"cpu": "0", "memory": "0", "pods": "0"},
