@@ -108,8 +108,8 @@ pub struct Detector {
     fingerprints: Mutex<HashMap<TemplateKey, u64>>,
     /// Templates whose own specification changed since their last reconcile (for Lazy).
     changed: Mutex<HashSet<TemplateKey>>,
-    /// Templates by the permanent id of the policy that claims them.
-    claims: Mutex<HashMap<String, BTreeSet<TemplateKey>>>,
+    /// Templates by the permanent id of the policy that claims them, and the reverse.
+    claims: Mutex<ClaimIndex>,
     recorder: Recorder,
 }
 
@@ -145,7 +145,7 @@ impl Detector {
             policy_queue: WorkQueue::default(),
             fingerprints: Mutex::new(HashMap::new()),
             changed: Mutex::new(HashSet::new()),
-            claims: Mutex::new(HashMap::new()),
+            claims: Mutex::new(ClaimIndex::default()),
             recorder,
         })
     }
@@ -250,15 +250,7 @@ impl Detector {
                     .or_else(|| labels.get(flotilla_api::validation::karmada::CPP_PERMANENT_ID))
             })
             .cloned();
-        {
-            let mut claims = self.claims.lock();
-            for set in claims.values_mut() {
-                set.remove(&key);
-            }
-            if let Some(id) = claim {
-                claims.entry(id).or_default().insert(key.clone());
-            }
-        }
+        self.claims.lock().set(&key, claim);
         let fingerprint = fingerprint(object);
         let previous = self.fingerprints.lock().insert(key.clone(), fingerprint);
         if previous == Some(fingerprint) {
@@ -282,9 +274,7 @@ impl Detector {
         };
         self.fingerprints.lock().remove(&key);
         self.changed.lock().remove(&key);
-        for set in self.claims.lock().values_mut() {
-            set.remove(&key);
-        }
+        self.claims.lock().set(&key, None);
     }
 
     /// Queues every template `spec` may select (low priority) plus those claimed by `id`.
@@ -329,12 +319,7 @@ impl Detector {
     }
 
     fn enqueue_claimed(&self, id: &str) {
-        let claimed: Vec<TemplateKey> = self
-            .claims
-            .lock()
-            .get(id)
-            .map(|s| s.iter().cloned().collect())
-            .unwrap_or_default();
+        let claimed = self.claims.lock().claimed_by(id);
         for key in claimed {
             self.queue.add_with(key, Priority::Low);
         }
@@ -630,6 +615,40 @@ fn refresh(
     build::ensure_finalizer(meta, finalizer);
     build::refresh_spec(spec, desired);
     Ok(())
+}
+
+/// Which policy (permanent id) claims which templates, both ways.
+#[derive(Debug, Default)]
+struct ClaimIndex {
+    by_policy: HashMap<String, BTreeSet<TemplateKey>>,
+    of_template: HashMap<TemplateKey, String>,
+}
+
+impl ClaimIndex {
+    fn set(&mut self, key: &TemplateKey, id: Option<String>) {
+        if let Some(old) = self.of_template.remove(key)
+            && let Some(set) = self.by_policy.get_mut(&old)
+        {
+            set.remove(key);
+            if set.is_empty() {
+                self.by_policy.remove(&old);
+            }
+        }
+        if let Some(id) = id {
+            self.by_policy
+                .entry(id.clone())
+                .or_default()
+                .insert(key.clone());
+            self.of_template.insert(key.clone(), id);
+        }
+    }
+
+    fn claimed_by(&self, id: &str) -> Vec<TemplateKey> {
+        self.by_policy
+            .get(id)
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default()
+    }
 }
 
 /// A hash of what counts as the template's specification: everything but status and the

@@ -522,4 +522,34 @@ async fn namespaces_dependencies_overrides_and_cluster_scoped_templates_propagat
             .await
             .is_none()
     );
+
+    // Deleting the template removes its binding (owner reference), whose finalizers first
+    // delete its Works and withdraw the attached ConfigMap binding.
+    Api::<Deployment>::namespaced(world.client.clone(), "shop")
+        .delete("web", &DeleteParams::default())
+        .await
+        .expect("delete template");
+    eventually("binding gone", || async {
+        rbs.get_opt("web-deployment")
+            .await
+            .expect("get")
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    eventually("attached binding gone", || async {
+        rbs.get_opt("settings-configmap")
+            .await
+            .expect("get")
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    for cluster in ["member1", "member2"] {
+        let work = work_in(&world, cluster, "Deployment", "web", "shop").await;
+        assert!(
+            work.is_none_or(|w| w.metadata.deletion_timestamp.is_some()),
+            "the Work of {cluster} is being deleted"
+        );
+    }
 }

@@ -307,12 +307,7 @@ impl Detector {
         {
             return Ok(());
         }
-        let claimed: Vec<super::TemplateKey> = self
-            .claims
-            .lock()
-            .get(claim.id())
-            .map(|s| s.iter().cloned().collect())
-            .unwrap_or_default();
+        let claimed = self.claims.lock().claimed_by(claim.id());
         let patch = unclaim_patch(&claim);
         for template in &claimed {
             let Some(object) = self.template(template) else {
