@@ -337,19 +337,17 @@ async fn vllm_is_bound_scheduled_and_rendered_into_works_with_overrides() {
     assert!(work_of(&world, "cn-shanghai").await.is_some());
 }
 
-fn work_in<'a>(
-    world: &'a World,
-    cluster: &'a str,
-    kind: &'a str,
-    name: &'a str,
-    namespace: &'a str,
-) -> impl std::future::Future<Output = Option<Work>> + 'a {
-    async move {
-        Api::<Work>::namespaced(world.client.clone(), &format!("karmada-es-{cluster}"))
-            .get_opt(&work_name(kind, name, namespace))
-            .await
-            .expect("get work")
-    }
+async fn work_in(
+    world: &World,
+    cluster: &str,
+    kind: &str,
+    name: &str,
+    namespace: &str,
+) -> Option<Work> {
+    Api::<Work>::namespaced(world.client.clone(), &format!("karmada-es-{cluster}"))
+        .get_opt(&work_name(kind, name, namespace))
+        .await
+        .expect("get work")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

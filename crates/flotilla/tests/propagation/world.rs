@@ -10,9 +10,7 @@ use flotilla_apiserver::auth::authn::UserInfo;
 use flotilla_runtime::Shutdown;
 use flotilla_scheduler::run::{Metrics, Scheduler, SchedulerConfig};
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{
-    Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
-};
+use kube::api::{Api, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
 pub struct World {
@@ -95,7 +93,7 @@ impl World {
             .as_str()
             .unwrap_or("default");
         let api: Api<DynamicObject> =
-            Api::namespaced_with(self.client.clone(), namespace, &ApiResource::from(resource));
+            Api::namespaced_with(self.client.clone(), namespace, &resource);
         let object: DynamicObject = serde_json::from_value(object).expect("object");
         api.create(&PostParams::default(), &object)
             .await
