@@ -431,11 +431,15 @@ async fn namespaces_dependencies_overrides_and_cluster_scoped_templates_propagat
         .await;
         assert_eq!(manifest(&work)["data"], json!({"level": "info"}));
     }
-    let web = rbs.get("web-deployment").await.expect("web");
-    let recorded: Value = serde_json::from_str(
-        &web.metadata.annotations.as_ref().expect("annotations")["resourcebinding.karmada.io/dependencies"],
-    )
-    .expect("dependencies JSON");
+    let recorded: Value = eventually("dependencies recorded", || async {
+        let web = rbs.get("web-deployment").await.expect("web");
+        let text = web
+            .metadata
+            .annotations?
+            .remove("resourcebinding.karmada.io/dependencies")?;
+        Some(serde_json::from_str(&text).expect("dependencies JSON"))
+    })
+    .await;
     assert_eq!(
         recorded,
         json!([{"apiVersion": "v1", "kind": "ConfigMap", "namespace": "shop", "name": "settings"}])
@@ -550,4 +554,62 @@ async fn namespaces_dependencies_overrides_and_cluster_scoped_templates_propagat
             "the Work of {cluster} is being deleted"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_resources_are_discovered_and_propagated() {
+    let world = World::start(&["member1"]).await;
+    world
+        .apply(json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object",
+                        "x-kubernetes-preserve-unknown-fields": true}}}]}}))
+        .await;
+    world
+        .apply(
+            json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "ClusterPropagationPolicy",
+            "metadata": {"name": "widgets"},
+            "spec": {"resourceSelectors": [{"apiVersion": "example.com/v1", "kind": "Widget",
+                    "labelSelector": {"matchLabels": {"propagate": "yes"}}}],
+                "placement": {"clusterAffinity": {"clusterNames": ["member1"]}}}}),
+        )
+        .await;
+    let widget = |name: &str, propagate: &str| {
+        json!({"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": name, "namespace": "default", "labels": {"propagate": propagate}},
+            "spec": {"size": 3}})
+    };
+    // The CRD may still be settling into discovery: retry creation until the kind is served.
+    let served = eventually("Widget served", || async {
+        let discovery = kube::discovery::pinned_kind(
+            &world.client,
+            &kube::api::GroupVersionKind::gvk("example.com", "v1", "Widget"),
+        )
+        .await;
+        discovery.ok().map(|_| ())
+    })
+    .await;
+    let () = served;
+    world.apply(widget("blue", "yes")).await;
+    world.apply(widget("red", "no")).await;
+    let rbs = Api::<ResourceBinding>::namespaced(world.client.clone(), "default");
+    let binding = eventually("Widget bound and scheduled", || async {
+        let b = rbs.get_opt("blue-widget").await.expect("get")?;
+        (!b.spec.clusters.is_empty()).then_some(b)
+    })
+    .await;
+    assert_eq!(binding.spec.resource.kind, "Widget");
+    assert_eq!(binding.spec.replicas, 0, "custom kinds are not workloads");
+    let work = eventually("Widget Work", || {
+        work_in(&world, "member1", "Widget", "blue", "default")
+    })
+    .await;
+    assert_eq!(manifest(&work)["spec"], json!({"size": 3}));
+    assert!(
+        rbs.get_opt("red-widget").await.expect("get").is_none(),
+        "the label selector does not select red"
+    );
 }

@@ -2,6 +2,7 @@
 //! discovery again.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -67,17 +68,61 @@ impl KindWatch {
 }
 
 impl Detector {
-    /// Re-runs discovery whenever a CRD is created, changed or deleted.
+    /// Re-runs discovery whenever a CRD is created, changed or deleted. A new CRD's kinds can
+    /// reach discovery a moment after the CRD itself: discovery is retried (a few times, with a
+    /// growing pause) until every served version of the CRD is watched.
     pub(super) async fn watch_crds(self: Arc<Self>) {
         let api = Api::<CustomResourceDefinition>::all(self.client.clone());
         let stream = watcher::watcher(api, watcher::Config::default()).default_backoff();
         let mut stream = std::pin::pin!(stream);
+        // CRDs listed when the watch (re)starts may be newer than the last discovery.
+        let mut listed = Vec::new();
         while let Some(event) = stream.next().await {
             match event {
-                Ok(Event::Apply(_) | Event::Delete(_)) => self.rediscover().await,
-                Ok(_) => {}
+                Ok(Event::Apply(crd)) => self.ensure_watched(&served_kinds(&crd)).await,
+                Ok(Event::Delete(_)) => self.rediscover().await,
+                Ok(Event::Init) => listed.clear(),
+                Ok(Event::InitApply(crd)) => listed.extend(served_kinds(&crd)),
+                Ok(Event::InitDone) => self.ensure_watched(&std::mem::take(&mut listed)).await,
                 Err(error) => warn!(%error, "watching CustomResourceDefinitions"),
             }
         }
     }
+
+    /// Runs discovery until every kind of `wanted` is watched (a few tries, growing pause).
+    async fn ensure_watched(self: &Arc<Self>, wanted: &[(String, String)]) {
+        let mut pause = Duration::from_millis(50);
+        for attempt in 0..8 {
+            let watched = {
+                let kinds = self.kinds.lock();
+                wanted.iter().all(|k| kinds.contains_key(k))
+            };
+            if watched && attempt > 0 {
+                return;
+            }
+            if attempt > 0 {
+                tokio::time::sleep(pause).await;
+                pause *= 2;
+            }
+            self.rediscover().await;
+        }
+    }
+}
+
+/// `(apiVersion, kind)` of every served version of `crd`.
+fn served_kinds(crd: &CustomResourceDefinition) -> Vec<(String, String)> {
+    if crd.metadata.deletion_timestamp.is_some() {
+        return Vec::new();
+    }
+    crd.spec
+        .versions
+        .iter()
+        .filter(|v| v.served)
+        .map(|v| {
+            (
+                format!("{}/{}", crd.spec.group, v.name),
+                crd.spec.names.kind.clone(),
+            )
+        })
+        .collect()
 }

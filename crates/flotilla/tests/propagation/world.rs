@@ -34,6 +34,10 @@ pub fn fixture(name: &str) -> Value {
 
 impl World {
     pub async fn start(clusters: &[&str]) -> World {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_test_writer()
+            .try_init();
         let store = Arc::new(flotilla_store::MemoryStore::new());
         let running = flotilla_apiserver::Builder::new(store)
             .start()
@@ -132,7 +136,8 @@ pub async fn add_cluster(client: &kube::Client, name: &str) {
             {"groupVersion": "v1", "resources": [{"name": "configmaps", "kind": "ConfigMap"},
                 {"name": "namespaces", "kind": "Namespace"}]},
             {"groupVersion": "rbac.authorization.k8s.io/v1",
-                "resources": [{"name": "clusterroles", "kind": "ClusterRole"}]}],
+                "resources": [{"name": "clusterroles", "kind": "ClusterRole"}]},
+            {"groupVersion": "example.com/v1", "resources": [{"name": "widgets", "kind": "Widget"}]}],
         "resourceSummary": {
             "allocatable": {"cpu": "1000", "memory": "100Ti", "pods": "1000", "nvidia.com/gpu": "200"},
             "allocated": {"cpu": "0", "memory": "0", "pods": "0"},
