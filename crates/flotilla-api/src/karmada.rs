@@ -11,6 +11,7 @@
 pub mod affinity;
 pub mod cluster;
 pub mod names;
+pub mod overrides;
 pub mod policy;
 pub mod replicas;
 pub mod work;
@@ -23,6 +24,7 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
 pub use cluster::*;
+pub use overrides::*;
 pub use policy::*;
 pub use work::*;
 pub use work_v1alpha1::*;

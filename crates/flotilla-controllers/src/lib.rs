@@ -2,10 +2,17 @@
 //! Every controller talks to the control plane through a `kube::Client` and to members through
 //! [`flotilla_member::MemberClients`]; [`manager`] starts the ones `--controllers` enables.
 
+pub mod binding;
+pub mod binding_status;
+pub mod dependencies;
+pub mod detector;
 pub mod execution;
 pub mod interpreter;
 pub mod manager;
 pub mod member_cache;
+pub mod namespace;
+pub mod overrides;
+pub mod resources;
 pub mod work_status;
 
 pub use manager::{CONTROLLERS, Context, ControllerSpec, run_controllers};

@@ -42,8 +42,35 @@ pub struct ControllerSpec {
     pub start: fn(Context, Shutdown) -> ControllerTask,
 }
 
-/// Every controller Flotilla has, in start order. Names are Karmada's.
+/// Every controller Flotilla has, in start order. Names are Karmada's `--controllers` names;
+/// `resourceDetector` and `dependenciesDistributor` (always on in Karmada, not switchable
+/// there) are Flotilla's names.
 pub const CONTROLLERS: &[ControllerSpec] = &[
+    ControllerSpec {
+        name: "resourceDetector",
+        default_on: true,
+        start: crate::detector::start,
+    },
+    ControllerSpec {
+        name: "binding",
+        default_on: true,
+        start: crate::binding::start,
+    },
+    ControllerSpec {
+        name: "bindingStatus",
+        default_on: true,
+        start: crate::binding_status::start,
+    },
+    ControllerSpec {
+        name: "dependenciesDistributor",
+        default_on: true,
+        start: crate::dependencies::start,
+    },
+    ControllerSpec {
+        name: "namespace",
+        default_on: true,
+        start: crate::namespace::start,
+    },
     ControllerSpec {
         name: crate::execution::NAME,
         default_on: true,

@@ -14,6 +14,13 @@ pub const EXECUTION_CONTROLLER_FINALIZER: &str = "karmada.io/execution-controlle
 pub const WORK_APPLIED: &str = "Applied";
 /// Condition type: the Work is (not) being dispatched.
 pub const WORK_DISPATCHING: &str = "Dispatching";
+/// Aliases of the two condition types.
+pub const WORK_CONDITION_APPLIED: &str = WORK_APPLIED;
+pub const WORK_CONDITION_DISPATCHING: &str = WORK_DISPATCHING;
+/// `ManifestStatus.health` values.
+pub const HEALTH_HEALTHY: &str = "Healthy";
+pub const HEALTH_UNHEALTHY: &str = "Unhealthy";
+pub const HEALTH_UNKNOWN: &str = "Unknown";
 /// Label on member objects created by Karmada (value `true`).
 pub const MANAGED_BY_KARMADA_LABEL: &str = "karmada.io/managed";
 /// Annotation on member objects: the Work's namespace.
@@ -152,8 +159,8 @@ pub struct ResourceIdentifier {
     /// Index in `spec.workload.manifests`.
     #[serde(default)]
     pub ordinal: i32,
-    /// API group.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    /// API group (always written, empty for the core group, as Karmada's `json:"group"`).
+    #[serde(default)]
     pub group: String,
     /// API version.
     #[serde(default)]

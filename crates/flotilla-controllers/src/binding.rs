@@ -1,0 +1,598 @@
+//! The binding controllers (Karmada's `binding` controller runs both): for every
+//! ResourceBinding and ClusterResourceBinding, one Work per target cluster
+//! ([`render::render_work`]); Works of clusters no longer targeted are deleted; a deleting
+//! binding deletes its Works and then drops its finalizer. Re-run when the binding's
+//! generation changes (the detector bumps it on every template change) and when any
+//! (Cluster)OverridePolicy changes.
+
+pub mod render;
+pub mod works;
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::Instant;
+
+use flotilla_api::karmada::names::cluster_name;
+use flotilla_api::karmada::{
+    Cluster, ClusterOverridePolicy, ClusterResourceBinding, OverridePolicy, ResourceBinding,
+    ResourceBindingSpec, Work,
+};
+use flotilla_runtime::{Priority, Shutdown, WorkQueue};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::watcher::Event as WatchEvent;
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+use tracing::{debug, info, warn};
+
+use crate::detector::build::{CRB_FINALIZER, RB_FINALIZER};
+use crate::manager::{Context, ControllerTask};
+use crate::overrides::PolicyRef;
+use crate::resources::{ResolveError, Resources};
+use flotilla_api::validation::karmada::{CRB_PERMANENT_ID, RB_PERMANENT_ID};
+use render::{BindingRef, RenderInput};
+use works::{WorkIndex, WorkWrite};
+
+/// A binding in the queue (shared with the binding status controller).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BindingKey {
+    Namespaced { namespace: String, name: String },
+    Cluster { name: String },
+}
+
+impl std::fmt::Display for BindingKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Namespaced { namespace, name } => write!(f, "{namespace}/{name}"),
+            Self::Cluster { name } => f.write_str(name),
+        }
+    }
+}
+
+/// A binding of either kind.
+#[derive(Debug, Clone)]
+pub struct BindingView {
+    pub key: BindingKey,
+    pub metadata: ObjectMeta,
+    pub spec: ResourceBindingSpec,
+    pub status: flotilla_api::karmada::ResourceBindingStatus,
+}
+
+impl BindingView {
+    pub fn from_rb(b: &ResourceBinding) -> Self {
+        Self {
+            key: BindingKey::Namespaced {
+                namespace: b.metadata.namespace.clone().unwrap_or_default(),
+                name: b.metadata.name.clone().unwrap_or_default(),
+            },
+            metadata: b.metadata.clone(),
+            spec: b.spec.clone(),
+            status: b.status.clone().unwrap_or_default(),
+        }
+    }
+
+    pub fn from_crb(b: &ClusterResourceBinding) -> Self {
+        Self {
+            key: BindingKey::Cluster {
+                name: b.metadata.name.clone().unwrap_or_default(),
+            },
+            metadata: b.metadata.clone(),
+            spec: b.spec.clone(),
+            status: b.status.clone().unwrap_or_default(),
+        }
+    }
+
+    /// The binding's identity for its Works (`None` until admission gave it a permanent id).
+    pub fn reference(&self) -> Option<BindingRef> {
+        let labels = self.metadata.labels.as_ref()?;
+        Some(match &self.key {
+            BindingKey::Namespaced { namespace, name } => BindingRef::Namespaced {
+                namespace: namespace.clone(),
+                name: name.clone(),
+                id: labels.get(RB_PERMANENT_ID)?.clone(),
+            },
+            BindingKey::Cluster { name } => BindingRef::Cluster {
+                name: name.clone(),
+                id: labels.get(CRB_PERMANENT_ID)?.clone(),
+            },
+        })
+    }
+
+    /// The clusters that must have a Work: `spec.clusters`, `requiredBy` clusters and
+    /// clusters of eviction tasks not purged directly.
+    pub fn expected_clusters(&self) -> BTreeSet<String> {
+        let mut clusters: BTreeSet<String> =
+            self.spec.clusters.iter().map(|c| c.name.clone()).collect();
+        for required in &self.spec.required_by {
+            clusters.extend(required.clusters.iter().map(|c| c.name.clone()));
+        }
+        for task in &self.spec.graceful_eviction_tasks {
+            if task.purge_mode != "Directly" {
+                clusters.insert(task.from_cluster.clone());
+            }
+        }
+        clusters
+    }
+}
+
+/// Why a binding could not be synced.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    #[error("{0}")]
+    Kube(#[from] kube::Error),
+    #[error("{0}")]
+    Resolve(#[from] ResolveError),
+    #[error("cluster {cluster}: {source}")]
+    Render {
+        cluster: String,
+        #[source]
+        source: render::RenderError,
+    },
+    #[error("encoding: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// The running controller.
+pub struct BindingController {
+    client: kube::Client,
+    resources: Resources,
+    queue: WorkQueue<BindingKey>,
+    bindings: Store<ResourceBinding>,
+    cluster_bindings: Store<ClusterResourceBinding>,
+    clusters: Store<Cluster>,
+    overrides: Store<OverridePolicy>,
+    cluster_overrides: Store<ClusterOverridePolicy>,
+    works: Store<Work>,
+    index: WorkIndex,
+    generations: Mutex<HashMap<BindingKey, (i64, bool)>>,
+    recorder: Recorder,
+}
+
+impl std::fmt::Debug for BindingController {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BindingController").finish_non_exhaustive()
+    }
+}
+
+/// `CONTROLLERS` entry point.
+pub fn start(context: Context, shutdown: Shutdown) -> ControllerTask {
+    Box::pin(async move { BindingController::run(context.client, shutdown).await })
+}
+
+macro_rules! spawn_reflector {
+    ($tasks:ident, $client:expr, $ty:ty, $writer:expr, $on:expr) => {{
+        let api = kube::api::Api::<$ty>::all($client.clone());
+        let on = $on;
+        $tasks.push(tokio::spawn(async move {
+            let stream = kube::runtime::WatchStreamExt::default_backoff(
+                kube::runtime::reflector::reflector(
+                    $writer,
+                    kube::runtime::watcher::watcher(api, kube::runtime::watcher::Config::default()),
+                ),
+            );
+            let mut stream = std::pin::pin!(stream);
+            while let Some(event) = futures::StreamExt::next(&mut stream).await {
+                match event {
+                    Ok(event) => on(event),
+                    Err(error) => tracing::warn!(%error, kind = stringify!($ty), "watch failed"),
+                }
+            }
+        }));
+    }};
+}
+pub(crate) use spawn_reflector;
+
+impl BindingController {
+    pub async fn run(client: kube::Client, shutdown: Shutdown) {
+        let (bindings, rb_writer) = reflector::store();
+        let (cluster_bindings, crb_writer) = reflector::store();
+        let (clusters, cluster_writer) = reflector::store();
+        let (overrides, op_writer) = reflector::store();
+        let (cluster_overrides, cop_writer) = reflector::store();
+        let (works, work_writer) = reflector::store();
+        let this = Arc::new(Self {
+            resources: Resources::new(client.clone()),
+            queue: WorkQueue::default(),
+            bindings,
+            cluster_bindings,
+            clusters,
+            overrides,
+            cluster_overrides,
+            works,
+            index: WorkIndex::default(),
+            generations: Mutex::new(HashMap::new()),
+            recorder: Recorder::new(
+                client.clone(),
+                Reporter {
+                    controller: "binding-controller".into(),
+                    instance: None,
+                },
+            ),
+            client: client.clone(),
+        });
+        let mut tasks = Vec::new();
+        let me = this.clone();
+        spawn_reflector!(tasks, client, ResourceBinding, rb_writer, move |e| me
+            .binding_event(e, BindingView::from_rb));
+        let me = this.clone();
+        spawn_reflector!(
+            tasks,
+            client,
+            ClusterResourceBinding,
+            crb_writer,
+            move |e| me.binding_event(e, BindingView::from_crb)
+        );
+        spawn_reflector!(tasks, client, Cluster, cluster_writer, |_| {});
+        let me = this.clone();
+        spawn_reflector!(tasks, client, OverridePolicy, op_writer, move |e| me
+            .override_event(e));
+        let me = this.clone();
+        spawn_reflector!(tasks, client, ClusterOverridePolicy, cop_writer, move |e| {
+            me.override_event(e)
+        });
+        let me = this.clone();
+        spawn_reflector!(tasks, client, Work, work_writer, move |e: WatchEvent<
+            Work,
+        >| match e {
+            WatchEvent::Apply(w) | WatchEvent::InitApply(w) => {
+                me.index.upsert(&w, &[RB_PERMANENT_ID, CRB_PERMANENT_ID])
+            }
+            WatchEvent::Delete(w) => me.index.remove(&w),
+            _ => {}
+        });
+        let ready = async {
+            let _ = this.clusters.wait_until_ready().await;
+            let _ = this.overrides.wait_until_ready().await;
+            let _ = this.cluster_overrides.wait_until_ready().await;
+            let _ = this.works.wait_until_ready().await;
+        };
+        tokio::select! {
+            _ = ready => {}
+            _ = shutdown.cancelled() => {
+                for task in &tasks { task.abort(); }
+                return;
+            }
+        }
+        for _ in 0..4 {
+            tasks.push(tokio::spawn(this.clone().work()));
+        }
+        info!("binding controller running");
+        shutdown.cancelled().await;
+        this.queue.shut_down();
+        for task in tasks {
+            task.abort();
+        }
+    }
+
+    fn binding_event<K>(&self, event: WatchEvent<K>, view: fn(&K) -> BindingView) {
+        let (object, initial) = match event {
+            WatchEvent::Apply(o) => (o, false),
+            WatchEvent::InitApply(o) => (o, true),
+            WatchEvent::Delete(o) => {
+                let key = view(&o).key;
+                self.generations.lock().remove(&key);
+                self.queue.forget(&key);
+                return;
+            }
+            _ => return,
+        };
+        let binding = view(&object);
+        let shape = (
+            binding.metadata.generation.unwrap_or(0),
+            binding.metadata.deletion_timestamp.is_some(),
+        );
+        let previous = self.generations.lock().insert(binding.key.clone(), shape);
+        if previous == Some(shape) {
+            return;
+        }
+        let priority = if initial {
+            Priority::Low
+        } else {
+            Priority::High
+        };
+        self.queue.add_with(binding.key, priority);
+    }
+
+    fn override_event<K>(&self, event: WatchEvent<K>) {
+        if matches!(event, WatchEvent::Apply(_) | WatchEvent::Delete(_)) {
+            let keys: Vec<BindingKey> = self.generations.lock().keys().cloned().collect();
+            for key in keys {
+                self.queue.add(key);
+            }
+        }
+    }
+
+    async fn work(self: Arc<Self>) {
+        while let Some(key) = self.queue.next().await {
+            match self.reconcile(&key).await {
+                Ok(()) => self.queue.forget(&key),
+                Err(error) => {
+                    warn!(binding = %key, %error, "syncing Works failed; backing off");
+                    self.queue.add_rate_limited(key.clone());
+                }
+            }
+            self.queue.done(&key);
+        }
+    }
+
+    fn view(&self, key: &BindingKey) -> Option<BindingView> {
+        match key {
+            BindingKey::Namespaced { namespace, name } => self
+                .bindings
+                .get(&ObjectRef::new(name).within(namespace))
+                .map(|b| BindingView::from_rb(&b)),
+            BindingKey::Cluster { name } => self
+                .cluster_bindings
+                .get(&ObjectRef::new(name))
+                .map(|b| BindingView::from_crb(&b)),
+        }
+    }
+
+    async fn reconcile(&self, key: &BindingKey) -> Result<(), SyncError> {
+        let Some(binding) = self.view(key) else {
+            return Ok(());
+        };
+        let Some(reference) = binding.reference() else {
+            return Ok(());
+        };
+        let (_, id) = reference.id_label();
+        let existing = self.index.works_of(id);
+        if binding.metadata.deletion_timestamp.is_some() {
+            for (namespace, name) in &existing {
+                delete_work(&self.client, namespace, name).await?;
+            }
+            return self.remove_finalizer(&binding).await;
+        }
+        let expected = binding.expected_clusters();
+        for (namespace, name) in &existing {
+            let cluster = cluster_name(namespace).unwrap_or_default();
+            if !expected.contains(cluster) {
+                info!(binding = %key, %cluster, "cluster no longer targeted; deleting its Work");
+                delete_work(&self.client, namespace, name).await?;
+            }
+        }
+        let resource = &binding.spec.resource;
+        let served = self
+            .resources
+            .resolve(&resource.api_version, &resource.kind)
+            .await?;
+        let Some(template) = self
+            .resources
+            .api(&served, &resource.namespace)
+            .get_opt(&resource.name)
+            .await?
+        else {
+            return Ok(());
+        };
+        let template = serde_json::to_value(&template)?;
+        let started = Instant::now();
+        let mut targets: Vec<(String, Option<i32>)> = binding
+            .spec
+            .clusters
+            .iter()
+            .map(|c| (c.name.clone(), Some(c.replicas)))
+            .collect();
+        for required in &binding.spec.required_by {
+            for cluster in &required.clusters {
+                if !targets.iter().any(|(n, _)| *n == cluster.name) {
+                    targets.push((cluster.name.clone(), None));
+                }
+            }
+        }
+        let overrides: Vec<Arc<OverridePolicy>> = self
+            .overrides
+            .state()
+            .into_iter()
+            .filter(|p| p.metadata.namespace.as_deref() == Some(resource.namespace.as_str()))
+            .collect();
+        let cluster_overrides = self.cluster_overrides.state();
+        let mut failures = Vec::new();
+        let mut written = Vec::new();
+        for (cluster_name, replicas) in &targets {
+            let cluster = self
+                .clusters
+                .get(&ObjectRef::new(cluster_name))
+                .map(|c| (*c).clone())
+                .unwrap_or_else(|| Cluster {
+                    metadata: ObjectMeta {
+                        name: Some(cluster_name.clone()),
+                        ..ObjectMeta::default()
+                    },
+                    ..Cluster::default()
+                });
+            let input = RenderInput {
+                binding: &reference,
+                spec: &binding.spec,
+                cluster: &cluster,
+                replicas: *replicas,
+                cluster_overrides: cluster_overrides
+                    .iter()
+                    .map(|p| PolicyRef::from(&**p))
+                    .collect(),
+                overrides: overrides.iter().map(|p| PolicyRef::from(&**p)).collect(),
+            };
+            let work = match render::render_work(&template, &input) {
+                Ok(work) => work,
+                Err(source) => {
+                    failures.push(SyncError::Render {
+                        cluster: cluster_name.clone(),
+                        source,
+                    });
+                    continue;
+                }
+            };
+            let stored = self.works.get(
+                &ObjectRef::new(work.metadata.name.as_deref().unwrap_or(""))
+                    .within(work.metadata.namespace.as_deref().unwrap_or("")),
+            );
+            match works::ensure_work(&self.client, work, stored.as_deref()).await {
+                Ok(WorkWrite::Unchanged) => {}
+                Ok(_) => written.push(cluster_name.clone()),
+                Err(error) => failures.push(SyncError::Kube(error)),
+            }
+        }
+        debug!(binding = %key, elapsed = ?started.elapsed(), "synced Works");
+        if let Some(error) = failures.into_iter().next() {
+            let message = format!("Failed to sync work: {error}");
+            self.publish(
+                &binding,
+                &template,
+                EventType::Warning,
+                "SyncWorkFailed",
+                message,
+            )
+            .await;
+            return Err(error);
+        }
+        if !written.is_empty() {
+            self.publish(
+                &binding,
+                &template,
+                EventType::Normal,
+                "SyncWorkSucceed",
+                format!(
+                    "Sync work of {} to {} succeed.",
+                    binding.key,
+                    written.join(",")
+                ),
+            )
+            .await;
+        }
+        Ok(())
+    }
+
+    async fn remove_finalizer(&self, binding: &BindingView) -> Result<(), SyncError> {
+        let finalizer = match binding.key {
+            BindingKey::Namespaced { .. } => RB_FINALIZER,
+            BindingKey::Cluster { .. } => CRB_FINALIZER,
+        };
+        let finalizers: Vec<&String> = binding.metadata.finalizers.iter().flatten().collect();
+        if !finalizers.iter().any(|f| *f == finalizer) {
+            return Ok(());
+        }
+        let kept: Vec<&String> = finalizers.into_iter().filter(|f| *f != finalizer).collect();
+        let patch = json!({"metadata": {"finalizers": kept,
+            "resourceVersion": binding.metadata.resource_version}});
+        patch_binding(&self.client, &binding.key, &patch).await?;
+        Ok(())
+    }
+
+    async fn publish(
+        &self,
+        binding: &BindingView,
+        template: &Value,
+        type_: EventType,
+        reason: &str,
+        note: String,
+    ) {
+        let event = Event {
+            type_,
+            reason: reason.to_owned(),
+            note: Some(note),
+            action: "SyncWork".to_owned(),
+            secondary: None,
+        };
+        for reference in [binding_reference(binding), template_reference(template)] {
+            if let Err(error) = self.recorder.publish(&event, &reference).await {
+                debug!(%error, "publishing an event failed");
+            }
+        }
+    }
+}
+
+/// Deletes a Work (absent is fine).
+pub async fn delete_work(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+) -> Result<(), kube::Error> {
+    match Api::<Work>::namespaced(client.clone(), namespace)
+        .delete(name, &DeleteParams::default())
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(error) => Err(error),
+    }
+}
+
+/// A merge patch of a binding.
+pub async fn patch_binding(
+    client: &kube::Client,
+    key: &BindingKey,
+    patch: &Value,
+) -> Result<(), kube::Error> {
+    let params = PatchParams::default();
+    match key {
+        BindingKey::Namespaced { namespace, name } => {
+            Api::<ResourceBinding>::namespaced(client.clone(), namespace)
+                .patch(name, &params, &Patch::Merge(patch))
+                .await?;
+        }
+        BindingKey::Cluster { name } => {
+            Api::<ClusterResourceBinding>::all(client.clone())
+                .patch(name, &params, &Patch::Merge(patch))
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// A merge patch of a binding's status.
+pub async fn patch_binding_status(
+    client: &kube::Client,
+    key: &BindingKey,
+    patch: &Value,
+) -> Result<(), kube::Error> {
+    let params = PatchParams::default();
+    match key {
+        BindingKey::Namespaced { namespace, name } => {
+            Api::<ResourceBinding>::namespaced(client.clone(), namespace)
+                .patch_status(name, &params, &Patch::Merge(patch))
+                .await?;
+        }
+        BindingKey::Cluster { name } => {
+            Api::<ClusterResourceBinding>::all(client.clone())
+                .patch_status(name, &params, &Patch::Merge(patch))
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// An event reference to a binding.
+pub fn binding_reference(binding: &BindingView) -> k8s_openapi::api::core::v1::ObjectReference {
+    let (kind, namespace) = match &binding.key {
+        BindingKey::Namespaced { namespace, .. } => ("ResourceBinding", Some(namespace.clone())),
+        BindingKey::Cluster { .. } => ("ClusterResourceBinding", None),
+    };
+    k8s_openapi::api::core::v1::ObjectReference {
+        api_version: Some("work.karmada.io/v1alpha2".to_owned()),
+        kind: Some(kind.to_owned()),
+        namespace,
+        name: binding.metadata.name.clone(),
+        uid: binding.metadata.uid.clone(),
+        ..Default::default()
+    }
+}
+
+/// An event reference to a template.
+pub fn template_reference(template: &Value) -> k8s_openapi::api::core::v1::ObjectReference {
+    let s = |p: &str| {
+        template
+            .pointer(p)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    k8s_openapi::api::core::v1::ObjectReference {
+        api_version: s("/apiVersion"),
+        kind: s("/kind"),
+        namespace: s("/metadata/namespace"),
+        name: s("/metadata/name"),
+        uid: s("/metadata/uid"),
+        ..Default::default()
+    }
+}

@@ -1,0 +1,240 @@
+//! What the binding controller writes for one target cluster (pure): the workload with its
+//! replicas revised and overrides applied, pruned, with Karmada's labels and annotations, inside
+//! a Work named `names::work_name` in `karmada-es-<cluster>`.
+
+use std::collections::BTreeMap;
+
+use flotilla_api::karmada::names::{execution_space_name, work_name};
+use flotilla_api::karmada::{Cluster, ResourceBindingSpec, Work, WorkSpec, WorkloadTemplate};
+use flotilla_api::validation::karmada::{CRB_PERMANENT_ID, RB_PERMANENT_ID, prune_manifest};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde_json::{Map, Value};
+
+use crate::interpreter;
+use crate::overrides::{self, OverrideError, PolicyRef};
+
+/// Finalizer of the execution controller, put on every Work.
+pub const EXECUTION_FINALIZER: &str = "karmada.io/execution-controller";
+/// Label on member objects managed by Karmada.
+pub const MANAGED_LABEL: &str = "karmada.io/managed";
+/// Annotation: conflict resolution (`overwrite` | `abort`), on templates, Works and manifests.
+pub const CONFLICT_RESOLUTION_ANNOTATION: &str = "work.karmada.io/conflict-resolution";
+/// Annotation on manifests: the Work's name.
+pub const WORK_NAME_ANNOTATION: &str = "work.karmada.io/name";
+/// Annotation on manifests: the Work's namespace.
+pub const WORK_NAMESPACE_ANNOTATION: &str = "work.karmada.io/namespace";
+/// Annotation on manifests: the template's UID.
+pub const TEMPLATE_UID_ANNOTATION: &str = "resourcetemplate.karmada.io/uid";
+/// Annotation on manifests: the template's generation.
+pub const TEMPLATE_GENERATION_ANNOTATION: &str = "resourcetemplate.karmada.io/generation";
+/// Annotation: namespace of the ResourceBinding.
+pub const RB_NAMESPACE_ANNOTATION: &str = "resourcebinding.karmada.io/namespace";
+/// Annotation: name of the ResourceBinding.
+pub const RB_NAME_ANNOTATION: &str = "resourcebinding.karmada.io/name";
+/// Annotation: name of the ClusterResourceBinding.
+pub const CRB_NAME_ANNOTATION: &str = "clusterresourcebinding.karmada.io/name";
+
+/// Work annotations the binding controller owns (removed when no longer applicable).
+pub const ANNOTATION_KEYS_OWNED: &[&str] = &[
+    overrides::ANNOTATION_APPLIED_OVERRIDES,
+    overrides::ANNOTATION_APPLIED_CLUSTER_OVERRIDES,
+];
+
+/// Which binding a Work belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BindingRef {
+    Namespaced {
+        namespace: String,
+        name: String,
+        id: String,
+    },
+    Cluster {
+        name: String,
+        id: String,
+    },
+}
+
+impl BindingRef {
+    /// `(label, id)` identifying the binding's Works.
+    pub fn id_label(&self) -> (&'static str, &str) {
+        match self {
+            Self::Namespaced { id, .. } => (RB_PERMANENT_ID, id),
+            Self::Cluster { id, .. } => (CRB_PERMANENT_ID, id),
+        }
+    }
+
+    fn annotations(&self) -> Vec<(&'static str, String)> {
+        match self {
+            Self::Namespaced {
+                namespace, name, ..
+            } => vec![
+                (RB_NAMESPACE_ANNOTATION, namespace.clone()),
+                (RB_NAME_ANNOTATION, name.clone()),
+            ],
+            Self::Cluster { name, .. } => vec![(CRB_NAME_ANNOTATION, name.clone())],
+        }
+    }
+}
+
+/// Everything rendering needs besides the template.
+#[derive(Debug)]
+pub struct RenderInput<'a> {
+    pub binding: &'a BindingRef,
+    pub spec: &'a ResourceBindingSpec,
+    pub cluster: &'a Cluster,
+    /// Replicas for this cluster (from `spec.clusters`; `None` for a `requiredBy` target).
+    pub replicas: Option<i32>,
+    pub cluster_overrides: Vec<PolicyRef<'a>>,
+    pub overrides: Vec<PolicyRef<'a>>,
+}
+
+/// Why a Work could not be rendered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RenderError {
+    #[error(transparent)]
+    Override(#[from] OverrideError),
+    #[error("the template is not an object")]
+    NotAnObject,
+}
+
+fn str_at<'a>(object: &'a Value, pointer: &str) -> &'a str {
+    object
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+fn meta_map<'a>(object: &'a mut Map<String, Value>, field: &str) -> &'a mut Map<String, Value> {
+    let meta = object
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !meta.is_object() {
+        *meta = Value::Object(Map::new());
+    }
+    let Value::Object(meta) = meta else {
+        unreachable!("metadata was just made an object")
+    };
+    let map = meta
+        .entry(field)
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !map.is_object() {
+        *map = Value::Object(Map::new());
+    }
+    match map {
+        Value::Object(map) => map,
+        _ => unreachable!("the map was just made an object"),
+    }
+}
+
+/// The conflict resolution of the Work: a valid template annotation wins, else the binding's.
+pub fn conflict_resolution(template: &Value, spec: &ResourceBindingSpec) -> &'static str {
+    match template
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(CONFLICT_RESOLUTION_ANNOTATION))
+        .and_then(Value::as_str)
+    {
+        Some("overwrite") => "overwrite",
+        Some("abort") => "abort",
+        _ if spec.conflict_resolution == "Overwrite" => "overwrite",
+        _ => "abort",
+    }
+}
+
+/// Whether dispatching to `cluster` is suspended by the binding.
+pub fn dispatching_suspended(spec: &ResourceBindingSpec, cluster: &str) -> bool {
+    spec.suspension.as_ref().is_some_and(|s| {
+        s.policy.dispatching == Some(true)
+            || s.policy
+                .dispatching_on_clusters
+                .as_ref()
+                .is_some_and(|c| c.cluster_names.iter().any(|n| n == cluster))
+    })
+}
+
+/// The Work for one cluster.
+pub fn render_work(template: &Value, input: &RenderInput<'_>) -> Result<Work, RenderError> {
+    let mut workload = template.clone();
+    if input.spec.is_workload()
+        && let Some(replicas) = input.replicas
+    {
+        interpreter::revise_replica(&mut workload, replicas);
+    }
+    let applied = overrides::apply_overrides(
+        &mut workload,
+        input.cluster,
+        input.cluster_overrides.iter().copied(),
+        input.overrides.iter().copied(),
+    )?;
+    let kind = str_at(template, "/kind").to_owned();
+    let name = str_at(template, "/metadata/name").to_owned();
+    let namespace = str_at(template, "/metadata/namespace").to_owned();
+    let work_name = work_name(&kind, &name, &namespace);
+    let work_namespace = execution_space_name(input.cluster.name());
+    let conflict = conflict_resolution(template, input.spec);
+    let Value::Object(object) = &mut workload else {
+        return Err(RenderError::NotAnObject);
+    };
+    prune_manifest(object);
+    let (id_label, id) = input.binding.id_label();
+    let labels = meta_map(object, "labels");
+    labels.insert(MANAGED_LABEL.into(), "true".into());
+    labels.insert(id_label.into(), id.into());
+    let annotations = meta_map(object, "annotations");
+    annotations.insert(
+        TEMPLATE_UID_ANNOTATION.into(),
+        str_at(template, "/metadata/uid").into(),
+    );
+    annotations.insert(WORK_NAME_ANNOTATION.into(), work_name.clone().into());
+    annotations.insert(
+        WORK_NAMESPACE_ANNOTATION.into(),
+        work_namespace.clone().into(),
+    );
+    for (key, value) in input.binding.annotations() {
+        annotations.insert(key.into(), value.into());
+    }
+    annotations.insert(
+        TEMPLATE_GENERATION_ANNOTATION.into(),
+        template
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+            .to_string()
+            .into(),
+    );
+    annotations.insert(CONFLICT_RESOLUTION_ANNOTATION.into(), conflict.into());
+
+    let mut work_annotations: BTreeMap<String, String> = input
+        .binding
+        .annotations()
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+    work_annotations.insert(CONFLICT_RESOLUTION_ANNOTATION.into(), conflict.into());
+    for (key, value) in applied.annotations() {
+        if let Some(value) = value {
+            work_annotations.insert(key.into(), value);
+        }
+    }
+    let suspended = dispatching_suspended(input.spec, input.cluster.name());
+    Ok(Work {
+        metadata: ObjectMeta {
+            name: Some(work_name),
+            namespace: Some(work_namespace),
+            finalizers: Some(vec![EXECUTION_FINALIZER.to_owned()]),
+            labels: Some(BTreeMap::from([(id_label.to_owned(), id.to_owned())])),
+            annotations: Some(work_annotations),
+            ..ObjectMeta::default()
+        },
+        spec: WorkSpec {
+            workload: WorkloadTemplate {
+                manifests: vec![workload],
+            },
+            suspend_dispatching: suspended.then_some(true),
+            preserve_resources_on_deletion: input.spec.preserve_resources_on_deletion,
+        },
+        ..Work::default()
+    })
+}
+
+#[cfg(test)]
+mod tests;

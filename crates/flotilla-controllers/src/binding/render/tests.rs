@@ -1,0 +1,183 @@
+use flotilla_api::karmada::{Cluster, OverridePolicy, ResourceBindingSpec};
+use serde_json::{Value, json};
+
+use super::*;
+
+fn template() -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "nginx", "namespace": "default", "uid": "u-1", "generation": 4,
+            "resourceVersion": "77", "labels": {"app": "nginx"},
+            "annotations": {"deployment.kubernetes.io/revision": "3"},
+            "managedFields": [{"manager": "kubectl"}], "finalizers": ["x"]},
+        "spec": {"replicas": 10, "template": {"spec": {"containers": [{"name": "nginx", "image": "nginx"}]}}},
+        "status": {"readyReplicas": 10}})
+}
+
+fn spec(value: Value) -> ResourceBindingSpec {
+    serde_json::from_value(value).expect("spec")
+}
+
+fn cluster(name: &str) -> Cluster {
+    serde_json::from_value(json!({"metadata": {"name": name}})).expect("cluster")
+}
+
+fn binding() -> BindingRef {
+    BindingRef::Namespaced {
+        namespace: "default".into(),
+        name: "nginx-deployment".into(),
+        id: "rb-1".into(),
+    }
+}
+
+#[test]
+fn the_work_carries_karmadas_names_labels_and_annotations() {
+    let spec = spec(
+        json!({"resource": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "nginx"},
+        "replicas": 10, "clusters": [{"name": "member1", "replicas": 6}]}),
+    );
+    let binding = binding();
+    let cluster = cluster("member1");
+    let input = RenderInput {
+        binding: &binding,
+        spec: &spec,
+        cluster: &cluster,
+        replicas: Some(6),
+        cluster_overrides: vec![],
+        overrides: vec![],
+    };
+    let work = render_work(&template(), &input).expect("renders");
+    assert_eq!(work.metadata.name.as_deref(), Some("nginx-687f7fb96f"));
+    assert_eq!(
+        work.metadata.namespace.as_deref(),
+        Some("karmada-es-member1")
+    );
+    assert_eq!(
+        work.metadata.finalizers,
+        Some(vec!["karmada.io/execution-controller".to_owned()])
+    );
+    assert_eq!(
+        serde_json::to_value(&work.metadata.labels).expect("json"),
+        json!({"resourcebinding.karmada.io/permanent-id": "rb-1"})
+    );
+    assert_eq!(
+        serde_json::to_value(&work.metadata.annotations).expect("json"),
+        json!({"resourcebinding.karmada.io/name": "nginx-deployment",
+            "resourcebinding.karmada.io/namespace": "default",
+            "work.karmada.io/conflict-resolution": "abort"})
+    );
+    let manifest = &work.spec.workload.manifests[0];
+    assert_eq!(manifest["spec"]["replicas"], 6);
+    assert!(manifest.get("status").is_none());
+    assert_eq!(
+        manifest["metadata"],
+        json!({"name": "nginx", "namespace": "default",
+            "labels": {"app": "nginx", "karmada.io/managed": "true",
+                "resourcebinding.karmada.io/permanent-id": "rb-1"},
+            "annotations": {
+                "resourcetemplate.karmada.io/uid": "u-1",
+                "work.karmada.io/name": "nginx-687f7fb96f",
+                "work.karmada.io/namespace": "karmada-es-member1",
+                "resourcebinding.karmada.io/namespace": "default",
+                "resourcebinding.karmada.io/name": "nginx-deployment",
+                "resourcetemplate.karmada.io/generation": "4",
+                "work.karmada.io/conflict-resolution": "abort"}})
+    );
+    assert_eq!(work.spec.suspend_dispatching, None);
+}
+
+#[test]
+fn conflict_resolution_suspension_and_preservation_come_from_the_binding() {
+    let spec = spec(json!({"replicas": 10, "conflictResolution": "Overwrite",
+        "preserveResourcesOnDeletion": true,
+        "suspension": {"dispatchingOnClusters": {"clusterNames": ["member2"]}}}));
+    let binding = binding();
+    let render = |name: &str| {
+        let cluster = cluster(name);
+        let input = RenderInput {
+            binding: &binding,
+            spec: &spec,
+            cluster: &cluster,
+            replicas: Some(1),
+            cluster_overrides: vec![],
+            overrides: vec![],
+        };
+        render_work(&template(), &input).expect("renders")
+    };
+    let one = render("member1");
+    assert_eq!(one.spec.suspend_dispatching, None);
+    assert_eq!(one.spec.preserve_resources_on_deletion, Some(true));
+    assert_eq!(
+        one.spec.workload.manifests[0]["metadata"]["annotations"]["work.karmada.io/conflict-resolution"],
+        "overwrite"
+    );
+    assert_eq!(render("member2").spec.suspend_dispatching, Some(true));
+    // A valid template annotation wins over the binding.
+    let mut annotated = template();
+    annotated["metadata"]["annotations"]["work.karmada.io/conflict-resolution"] = json!("abort");
+    assert_eq!(conflict_resolution(&annotated, &spec), "abort");
+    annotated["metadata"]["annotations"]["work.karmada.io/conflict-resolution"] = json!("bogus");
+    assert_eq!(conflict_resolution(&annotated, &spec), "overwrite");
+}
+
+#[test]
+fn overrides_are_applied_and_recorded_and_failures_name_the_policy() {
+    let spec = spec(json!({"replicas": 10}));
+    let binding = binding();
+    let cluster = cluster("member1");
+    let good: OverridePolicy = serde_json::from_value(json!({
+        "metadata": {"name": "images", "namespace": "default"},
+        "spec": {"overrideRules": [{"targetCluster": {"clusterNames": ["member1"]},
+            "overriders": {"imageOverrider": [{"component": "Registry", "operator": "replace", "value": "mirror.example.com"}]}}]}}))
+    .expect("op");
+    let input = RenderInput {
+        binding: &binding,
+        spec: &spec,
+        cluster: &cluster,
+        replicas: Some(10),
+        cluster_overrides: vec![],
+        overrides: vec![PolicyRef::from(&good)],
+    };
+    let work = render_work(&template(), &input).expect("renders");
+    assert_eq!(
+        work.spec.workload.manifests[0]["spec"]["template"]["spec"]["containers"][0]["image"],
+        "mirror.example.com/nginx"
+    );
+    assert!(
+        work.metadata
+            .annotations
+            .as_ref()
+            .expect("annotations")
+            .contains_key("policy.karmada.io/applied-overrides")
+    );
+    let bad: OverridePolicy = serde_json::from_value(json!({
+        "metadata": {"name": "broken", "namespace": "default"},
+        "spec": {"overrideRules": [{"overriders": {"plaintext": [
+            {"path": "/spec/nothing/here", "operator": "replace", "value": 1}]}}]}}))
+    .expect("op");
+    let input = RenderInput {
+        overrides: vec![PolicyRef::from(&bad)],
+        ..input
+    };
+    let error = render_work(&template(), &input).expect_err("fails");
+    assert!(error.to_string().contains("policy broken"), "{error}");
+}
+
+#[test]
+fn non_workloads_keep_their_spec() {
+    let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "cfg", "namespace": "default"}, "data": {"a": "b"}});
+    let spec = spec(json!({}));
+    let binding = binding();
+    let cluster = cluster("member1");
+    let input = RenderInput {
+        binding: &binding,
+        spec: &spec,
+        cluster: &cluster,
+        replicas: Some(0),
+        cluster_overrides: vec![],
+        overrides: vec![],
+    };
+    let work = render_work(&config, &input).expect("renders");
+    assert_eq!(work.spec.workload.manifests[0]["data"], json!({"a": "b"}));
+    assert!(work.spec.workload.manifests[0].get("spec").is_none());
+}

@@ -1,0 +1,161 @@
+//! Writing Works: create, or update only when the desired Work differs from the stored one
+//! once the server's admission (permanent id, manifest pruning and bookkeeping) is taken into
+//! account; and an index of Works by the binding permanent id they carry.
+
+use std::collections::{BTreeSet, HashMap};
+
+use flotilla_api::karmada::Work;
+use flotilla_api::validation::karmada::{Defaulting, Kind, WORK_PERMANENT_ID, default_object};
+use kube::api::{Api, PostParams};
+use parking_lot::Mutex;
+use serde_json::Value;
+
+use super::render::{ANNOTATION_KEYS_OWNED, EXECUTION_FINALIZER};
+
+/// What writing a Work did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkWrite {
+    Created,
+    Updated,
+    Unchanged,
+}
+
+/// Creates `desired`, or updates the stored Work (`existing`) when they differ.
+pub async fn ensure_work(
+    client: &kube::Client,
+    desired: Work,
+    existing: Option<&Work>,
+) -> Result<WorkWrite, kube::Error> {
+    let namespace = desired.metadata.namespace.clone().unwrap_or_default();
+    let name = desired.metadata.name.clone().unwrap_or_default();
+    let api = Api::<Work>::namespaced(client.clone(), &namespace);
+    let Some(existing) = existing else {
+        api.create(&PostParams::default(), &desired).await?;
+        return Ok(WorkWrite::Created);
+    };
+    let mut updated = existing.clone();
+    let labels = updated.metadata.labels.get_or_insert_with(Default::default);
+    for (k, v) in desired.metadata.labels.iter().flatten() {
+        labels.insert(k.clone(), v.clone());
+    }
+    let annotations = updated
+        .metadata
+        .annotations
+        .get_or_insert_with(Default::default);
+    for key in ANNOTATION_KEYS_OWNED {
+        annotations.remove(*key);
+    }
+    for (k, v) in desired.metadata.annotations.iter().flatten() {
+        annotations.insert(k.clone(), v.clone());
+    }
+    let finalizers = updated.metadata.finalizers.get_or_insert_with(Vec::new);
+    if !finalizers.iter().any(|f| f == EXECUTION_FINALIZER) {
+        finalizers.push(EXECUTION_FINALIZER.to_owned());
+    }
+    if desired.metadata.owner_references.is_some() {
+        updated.metadata.owner_references = desired.metadata.owner_references.clone();
+    }
+    updated.spec = desired.spec;
+    let updated = admitted(updated);
+    if &updated == existing {
+        return Ok(WorkWrite::Unchanged);
+    }
+    api.replace(&name, &PostParams::default(), &updated).await?;
+    Ok(WorkWrite::Updated)
+}
+
+/// `work` as the server's admission would store it (so an unchanged Work compares equal).
+fn admitted(work: Work) -> Work {
+    let id = work
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(WORK_PERMANENT_ID))
+        .cloned()
+        .unwrap_or_default();
+    let Ok(mut value) = serde_json::to_value(&work) else {
+        return work;
+    };
+    default_object(
+        Kind::Work,
+        &mut value,
+        &Defaulting {
+            create: false,
+            fresh_id: &id,
+            now: "",
+        },
+    );
+    serde_json::from_value::<Work>(value).unwrap_or(work)
+}
+
+/// Works by binding permanent id (label value), from a Work watch.
+#[derive(Debug, Default)]
+pub struct WorkIndex {
+    by_binding: Mutex<HashMap<String, BTreeSet<(String, String)>>>,
+    of_work: Mutex<HashMap<(String, String), String>>,
+}
+
+impl WorkIndex {
+    /// Records `work` under the id its `label` carries.
+    pub fn upsert(&self, work: &Work, labels: &[&str]) {
+        let key = (
+            work.metadata.namespace.clone().unwrap_or_default(),
+            work.metadata.name.clone().unwrap_or_default(),
+        );
+        self.remove_key(&key);
+        let id = labels.iter().find_map(|label| {
+            work.metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(*label))
+                .cloned()
+        });
+        if let Some(id) = id {
+            self.by_binding
+                .lock()
+                .entry(id.clone())
+                .or_default()
+                .insert(key.clone());
+            self.of_work.lock().insert(key, id);
+        }
+    }
+
+    pub fn remove(&self, work: &Work) {
+        self.remove_key(&(
+            work.metadata.namespace.clone().unwrap_or_default(),
+            work.metadata.name.clone().unwrap_or_default(),
+        ));
+    }
+
+    fn remove_key(&self, key: &(String, String)) {
+        if let Some(id) = self.of_work.lock().remove(key) {
+            let mut by_binding = self.by_binding.lock();
+            if let Some(set) = by_binding.get_mut(&id) {
+                set.remove(key);
+                if set.is_empty() {
+                    by_binding.remove(&id);
+                }
+            }
+        }
+    }
+
+    /// `(namespace, name)` of the Works of binding `id`.
+    pub fn works_of(&self, id: &str) -> Vec<(String, String)> {
+        self.by_binding
+            .lock()
+            .get(id)
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// The value of `key` in a manifest's metadata map `map`.
+pub fn manifest_meta<'a>(work: &'a Work, map: &str, key: &str) -> Option<&'a str> {
+    work.spec
+        .workload
+        .manifests
+        .first()?
+        .pointer(&format!("/metadata/{map}"))?
+        .get(key)
+        .and_then(Value::as_str)
+}

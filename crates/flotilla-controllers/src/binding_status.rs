@@ -1,0 +1,380 @@
+//! The binding status controllers (Karmada's `bindingStatus`): once a binding is scheduled,
+//! its `status.aggregatedStatus` (one item per Work: applied, message, the member's status and
+//! health) and `FullyApplied` condition follow the Works, and the template's status is
+//! aggregated from the items by the interpreter ([`crate::interpreter::aggregate_status`]).
+
+use std::collections::{BTreeSet, HashMap};
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use flotilla_api::karmada::names::cluster_name;
+use flotilla_api::karmada::{
+    AggregatedStatusItem, ClusterResourceBinding, HEALTH_UNKNOWN, ObjectReference, ResourceBinding,
+    WORK_CONDITION_APPLIED, Work,
+};
+use flotilla_api::validation::karmada::{CRB_PERMANENT_ID, RB_PERMANENT_ID};
+use flotilla_runtime::{Priority, Shutdown, WorkQueue};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use kube::api::PostParams;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::watcher::Event as WatchEvent;
+use parking_lot::Mutex;
+use serde_json::json;
+use tracing::{debug, info};
+
+use crate::binding::render::{CRB_NAME_ANNOTATION, RB_NAME_ANNOTATION, RB_NAMESPACE_ANNOTATION};
+use crate::binding::works::WorkIndex;
+use crate::binding::{BindingKey, BindingView, patch_binding_status, spawn_reflector};
+use crate::manager::{Context, ControllerTask};
+use crate::resources::{ResolveError, Resources};
+
+/// Condition type: every Work of the binding is applied.
+pub const CONDITION_FULLY_APPLIED: &str = "FullyApplied";
+const REASON_FULLY_APPLIED: &str = "FullyAppliedSuccess";
+const MESSAGE_FULLY_APPLIED: &str = "All works have been successfully applied";
+const REASON_NOT_FULLY_APPLIED: &str = "FullyAppliedFailed";
+const MESSAGE_NOT_FULLY_APPLIED: &str =
+    "Failed to apply all works, see status.aggregatedStatus for details";
+
+/// Why a status could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum StatusError {
+    #[error("{0}")]
+    Kube(#[from] kube::Error),
+    #[error("{0}")]
+    Resolve(#[from] ResolveError),
+    #[error("encoding: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// One aggregated item per non-deleting Work, sorted by cluster.
+pub fn aggregated_items(works: &[&Work], resource: &ObjectReference) -> Vec<AggregatedStatusItem> {
+    let (group, version) = match resource.api_version.split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", resource.api_version.as_str()),
+    };
+    let mut items: Vec<AggregatedStatusItem> = works
+        .iter()
+        .filter(|w| w.metadata.deletion_timestamp.is_none())
+        .filter_map(|work| {
+            let cluster = cluster_name(work.metadata.namespace.as_deref()?).ok()?;
+            let status = work.status.as_ref();
+            let applied = status.and_then(|s| {
+                s.conditions
+                    .iter()
+                    .find(|c| c.type_ == WORK_CONDITION_APPLIED)
+            });
+            let mut item = AggregatedStatusItem {
+                cluster_name: cluster.to_owned(),
+                applied: applied.is_some_and(|c| c.status == "True"),
+                health: HEALTH_UNKNOWN.to_owned(),
+                ..AggregatedStatusItem::default()
+            };
+            if !item.applied {
+                item.applied_message = applied.map(|c| c.message.clone()).unwrap_or_default();
+                return Some(item);
+            }
+            if let Some(manifest) =
+                status
+                    .into_iter()
+                    .flat_map(|s| &s.manifest_statuses)
+                    .find(|m| {
+                        let id = &m.identifier;
+                        id.kind == resource.kind
+                            && id.name == resource.name
+                            && id.namespace == resource.namespace
+                            && id.group == group
+                            && (id.version.is_empty() || id.version == version)
+                    })
+            {
+                item.status = manifest.status.clone();
+                if !manifest.health.is_empty() {
+                    item.health = manifest.health.clone();
+                }
+            }
+            Some(item)
+        })
+        .collect();
+    items.sort_by(|a, b| a.cluster_name.cmp(&b.cluster_name));
+    items
+}
+
+/// Karmada's `FullyApplied`: the expected clusters are non-empty, every one has an item and
+/// every item is applied and expected.
+pub fn fully_applied(expected: &BTreeSet<String>, items: &[AggregatedStatusItem]) -> bool {
+    !expected.is_empty()
+        && items.len() == expected.len()
+        && items
+            .iter()
+            .all(|i| i.applied && expected.contains(&i.cluster_name))
+}
+
+/// `conditions` with `FullyApplied` set (its transition time kept when the status is unchanged).
+pub fn with_fully_applied(conditions: &[Condition], applied: bool, now: Time) -> Vec<Condition> {
+    let (status, reason, message) = if applied {
+        ("True", REASON_FULLY_APPLIED, MESSAGE_FULLY_APPLIED)
+    } else {
+        ("False", REASON_NOT_FULLY_APPLIED, MESSAGE_NOT_FULLY_APPLIED)
+    };
+    let mut out: Vec<Condition> = conditions.to_vec();
+    match out.iter_mut().find(|c| c.type_ == CONDITION_FULLY_APPLIED) {
+        Some(existing) => {
+            if existing.status != status {
+                existing.last_transition_time = now;
+            }
+            existing.status = status.to_owned();
+            existing.reason = reason.to_owned();
+            existing.message = message.to_owned();
+        }
+        None => out.push(Condition {
+            type_: CONDITION_FULLY_APPLIED.to_owned(),
+            status: status.to_owned(),
+            reason: reason.to_owned(),
+            message: message.to_owned(),
+            last_transition_time: now,
+            observed_generation: None,
+        }),
+    }
+    out
+}
+
+/// The running controller.
+pub struct BindingStatusController {
+    client: kube::Client,
+    resources: Resources,
+    queue: WorkQueue<BindingKey>,
+    bindings: Store<ResourceBinding>,
+    cluster_bindings: Store<ClusterResourceBinding>,
+    works: Store<Work>,
+    index: WorkIndex,
+    shapes: Mutex<HashMap<BindingKey, u64>>,
+    work_statuses: Mutex<HashMap<(String, String), u64>>,
+}
+
+impl std::fmt::Debug for BindingStatusController {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BindingStatusController")
+            .finish_non_exhaustive()
+    }
+}
+
+/// `CONTROLLERS` entry point.
+pub fn start(context: Context, shutdown: Shutdown) -> ControllerTask {
+    Box::pin(async move { BindingStatusController::run(context.client, shutdown).await })
+}
+
+fn hash_of(value: &impl serde::Serialize) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    serde_json::to_string(value)
+        .unwrap_or_default()
+        .hash(&mut hasher);
+    hasher.finish()
+}
+
+impl BindingStatusController {
+    pub async fn run(client: kube::Client, shutdown: Shutdown) {
+        let (bindings, rb_writer) = reflector::store();
+        let (cluster_bindings, crb_writer) = reflector::store();
+        let (works, work_writer) = reflector::store();
+        let this = Arc::new(Self {
+            resources: Resources::new(client.clone()),
+            client: client.clone(),
+            queue: WorkQueue::default(),
+            bindings,
+            cluster_bindings,
+            works,
+            index: WorkIndex::default(),
+            shapes: Mutex::new(HashMap::new()),
+            work_statuses: Mutex::new(HashMap::new()),
+        });
+        let mut tasks = Vec::new();
+        let me = this.clone();
+        spawn_reflector!(tasks, client, ResourceBinding, rb_writer, move |e| me
+            .binding_event(e, BindingView::from_rb));
+        let me = this.clone();
+        spawn_reflector!(
+            tasks,
+            client,
+            ClusterResourceBinding,
+            crb_writer,
+            move |e| me.binding_event(e, BindingView::from_crb)
+        );
+        let me = this.clone();
+        spawn_reflector!(tasks, client, Work, work_writer, move |e| me.work_event(e));
+        let _ = tokio::select! {
+            r = this.works.wait_until_ready() => r.is_ok(),
+            _ = shutdown.cancelled() => false,
+        };
+        for _ in 0..4 {
+            tasks.push(tokio::spawn(this.clone().work()));
+        }
+        info!("binding status controller running");
+        shutdown.cancelled().await;
+        this.queue.shut_down();
+        for task in tasks {
+            task.abort();
+        }
+    }
+
+    fn binding_event<K>(&self, event: WatchEvent<K>, view: fn(&K) -> BindingView) {
+        let (object, initial) = match event {
+            WatchEvent::Apply(o) => (o, false),
+            WatchEvent::InitApply(o) => (o, true),
+            WatchEvent::Delete(o) => {
+                self.shapes.lock().remove(&view(&o).key);
+                return;
+            }
+            _ => return,
+        };
+        let binding = view(&object);
+        let shape = hash_of(&(
+            binding.metadata.generation,
+            &binding.status.last_scheduled_time,
+            &binding.spec.resource.resource_version,
+        ));
+        if self.shapes.lock().insert(binding.key.clone(), shape) == Some(shape) {
+            return;
+        }
+        let priority = if initial {
+            Priority::Low
+        } else {
+            Priority::High
+        };
+        self.queue.add_with(binding.key, priority);
+    }
+
+    fn work_event(&self, event: WatchEvent<Work>) {
+        let (work, gone) = match event {
+            WatchEvent::Apply(w) | WatchEvent::InitApply(w) => (w, false),
+            WatchEvent::Delete(w) => (w, true),
+            _ => return,
+        };
+        let key = (
+            work.metadata.namespace.clone().unwrap_or_default(),
+            work.metadata.name.clone().unwrap_or_default(),
+        );
+        if gone {
+            self.index.remove(&work);
+            self.work_statuses.lock().remove(&key);
+        } else {
+            self.index
+                .upsert(&work, &[RB_PERMANENT_ID, CRB_PERMANENT_ID]);
+            let shape = hash_of(&(&work.status, work.metadata.deletion_timestamp.is_some()));
+            if self.work_statuses.lock().insert(key, shape) == Some(shape) {
+                return;
+            }
+        }
+        let annotations = work.metadata.annotations.clone().unwrap_or_default();
+        let binding = match (
+            annotations.get(RB_NAMESPACE_ANNOTATION),
+            annotations.get(RB_NAME_ANNOTATION),
+            annotations.get(CRB_NAME_ANNOTATION),
+        ) {
+            (Some(namespace), Some(name), _) => BindingKey::Namespaced {
+                namespace: namespace.clone(),
+                name: name.clone(),
+            },
+            (_, _, Some(name)) => BindingKey::Cluster { name: name.clone() },
+            _ => return,
+        };
+        self.queue.add(binding);
+    }
+
+    async fn work(self: Arc<Self>) {
+        while let Some(key) = self.queue.next().await {
+            match self.reconcile(&key).await {
+                Ok(()) => self.queue.forget(&key),
+                Err(error) => {
+                    debug!(binding = %key, %error, "aggregating status failed; backing off");
+                    self.queue.add_rate_limited(key.clone());
+                }
+            }
+            self.queue.done(&key);
+        }
+    }
+
+    fn view(&self, key: &BindingKey) -> Option<BindingView> {
+        match key {
+            BindingKey::Namespaced { namespace, name } => self
+                .bindings
+                .get(&ObjectRef::new(name).within(namespace))
+                .map(|b| BindingView::from_rb(&b)),
+            BindingKey::Cluster { name } => self
+                .cluster_bindings
+                .get(&ObjectRef::new(name))
+                .map(|b| BindingView::from_crb(&b)),
+        }
+    }
+
+    async fn reconcile(&self, key: &BindingKey) -> Result<(), StatusError> {
+        let Some(binding) = self.view(key) else {
+            return Ok(());
+        };
+        if binding.metadata.deletion_timestamp.is_some()
+            || binding.status.last_scheduled_time.is_none()
+        {
+            return Ok(());
+        }
+        let Some(reference) = binding.reference() else {
+            return Ok(());
+        };
+        let works: Vec<Arc<Work>> = self
+            .index
+            .works_of(reference.id_label().1)
+            .into_iter()
+            .filter_map(|(ns, name)| self.works.get(&ObjectRef::new(&name).within(&ns)))
+            .collect();
+        let works: Vec<&Work> = works.iter().map(|w| &**w).collect();
+        let items = aggregated_items(&works, &binding.spec.resource);
+        let applied = fully_applied(&binding.expected_clusters(), &items);
+        let now = Time(jiff::Timestamp::now());
+        let conditions = with_fully_applied(&binding.status.conditions, applied, now);
+        let unchanged = binding.status.aggregated_status == items
+            && conditions
+                .iter()
+                .zip(&binding.status.conditions)
+                .all(|(a, b)| a == b)
+            && conditions.len() == binding.status.conditions.len();
+        if !unchanged {
+            let patch = json!({
+                "metadata": {"resourceVersion": binding.metadata.resource_version},
+                "status": {"aggregatedStatus": items, "conditions": conditions},
+            });
+            patch_binding_status(&self.client, key, &patch).await?;
+        }
+        self.aggregate_template(&binding, &items).await
+    }
+
+    async fn aggregate_template(
+        &self,
+        binding: &BindingView,
+        items: &[AggregatedStatusItem],
+    ) -> Result<(), StatusError> {
+        let resource = &binding.spec.resource;
+        let served = self
+            .resources
+            .resolve(&resource.api_version, &resource.kind)
+            .await?;
+        let api = self.resources.api(&served, &resource.namespace);
+        let Some(mut template) = api.get_opt(&resource.name).await? else {
+            return Ok(());
+        };
+        let value = serde_json::to_value(&template)?;
+        let Some(status) = crate::interpreter::aggregate_status(&value, items) else {
+            return Ok(());
+        };
+        if value.get("status") == Some(&status) {
+            return Ok(());
+        }
+        if let Some(map) = template.data.as_object_mut() {
+            map.insert("status".into(), status);
+        }
+        api.replace_status(&resource.name, &PostParams::default(), &template)
+            .await?;
+        debug!(template = %resource.name, "template status aggregated");
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

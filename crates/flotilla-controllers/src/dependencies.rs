@@ -1,0 +1,448 @@
+//! The dependencies distributor (Karmada's, gate `PropagateDeps`): for every ResourceBinding
+//! with `propagateDeps`, the interpreter's dependencies of its template (ConfigMaps, Secrets,
+//! ServiceAccounts, PVCs) get an "attached" ResourceBinding `<name>-<kind>` owned by the
+//! dependency, labelled `resourcebinding.karmada.io/depended-by-<hash>` with the independent
+//! binding's id and listing it in `requiredBy` with its clusters; the binding controller then
+//! sends the dependency wherever the workload goes. The list is recorded on the independent
+//! binding (`resourcebinding.karmada.io/dependencies`); its finalizer
+//! `karmada.io/binding-dependencies-distributor` lets the distributor withdraw the
+//! `requiredBy` entries when it is deleted. Only ResourceBindings, as in Karmada.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use flotilla_api::karmada::names::{binding_name, fnv1a_32, safe_encode};
+use flotilla_api::karmada::{BindingSnapshot, ResourceBinding, ResourceBindingSpec};
+use flotilla_api::validation::karmada::RB_PERMANENT_ID;
+use flotilla_runtime::{Priority, Shutdown, WorkQueue};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::watcher::Event as WatchEvent;
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+use tracing::{info, warn};
+
+use crate::binding::spawn_reflector;
+use crate::detector::build::{RB_FINALIZER, owner_reference, resource_reference};
+use crate::interpreter::{DependentObjectReference, dependencies};
+use crate::manager::{Context, ControllerTask};
+use crate::resources::{ResolveError, Resources};
+
+/// Annotation on an independent binding: its dependencies (JSON).
+pub const DEPENDENCIES_ANNOTATION: &str = "resourcebinding.karmada.io/dependencies";
+/// Finalizer on independent bindings.
+pub const DISTRIBUTOR_FINALIZER: &str = "karmada.io/binding-dependencies-distributor";
+/// Prefix of the label on attached bindings naming an independent binding.
+pub const DEPENDED_BY_PREFIX: &str = "resourcebinding.karmada.io/depended-by-";
+
+/// `resourcebinding.karmada.io/depended-by-<SafeEncode(fnv32a("<ns>/<name>"))>`.
+pub fn depended_by_label(namespace: &str, name: &str) -> String {
+    let hash = fnv1a_32(format!("{namespace}/{name}").as_bytes());
+    format!("{DEPENDED_BY_PREFIX}{}", safe_encode(&hash.to_string()))
+}
+
+/// `spec` with the `requiredBy` entry of `(namespace, name)` set to `clusters` (removed when
+/// `None`), entries sorted by namespace and name.
+pub fn with_required_by(
+    spec: &ResourceBindingSpec,
+    namespace: &str,
+    name: &str,
+    clusters: Option<&[flotilla_api::karmada::TargetCluster]>,
+) -> Vec<BindingSnapshot> {
+    let mut entries: Vec<BindingSnapshot> = spec
+        .required_by
+        .iter()
+        .filter(|e| !(e.namespace == namespace && e.name == name))
+        .cloned()
+        .collect();
+    if let Some(clusters) = clusters {
+        entries.push(BindingSnapshot {
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+            clusters: clusters.to_vec(),
+        });
+    }
+    entries.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    entries
+}
+
+/// Why a distribution failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DistributeError {
+    #[error("{0}")]
+    Kube(#[from] kube::Error),
+    #[error("{0}")]
+    Resolve(#[from] ResolveError),
+    #[error("encoding: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+struct Distributor {
+    client: kube::Client,
+    resources: Resources,
+    queue: WorkQueue<(String, String)>,
+    bindings: Store<ResourceBinding>,
+    generations: Mutex<HashMap<(String, String), (i64, bool)>>,
+}
+
+/// `CONTROLLERS` entry point.
+pub fn start(context: Context, shutdown: Shutdown) -> ControllerTask {
+    Box::pin(async move { run(context.client, shutdown).await })
+}
+
+async fn run(client: kube::Client, shutdown: Shutdown) {
+    let (bindings, writer) = reflector::store();
+    let this = Arc::new(Distributor {
+        resources: Resources::new(client.clone()),
+        client: client.clone(),
+        queue: WorkQueue::default(),
+        bindings,
+        generations: Mutex::new(HashMap::new()),
+    });
+    let mut tasks = Vec::new();
+    let me = this.clone();
+    spawn_reflector!(
+        tasks,
+        client,
+        ResourceBinding,
+        writer,
+        move |e: WatchEvent<ResourceBinding>| me.seen(e)
+    );
+    for _ in 0..2 {
+        tasks.push(tokio::spawn(this.clone().work()));
+    }
+    info!("dependencies distributor running");
+    shutdown.cancelled().await;
+    this.queue.shut_down();
+    for task in tasks {
+        task.abort();
+    }
+}
+
+impl Distributor {
+    fn seen(&self, event: WatchEvent<ResourceBinding>) {
+        let (binding, initial) = match event {
+            WatchEvent::Apply(b) => (b, false),
+            WatchEvent::InitApply(b) => (b, true),
+            WatchEvent::Delete(b) => {
+                self.generations.lock().remove(&key_of(&b.metadata));
+                return;
+            }
+            _ => return,
+        };
+        let key = key_of(&binding.metadata);
+        let interested = binding.spec.propagate_deps
+            || binding
+                .metadata
+                .finalizers
+                .iter()
+                .flatten()
+                .any(|f| f == DISTRIBUTOR_FINALIZER);
+        if !interested {
+            return;
+        }
+        let shape = (
+            binding.metadata.generation.unwrap_or(0),
+            binding.metadata.deletion_timestamp.is_some(),
+        );
+        if self.generations.lock().insert(key.clone(), shape) == Some(shape) {
+            return;
+        }
+        let priority = if initial {
+            Priority::Low
+        } else {
+            Priority::High
+        };
+        self.queue.add_with(key, priority);
+    }
+
+    async fn work(self: Arc<Self>) {
+        while let Some(key) = self.queue.next().await {
+            match self.reconcile(&key).await {
+                Ok(()) => self.queue.forget(&key),
+                Err(error) => {
+                    warn!(binding = %format!("{}/{}", key.0, key.1), %error, "distributing dependencies failed");
+                    self.queue.add_rate_limited(key.clone());
+                }
+            }
+            self.queue.done(&key);
+        }
+    }
+
+    async fn reconcile(&self, key: &(String, String)) -> Result<(), DistributeError> {
+        let Some(binding) = self.bindings.get(&ObjectRef::new(&key.1).within(&key.0)) else {
+            return Ok(());
+        };
+        let (namespace, name) = key;
+        let Some(id) = binding
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(RB_PERMANENT_ID))
+            .cloned()
+        else {
+            return Ok(());
+        };
+        let label = depended_by_label(namespace, name);
+        let deleting = binding.metadata.deletion_timestamp.is_some();
+        let wanted: Vec<DependentObjectReference> = if deleting || !binding.spec.propagate_deps {
+            Vec::new()
+        } else {
+            self.template_dependencies(&binding).await?
+        };
+        let mut attached = BTreeSet::new();
+        for dependency in &wanted {
+            if let Some(attached_name) = self.attach(&binding, dependency, &label, &id).await? {
+                attached.insert(attached_name);
+            }
+        }
+        self.detach_others(namespace, name, &label, &attached)
+            .await?;
+        self.record(&binding, &wanted, deleting).await
+    }
+
+    async fn template_dependencies(
+        &self,
+        binding: &ResourceBinding,
+    ) -> Result<Vec<DependentObjectReference>, DistributeError> {
+        let resource = &binding.spec.resource;
+        let served = self
+            .resources
+            .resolve(&resource.api_version, &resource.kind)
+            .await?;
+        let Some(template) = self
+            .resources
+            .api(&served, &resource.namespace)
+            .get_opt(&resource.name)
+            .await?
+        else {
+            return Ok(Vec::new());
+        };
+        Ok(dependencies(&serde_json::to_value(&template)?))
+    }
+
+    /// Creates or updates the attached binding of `dependency` (when the object exists).
+    async fn attach(
+        &self,
+        independent: &ResourceBinding,
+        dependency: &DependentObjectReference,
+        label: &str,
+        id: &str,
+    ) -> Result<Option<String>, DistributeError> {
+        let served = self
+            .resources
+            .resolve(&dependency.api_version, &dependency.kind)
+            .await?;
+        let Some(object) = self
+            .resources
+            .api(&served, &dependency.namespace)
+            .get_opt(&dependency.name)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let object = serde_json::to_value(&object)?;
+        let name = binding_name(&dependency.kind, &dependency.name);
+        let api = Api::<ResourceBinding>::namespaced(self.client.clone(), &dependency.namespace);
+        let independent_name = independent.metadata.name.clone().unwrap_or_default();
+        let independent_namespace = independent.metadata.namespace.clone().unwrap_or_default();
+        match api.get_opt(&name).await? {
+            None => {
+                let mut spec = ResourceBindingSpec {
+                    resource: resource_reference(&object),
+                    conflict_resolution: independent.spec.conflict_resolution.clone(),
+                    preserve_resources_on_deletion: independent.spec.preserve_resources_on_deletion,
+                    ..ResourceBindingSpec::default()
+                };
+                spec.required_by = with_required_by(
+                    &spec,
+                    &independent_namespace,
+                    &independent_name,
+                    Some(&independent.spec.clusters),
+                );
+                let binding = ResourceBinding {
+                    metadata: ObjectMeta {
+                        name: Some(name.clone()),
+                        namespace: Some(dependency.namespace.clone()),
+                        labels: Some([(label.to_owned(), id.to_owned())].into()),
+                        owner_references: Some(vec![owner_reference(&object)]),
+                        finalizers: Some(vec![RB_FINALIZER.to_owned()]),
+                        ..ObjectMeta::default()
+                    },
+                    spec,
+                    ..ResourceBinding::default()
+                };
+                api.create(&PostParams::default(), &binding).await?;
+                info!(binding = %name, dependency = %dependency.name, "created attached binding");
+            }
+            Some(existing) => {
+                let mut updated = existing.clone();
+                updated
+                    .metadata
+                    .labels
+                    .get_or_insert_with(Default::default)
+                    .insert(label.to_owned(), id.to_owned());
+                updated.spec.required_by = with_required_by(
+                    &existing.spec,
+                    &independent_namespace,
+                    &independent_name,
+                    Some(&independent.spec.clusters),
+                );
+                updated.spec.resource.resource_version =
+                    resource_reference(&object).resource_version;
+                if updated != existing {
+                    api.replace(&name, &PostParams::default(), &updated).await?;
+                }
+            }
+        }
+        Ok(Some(name))
+    }
+
+    /// Withdraws the independent binding from attached bindings it no longer needs; an attached
+    /// binding nobody requires any more (and no policy claims) is deleted.
+    async fn detach_others(
+        &self,
+        namespace: &str,
+        name: &str,
+        label: &str,
+        keep: &BTreeSet<String>,
+    ) -> Result<(), DistributeError> {
+        let stale: Vec<Arc<ResourceBinding>> = self
+            .bindings
+            .state()
+            .into_iter()
+            .filter(|b| b.metadata.namespace.as_deref() == Some(namespace))
+            .filter(|b| {
+                b.metadata
+                    .labels
+                    .as_ref()
+                    .is_some_and(|l| l.contains_key(label))
+            })
+            .filter(|b| !keep.contains(b.metadata.name.as_deref().unwrap_or("")))
+            .collect();
+        let api = Api::<ResourceBinding>::namespaced(self.client.clone(), namespace);
+        for attached in stale {
+            let attached_name = attached.metadata.name.clone().unwrap_or_default();
+            let required_by = with_required_by(&attached.spec, namespace, name, None);
+            let claimed = attached.metadata.labels.as_ref().is_some_and(|l| {
+                l.contains_key(flotilla_api::validation::karmada::PP_PERMANENT_ID)
+                    || l.contains_key(flotilla_api::validation::karmada::CPP_PERMANENT_ID)
+            });
+            if required_by.is_empty() && !claimed {
+                match api.delete(&attached_name, &DeleteParams::default()).await {
+                    Ok(_) => {}
+                    Err(kube::Error::Api(s)) if s.code == 404 => {}
+                    Err(e) => return Err(e.into()),
+                }
+                continue;
+            }
+            let patch = json!({
+                "metadata": {"labels": {label: Value::Null},
+                    "resourceVersion": attached.metadata.resource_version},
+                "spec": {"requiredBy": required_by},
+            });
+            api.patch(
+                &attached_name,
+                &PatchParams::default(),
+                &Patch::Merge(&patch),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Records the dependencies and manages the finalizer on the independent binding.
+    async fn record(
+        &self,
+        binding: &ResourceBinding,
+        wanted: &[DependentObjectReference],
+        deleting: bool,
+    ) -> Result<(), DistributeError> {
+        let mut finalizers: Vec<String> = binding.metadata.finalizers.clone().unwrap_or_default();
+        let has = finalizers.iter().any(|f| f == DISTRIBUTOR_FINALIZER);
+        let keep_finalizer = !deleting && binding.spec.propagate_deps;
+        if keep_finalizer && !has {
+            finalizers.push(DISTRIBUTOR_FINALIZER.to_owned());
+        } else if !keep_finalizer {
+            finalizers.retain(|f| f != DISTRIBUTOR_FINALIZER);
+        }
+        let recorded = binding
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(DEPENDENCIES_ANNOTATION))
+            .cloned();
+        let desired = (!wanted.is_empty() && !deleting)
+            .then(|| serde_json::to_string(wanted))
+            .transpose()?;
+        if recorded == desired && (keep_finalizer == has) {
+            return Ok(());
+        }
+        let patch = json!({"metadata": {
+            "finalizers": finalizers,
+            "annotations": {DEPENDENCIES_ANNOTATION: desired},
+            "resourceVersion": binding.metadata.resource_version,
+        }});
+        Api::<ResourceBinding>::namespaced(
+            self.client.clone(),
+            binding.metadata.namespace.as_deref().unwrap_or(""),
+        )
+        .patch(
+            binding.metadata.name.as_deref().unwrap_or(""),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await?;
+        Ok(())
+    }
+}
+
+fn key_of(meta: &ObjectMeta) -> (String, String) {
+    (
+        meta.namespace.clone().unwrap_or_default(),
+        meta.name.clone().unwrap_or_default(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use flotilla_api::karmada::TargetCluster;
+
+    use super::*;
+
+    #[test]
+    fn depended_by_labels_hash_the_independent_binding() {
+        let label = depended_by_label("default", "web-deployment");
+        assert!(label.starts_with(DEPENDED_BY_PREFIX));
+        let suffix = &label[DEPENDED_BY_PREFIX.len()..];
+        let hash = fnv1a_32(b"default/web-deployment").to_string();
+        assert_eq!(suffix, safe_encode(&hash));
+        assert_ne!(label, depended_by_label("default", "api-deployment"));
+    }
+
+    #[test]
+    fn required_by_entries_are_replaced_and_removed_per_independent_binding() {
+        let mut spec = ResourceBindingSpec::default();
+        spec.required_by =
+            with_required_by(&spec, "default", "b", Some(&[TargetCluster::new("m1", 1)]));
+        spec.required_by =
+            with_required_by(&spec, "default", "a", Some(&[TargetCluster::new("m2", 1)]));
+        spec.required_by =
+            with_required_by(&spec, "default", "b", Some(&[TargetCluster::new("m3", 2)]));
+        let entries: Vec<(&str, Vec<&str>)> = spec
+            .required_by
+            .iter()
+            .map(|e| {
+                (
+                    e.name.as_str(),
+                    e.clusters.iter().map(|c| c.name.as_str()).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(entries, vec![("a", vec!["m2"]), ("b", vec!["m3"])]);
+        let removed = with_required_by(&spec, "default", "a", None);
+        assert_eq!(removed.len(), 1);
+        assert_eq!(removed[0].name, "b");
+    }
+}

@@ -1,0 +1,673 @@
+//! The resource detector: watches every propagatable kind the control plane serves (found by
+//! discovery, re-run when CRDs change) and the (Cluster)PropagationPolicies, gives each
+//! template its policy (Karmada's precedence, [`matching`]), claims it ([`claim`]) and keeps its
+//! ResourceBinding / ClusterResourceBinding in step ([`build`]). Policy deletion unclaims the
+//! templates and bindings and then drops the policy's finalizer; bindings stay, so members keep
+//! their objects.
+//!
+//! Skipped: Karmada's own groups (`cluster`, `policy`, `work.karmada.io`), Events, reserved
+//! namespaces (`karmada-system`, `karmada-cluster`, `karmada-es-*`), `kube-*` namespaces
+//! (Karmada's default `--skipped-propagating-namespaces`), templates labelled
+//! `resourcetemplate.karmada.io/claimed-by`.
+
+pub mod build;
+pub mod claim;
+pub mod matching;
+mod policies;
+mod watch;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use flotilla_api::karmada::{
+    ClusterResourceBinding, PropagationSpec, ResourceBinding, ResourceBindingSpec,
+};
+use flotilla_runtime::{Priority, Shutdown, WorkQueue};
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use parking_lot::Mutex;
+use serde_json::Value;
+use tracing::{debug, info, warn};
+
+use crate::interpreter;
+use crate::manager::{Context, ControllerTask};
+use crate::resources::Resources;
+use claim::PolicyClaim;
+use policies::PolicyIndex;
+use watch::KindWatch;
+
+/// Groups the detector never propagates.
+pub const SKIPPED_GROUPS: &[&str] = &["cluster.karmada.io", "policy.karmada.io", "work.karmada.io"];
+
+/// Whether objects in `namespace` are never propagated.
+pub fn is_reserved_namespace(namespace: &str) -> bool {
+    namespace == "karmada-system"
+        || namespace == "karmada-cluster"
+        || namespace.starts_with(flotilla_api::karmada::names::EXECUTION_SPACE_PREFIX)
+}
+
+/// Whether the detector ignores objects of `namespace` (reserved, or `kube-*`).
+pub fn is_skipped_namespace(namespace: &str) -> bool {
+    is_reserved_namespace(namespace) || namespace.starts_with("kube-")
+}
+
+/// A template in the queue.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TemplateKey {
+    pub api_version: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl std::fmt::Display for TemplateKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {} {}/{}",
+            self.api_version, self.kind, self.namespace, self.name
+        )
+    }
+}
+
+/// A policy whose deletion is being handled.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum PolicyKey {
+    Namespaced { namespace: String, name: String },
+    Cluster { name: String },
+}
+
+/// Why a template could not be handled (retried with backoff).
+#[derive(Debug, thiserror::Error)]
+pub enum DetectorError {
+    #[error("{0}")]
+    Kube(#[from] kube::Error),
+    #[error("interpreting replicas: {0}")]
+    Interpret(#[from] flotilla_api::karmada::replicas::InterpretError),
+    #[error("waiting for dependent overrides: {0}")]
+    DependentOverrides(String),
+    #[error(
+        "binding {binding} is owned by another object (uid {owner}); waiting for garbage collection"
+    )]
+    OwnerMismatch { binding: String, owner: String },
+    #[error("priority class {0} not found")]
+    PriorityClass(String),
+    #[error("encoding: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// The running detector.
+pub struct Detector {
+    client: kube::Client,
+    resources: Resources,
+    policies: Mutex<PolicyIndex>,
+    kinds: Mutex<BTreeMap<(String, String), KindWatch>>,
+    queue: WorkQueue<TemplateKey>,
+    policy_queue: WorkQueue<PolicyKey>,
+    fingerprints: Mutex<HashMap<TemplateKey, u64>>,
+    /// Templates whose own specification changed since their last reconcile (for Lazy).
+    changed: Mutex<HashSet<TemplateKey>>,
+    /// Templates by the permanent id of the policy that claims them, and the reverse.
+    claims: Mutex<ClaimIndex>,
+    recorder: Recorder,
+}
+
+impl std::fmt::Debug for Detector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Detector").finish_non_exhaustive()
+    }
+}
+
+/// `CONTROLLERS` entry point.
+pub fn start(context: Context, shutdown: Shutdown) -> ControllerTask {
+    Box::pin(async move {
+        let detector = Detector::new(context.client);
+        detector.run(shutdown).await;
+    })
+}
+
+impl Detector {
+    pub fn new(client: kube::Client) -> Arc<Self> {
+        let recorder = Recorder::new(
+            client.clone(),
+            Reporter {
+                controller: "resource-detector".into(),
+                instance: None,
+            },
+        );
+        Arc::new(Self {
+            resources: Resources::new(client.clone()),
+            client,
+            policies: Mutex::new(PolicyIndex::default()),
+            kinds: Mutex::new(BTreeMap::new()),
+            queue: WorkQueue::default(),
+            policy_queue: WorkQueue::default(),
+            fingerprints: Mutex::new(HashMap::new()),
+            changed: Mutex::new(HashSet::new()),
+            claims: Mutex::new(ClaimIndex::default()),
+            recorder,
+        })
+    }
+
+    /// Runs until `shutdown`.
+    pub async fn run(self: Arc<Self>, shutdown: Shutdown) {
+        let mut tasks = Vec::new();
+        let (pp_ready, cpp_ready) = (
+            Arc::new(tokio::sync::Notify::new()),
+            Arc::new(tokio::sync::Notify::new()),
+        );
+        tasks.push(tokio::spawn(
+            self.clone().watch_propagation_policies(pp_ready.clone()),
+        ));
+        tasks.push(tokio::spawn(
+            self.clone()
+                .watch_cluster_propagation_policies(cpp_ready.clone()),
+        ));
+        let ready = async {
+            pp_ready.notified().await;
+            cpp_ready.notified().await;
+        };
+        tokio::select! {
+            _ = ready => {}
+            _ = shutdown.cancelled() => {
+                for task in &tasks { task.abort(); }
+                return;
+            }
+        }
+        self.rediscover().await;
+        tasks.push(tokio::spawn(self.clone().watch_crds()));
+        for _ in 0..4 {
+            tasks.push(tokio::spawn(self.clone().work()));
+        }
+        tasks.push(tokio::spawn(self.clone().work_policies()));
+        info!("resource detector running");
+        shutdown.cancelled().await;
+        self.queue.shut_down();
+        self.policy_queue.shut_down();
+        for task in tasks {
+            task.abort();
+        }
+        for (_, watch) in std::mem::take(&mut *self.kinds.lock()) {
+            watch.task.abort();
+        }
+    }
+
+    /// Starts watchers for newly served propagatable kinds and stops those of kinds gone.
+    async fn rediscover(self: &Arc<Self>) {
+        let served = match self.resources.refresh().await {
+            Ok(served) => served,
+            Err(error) => {
+                warn!(%error, "discovery failed; keeping the current watches");
+                return;
+            }
+        };
+        let wanted: BTreeMap<(String, String), _> = served
+            .into_iter()
+            .filter(|s| s.propagatable)
+            .filter(|s| !SKIPPED_GROUPS.contains(&s.resource.group.as_str()))
+            .filter(|s| {
+                !(s.resource.kind == "Event"
+                    && (s.resource.group.is_empty() || s.resource.group == "events.k8s.io"))
+            })
+            .map(|s| ((s.resource.api_version.clone(), s.resource.kind.clone()), s))
+            .collect();
+        let mut kinds = self.kinds.lock();
+        kinds.retain(|key, watch| {
+            let keep = wanted.contains_key(key);
+            if !keep {
+                watch.task.abort();
+            }
+            keep
+        });
+        for (key, served) in wanted {
+            if kinds.contains_key(&key) {
+                continue;
+            }
+            debug!(api_version = %key.0, kind = %key.1, "watching templates");
+            kinds.insert(key, KindWatch::start(self.clone(), served));
+        }
+    }
+
+    /// A template event from a kind watcher.
+    fn template_seen(&self, object: &DynamicObject, api_version: &str, kind: &str, initial: bool) {
+        let key = TemplateKey {
+            api_version: api_version.to_owned(),
+            kind: kind.to_owned(),
+            namespace: object.metadata.namespace.clone().unwrap_or_default(),
+            name: object.metadata.name.clone().unwrap_or_default(),
+        };
+        if is_skipped_namespace(&key.namespace) {
+            return;
+        }
+        let claim = object
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|labels| {
+                labels
+                    .get(flotilla_api::validation::karmada::PP_PERMANENT_ID)
+                    .or_else(|| labels.get(flotilla_api::validation::karmada::CPP_PERMANENT_ID))
+            })
+            .cloned();
+        self.claims.lock().set(&key, claim);
+        let fingerprint = fingerprint(object);
+        let previous = self.fingerprints.lock().insert(key.clone(), fingerprint);
+        if previous == Some(fingerprint) {
+            return;
+        }
+        self.changed.lock().insert(key.clone());
+        let priority = if initial {
+            Priority::Low
+        } else {
+            Priority::High
+        };
+        self.queue.add_with(key, priority);
+    }
+
+    fn template_gone(&self, object: &DynamicObject, api_version: &str, kind: &str) {
+        let key = TemplateKey {
+            api_version: api_version.to_owned(),
+            kind: kind.to_owned(),
+            namespace: object.metadata.namespace.clone().unwrap_or_default(),
+            name: object.metadata.name.clone().unwrap_or_default(),
+        };
+        self.fingerprints.lock().remove(&key);
+        self.changed.lock().remove(&key);
+        self.claims.lock().set(&key, None);
+    }
+
+    /// Queues every template `spec` may select (low priority) plus those claimed by `id`.
+    fn enqueue_selected(&self, policy_namespace: Option<&str>, spec: &PropagationSpec, id: &str) {
+        let kinds = self.kinds.lock();
+        for selector in &spec.resource_selectors {
+            let Some(watch) = kinds.get(&(selector.api_version.clone(), selector.kind.clone()))
+            else {
+                continue;
+            };
+            let namespace = if selector.namespace.is_empty() {
+                policy_namespace.unwrap_or("")
+            } else {
+                &selector.namespace
+            };
+            for object in watch.store.state() {
+                let object_namespace = object.metadata.namespace.as_deref().unwrap_or("");
+                if !namespace.is_empty() && object_namespace != namespace {
+                    continue;
+                }
+                if !selector.name.is_empty()
+                    && object.metadata.name.as_deref() != Some(&selector.name)
+                {
+                    continue;
+                }
+                if is_skipped_namespace(object_namespace) {
+                    continue;
+                }
+                self.queue.add_with(
+                    TemplateKey {
+                        api_version: selector.api_version.clone(),
+                        kind: selector.kind.clone(),
+                        namespace: object_namespace.to_owned(),
+                        name: object.metadata.name.clone().unwrap_or_default(),
+                    },
+                    Priority::Low,
+                );
+            }
+        }
+        drop(kinds);
+        self.enqueue_claimed(id);
+    }
+
+    fn enqueue_claimed(&self, id: &str) {
+        let claimed = self.claims.lock().claimed_by(id);
+        for key in claimed {
+            self.queue.add_with(key, Priority::Low);
+        }
+    }
+
+    async fn work(self: Arc<Self>) {
+        while let Some(key) = self.queue.next().await {
+            match self.reconcile(&key).await {
+                Ok(()) => self.queue.forget(&key),
+                Err(error) => {
+                    warn!(template = %key, %error, "applying policy failed; backing off");
+                    self.queue.add_rate_limited(key.clone());
+                }
+            }
+            self.queue.done(&key);
+        }
+    }
+
+    fn template(&self, key: &TemplateKey) -> Option<Arc<DynamicObject>> {
+        let kinds = self.kinds.lock();
+        let watch = kinds.get(&(key.api_version.clone(), key.kind.clone()))?;
+        watch.get(&key.namespace, &key.name)
+    }
+
+    async fn reconcile(&self, key: &TemplateKey) -> Result<(), DetectorError> {
+        let template_changed = self.changed.lock().remove(key);
+        let Some(object) = self.template(key) else {
+            return Ok(());
+        };
+        if object.metadata.deletion_timestamp.is_some() {
+            return Ok(());
+        }
+        if object
+            .metadata
+            .labels
+            .as_ref()
+            .is_some_and(|l| l.contains_key(claim::CLAIMED_BY_LABEL))
+        {
+            return Ok(());
+        }
+        let mut template = serde_json::to_value(&*object)?;
+        let cluster_scoped = key.namespace.is_empty();
+        let current = PolicyClaim::of(&template);
+        let decision = self
+            .policies
+            .lock()
+            .decide(&template, current.as_ref(), cluster_scoped);
+        let Some((claim, spec, lazy)) = decision else {
+            if let Some(stale) = current {
+                info!(template = %key, policy = ?stale, "claiming policy is gone or no longer selects the template; unclaiming");
+                self.patch_template(key, &claim::unclaim_patch(&stale))
+                    .await?;
+            }
+            return Ok(());
+        };
+        let same_claim = current.as_ref() == Some(&claim);
+        if lazy && same_claim && !template_changed {
+            debug!(template = %key, "Lazy policy: the template did not change; binding left as is");
+            return Ok(());
+        }
+        self.check_dependent_overrides(&claim, &spec).await?;
+        if !claim.is_on(&template) {
+            template = self.patch_template(key, &claim.claim_patch()).await?;
+        }
+        let schedule_priority = self.schedule_priority(&spec).await?;
+        let interpreted = interpreter::interpret_replica(&template)?;
+        let desired = build::binding_spec(&template, &spec, interpreted, schedule_priority);
+        let result = if cluster_scoped {
+            self.ensure_cluster_binding(&template, &claim, desired)
+                .await
+        } else {
+            self.ensure_binding(&template, &claim, desired).await
+        };
+        let (type_, reason, note) = match &result {
+            Ok(()) => (
+                EventType::Normal,
+                "ApplyPolicySucceed",
+                "Apply policy succeed".to_owned(),
+            ),
+            Err(error) => (
+                EventType::Warning,
+                "ApplyPolicyFailed",
+                format!("Apply policy failed: {error}"),
+            ),
+        };
+        if !same_claim || result.is_err() {
+            self.publish(key, &object, type_, reason, note).await;
+        }
+        result
+    }
+
+    async fn patch_template(
+        &self,
+        key: &TemplateKey,
+        patch: &Value,
+    ) -> Result<Value, DetectorError> {
+        let served = {
+            let kinds = self.kinds.lock();
+            kinds
+                .get(&(key.api_version.clone(), key.kind.clone()))
+                .map(|w| w.served.clone())
+        };
+        let Some(served) = served else {
+            return Ok(Value::Null);
+        };
+        let api = self.resources.api(&served, &key.namespace);
+        let patched = api
+            .patch(&key.name, &PatchParams::default(), &Patch::Merge(patch))
+            .await?;
+        Ok(serde_json::to_value(&patched)?)
+    }
+
+    async fn check_dependent_overrides(
+        &self,
+        claim: &PolicyClaim,
+        spec: &PropagationSpec,
+    ) -> Result<(), DetectorError> {
+        for name in &spec.dependent_overrides {
+            let found = match claim {
+                PolicyClaim::Namespaced { namespace, .. } => Api::<
+                    flotilla_api::karmada::OverridePolicy,
+                >::namespaced(
+                    self.client.clone(), namespace
+                )
+                .get_opt(name)
+                .await?
+                .is_some(),
+                PolicyClaim::Cluster { .. } => {
+                    Api::<flotilla_api::karmada::ClusterOverridePolicy>::all(self.client.clone())
+                        .get_opt(name)
+                        .await?
+                        .is_some()
+                }
+            };
+            if !found {
+                return Err(DetectorError::DependentOverrides(name.clone()));
+            }
+        }
+        Ok(())
+    }
+
+    async fn schedule_priority(
+        &self,
+        spec: &PropagationSpec,
+    ) -> Result<Option<i32>, DetectorError> {
+        let Some(priority) = &spec.schedule_priority else {
+            return Ok(None);
+        };
+        if priority.priority_class_source != "KubePriorityClass" {
+            return Ok(None);
+        }
+        let api = Api::<k8s_openapi::api::scheduling::v1::PriorityClass>::all(self.client.clone());
+        match api.get_opt(&priority.priority_class_name).await? {
+            Some(class) => Ok(Some(class.value)),
+            None => Err(DetectorError::PriorityClass(
+                priority.priority_class_name.clone(),
+            )),
+        }
+    }
+
+    async fn ensure_binding(
+        &self,
+        template: &Value,
+        claim: &PolicyClaim,
+        desired: ResourceBindingSpec,
+    ) -> Result<(), DetectorError> {
+        let meta = build::binding_metadata(template, claim, false);
+        let name = meta.name.clone().unwrap_or_default();
+        let namespace = meta.namespace.clone().unwrap_or_default();
+        let api = Api::<ResourceBinding>::namespaced(self.client.clone(), &namespace);
+        match api.get_opt(&name).await? {
+            None => {
+                let binding = ResourceBinding {
+                    metadata: meta,
+                    spec: desired,
+                    ..ResourceBinding::default()
+                };
+                api.create(&PostParams::default(), &binding).await?;
+                info!(binding = %format!("{namespace}/{name}"), "created ResourceBinding");
+            }
+            Some(existing) => {
+                let mut updated = existing.clone();
+                refresh(
+                    &mut updated.metadata,
+                    &mut updated.spec,
+                    template,
+                    claim,
+                    desired,
+                    build::RB_FINALIZER,
+                    &name,
+                )?;
+                if updated != existing {
+                    api.replace(&name, &PostParams::default(), &updated).await?;
+                    debug!(binding = %format!("{namespace}/{name}"), "updated ResourceBinding");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn ensure_cluster_binding(
+        &self,
+        template: &Value,
+        claim: &PolicyClaim,
+        desired: ResourceBindingSpec,
+    ) -> Result<(), DetectorError> {
+        let meta = build::binding_metadata(template, claim, true);
+        let name = meta.name.clone().unwrap_or_default();
+        let api = Api::<ClusterResourceBinding>::all(self.client.clone());
+        match api.get_opt(&name).await? {
+            None => {
+                let binding = ClusterResourceBinding {
+                    metadata: meta,
+                    spec: desired,
+                    ..ClusterResourceBinding::default()
+                };
+                api.create(&PostParams::default(), &binding).await?;
+                info!(binding = %name, "created ClusterResourceBinding");
+            }
+            Some(existing) => {
+                let mut updated = existing.clone();
+                refresh(
+                    &mut updated.metadata,
+                    &mut updated.spec,
+                    template,
+                    claim,
+                    desired,
+                    build::CRB_FINALIZER,
+                    &name,
+                )?;
+                if updated != existing {
+                    api.replace(&name, &PostParams::default(), &updated).await?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn publish(
+        &self,
+        key: &TemplateKey,
+        object: &DynamicObject,
+        type_: EventType,
+        reason: &str,
+        note: String,
+    ) {
+        let reference = k8s_openapi::api::core::v1::ObjectReference {
+            api_version: Some(key.api_version.clone()),
+            kind: Some(key.kind.clone()),
+            namespace: (!key.namespace.is_empty()).then(|| key.namespace.clone()),
+            name: Some(key.name.clone()),
+            uid: object.metadata.uid.clone(),
+            ..Default::default()
+        };
+        let event = Event {
+            type_,
+            reason: reason.to_owned(),
+            note: Some(note),
+            action: "ApplyPolicy".to_owned(),
+            secondary: None,
+        };
+        if let Err(error) = self.recorder.publish(&event, &reference).await {
+            debug!(%error, "publishing an event failed");
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn refresh(
+    meta: &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    spec: &mut ResourceBindingSpec,
+    template: &Value,
+    claim: &PolicyClaim,
+    desired: ResourceBindingSpec,
+    finalizer: &str,
+    name: &str,
+) -> Result<(), DetectorError> {
+    let template_uid = template
+        .pointer("/metadata/uid")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    match build::controller_uid(meta) {
+        Some(uid) if uid != template_uid => {
+            return Err(DetectorError::OwnerMismatch {
+                binding: name.to_owned(),
+                owner: uid.to_owned(),
+            });
+        }
+        Some(_) => {}
+        None => meta.owner_references = Some(vec![build::owner_reference(template)]),
+    }
+    build::apply_claim(meta, claim);
+    build::ensure_finalizer(meta, finalizer);
+    build::refresh_spec(spec, desired);
+    Ok(())
+}
+
+/// Which policy (permanent id) claims which templates, both ways.
+#[derive(Debug, Default)]
+struct ClaimIndex {
+    by_policy: HashMap<String, BTreeSet<TemplateKey>>,
+    of_template: HashMap<TemplateKey, String>,
+}
+
+impl ClaimIndex {
+    fn set(&mut self, key: &TemplateKey, id: Option<String>) {
+        if let Some(old) = self.of_template.remove(key)
+            && let Some(set) = self.by_policy.get_mut(&old)
+        {
+            set.remove(key);
+            if set.is_empty() {
+                self.by_policy.remove(&old);
+            }
+        }
+        if let Some(id) = id {
+            self.by_policy
+                .entry(id.clone())
+                .or_default()
+                .insert(key.clone());
+            self.of_template.insert(key.clone(), id);
+        }
+    }
+
+    fn claimed_by(&self, id: &str) -> Vec<TemplateKey> {
+        self.by_policy
+            .get(id)
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// A hash of what counts as the template's specification: everything but status and the
+/// bookkeeping the server changes on every write.
+fn fingerprint(object: &DynamicObject) -> u64 {
+    let mut meta = object.metadata.clone();
+    meta.resource_version = None;
+    meta.managed_fields = None;
+    meta.generation = None;
+    let mut data = object.data.clone();
+    if let Some(map) = data.as_object_mut() {
+        map.remove("status");
+    }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    serde_json::to_string(&meta)
+        .unwrap_or_default()
+        .hash(&mut hasher);
+    serde_json::to_string(&data)
+        .unwrap_or_default()
+        .hash(&mut hasher);
+    hasher.finish()
+}

@@ -1,0 +1,175 @@
+//! The binding a claimed template gets (name `<name>-<kind>`, owner reference, claim metadata,
+//! spec copied from the policy plus the interpreter's replicas), and how an existing binding is
+//! refreshed without touching what the scheduler and the failover controllers own.
+
+use std::collections::BTreeMap;
+
+use flotilla_api::karmada::replicas::InterpretedReplicas;
+use flotilla_api::karmada::{
+    BindingSchedulePriority, BindingSuspension, ObjectReference, PropagationSpec,
+    ResourceBindingSpec,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use serde_json::Value;
+
+use super::claim::PolicyClaim;
+
+/// Finalizer of the ResourceBinding controller.
+pub const RB_FINALIZER: &str = "karmada.io/binding-controller";
+/// Finalizer of the ClusterResourceBinding controller.
+pub const CRB_FINALIZER: &str = "karmada.io/cluster-resource-binding-controller";
+
+fn str_at<'a>(object: &'a Value, pointer: &str) -> &'a str {
+    object
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// `spec.resource` of `template`.
+pub fn resource_reference(template: &Value) -> ObjectReference {
+    ObjectReference {
+        api_version: str_at(template, "/apiVersion").to_owned(),
+        kind: str_at(template, "/kind").to_owned(),
+        namespace: str_at(template, "/metadata/namespace").to_owned(),
+        name: str_at(template, "/metadata/name").to_owned(),
+        uid: str_at(template, "/metadata/uid").to_owned(),
+        resource_version: str_at(template, "/metadata/resourceVersion").to_owned(),
+    }
+}
+
+/// The desired spec of `template`'s binding under `policy`.
+pub fn binding_spec(
+    template: &Value,
+    policy: &PropagationSpec,
+    interpreted: InterpretedReplicas,
+    schedule_priority: Option<i32>,
+) -> ResourceBindingSpec {
+    ResourceBindingSpec {
+        resource: resource_reference(template),
+        propagate_deps: policy.propagate_deps || policy.association,
+        replica_requirements: interpreted.requirements,
+        replicas: interpreted.replicas,
+        placement: Some(policy.placement.clone()),
+        scheduler_name: policy.scheduler_name.clone(),
+        failover: policy.failover.clone(),
+        conflict_resolution: policy.conflict_resolution.clone(),
+        suspension: policy.suspension.clone().map(|s| BindingSuspension {
+            policy: s,
+            scheduling: None,
+        }),
+        preserve_resources_on_deletion: policy.preserve_resources_on_deletion,
+        schedule_priority: schedule_priority.map(|priority| BindingSchedulePriority { priority }),
+        ..ResourceBindingSpec::default()
+    }
+}
+
+/// Copies the policy- and template-derived fields of `desired` onto `existing`, keeping the
+/// schedule (`clusters`), eviction tasks, `requiredBy`, `rescheduleTriggeredAt`, components
+/// and the binding's own `suspension.scheduling`.
+pub fn refresh_spec(existing: &mut ResourceBindingSpec, desired: ResourceBindingSpec) {
+    let scheduling = existing.suspension.as_ref().and_then(|s| s.scheduling);
+    existing.resource = desired.resource;
+    existing.propagate_deps = desired.propagate_deps;
+    existing.replica_requirements = desired.replica_requirements;
+    existing.replicas = desired.replicas;
+    existing.placement = desired.placement;
+    existing.scheduler_name = desired.scheduler_name;
+    existing.failover = desired.failover;
+    existing.conflict_resolution = desired.conflict_resolution;
+    existing.preserve_resources_on_deletion = desired.preserve_resources_on_deletion;
+    existing.schedule_priority = desired.schedule_priority;
+    existing.suspension = match (desired.suspension, scheduling) {
+        (Some(mut s), scheduling) => {
+            s.scheduling = scheduling;
+            Some(s)
+        }
+        (None, Some(scheduling)) => Some(BindingSuspension {
+            scheduling: Some(scheduling),
+            ..BindingSuspension::default()
+        }),
+        (None, None) => None,
+    };
+}
+
+/// The controller owner reference to `template`.
+pub fn owner_reference(template: &Value) -> OwnerReference {
+    OwnerReference {
+        api_version: str_at(template, "/apiVersion").to_owned(),
+        kind: str_at(template, "/kind").to_owned(),
+        name: str_at(template, "/metadata/name").to_owned(),
+        uid: str_at(template, "/metadata/uid").to_owned(),
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+    }
+}
+
+/// Metadata of a new binding of `template` claimed by `claim`.
+pub fn binding_metadata(template: &Value, claim: &PolicyClaim, cluster_scoped: bool) -> ObjectMeta {
+    let name = flotilla_api::karmada::names::binding_name(
+        str_at(template, "/kind"),
+        str_at(template, "/metadata/name"),
+    );
+    let mut meta = ObjectMeta {
+        name: Some(name),
+        namespace: (!cluster_scoped).then(|| str_at(template, "/metadata/namespace").to_owned()),
+        owner_references: Some(vec![owner_reference(template)]),
+        finalizers: Some(vec![
+            if cluster_scoped {
+                CRB_FINALIZER
+            } else {
+                RB_FINALIZER
+            }
+            .to_owned(),
+        ]),
+        ..ObjectMeta::default()
+    };
+    apply_claim(&mut meta, claim);
+    meta
+}
+
+/// Writes `claim`'s labels and annotations on `meta`, removing the other kind's.
+pub fn apply_claim(meta: &mut ObjectMeta, claim: &PolicyClaim) {
+    let labels = meta.labels.get_or_insert_with(BTreeMap::new);
+    let annotations = meta.annotations.get_or_insert_with(BTreeMap::new);
+    let other = match claim {
+        PolicyClaim::Namespaced { .. } => PolicyClaim::Cluster {
+            name: String::new(),
+            id: String::new(),
+        },
+        PolicyClaim::Cluster { .. } => PolicyClaim::Namespaced {
+            namespace: String::new(),
+            name: String::new(),
+            id: String::new(),
+        },
+    };
+    for (k, _) in other.labels() {
+        labels.remove(k);
+    }
+    for (k, _) in other.annotations() {
+        annotations.remove(k);
+    }
+    for (k, v) in claim.labels() {
+        labels.insert(k.to_owned(), v);
+    }
+    for (k, v) in claim.annotations() {
+        annotations.insert(k.to_owned(), v);
+    }
+}
+
+/// Ensures `meta` has `finalizer`.
+pub fn ensure_finalizer(meta: &mut ObjectMeta, finalizer: &str) {
+    let finalizers = meta.finalizers.get_or_insert_with(Vec::new);
+    if !finalizers.iter().any(|f| f == finalizer) {
+        finalizers.push(finalizer.to_owned());
+    }
+}
+
+/// The UID of `meta`'s controller owner.
+pub fn controller_uid(meta: &ObjectMeta) -> Option<&str> {
+    meta.owner_references
+        .iter()
+        .flatten()
+        .find(|r| r.controller == Some(true))
+        .map(|r| r.uid.as_str())
+}

@@ -1,0 +1,246 @@
+//! Namespace sync (Karmada's `namespace` controller): every namespace that is not reserved,
+//! not `default`, not `kube-*`, not labelled `namespace.karmada.io/skip-auto-propagation=true`
+//! and not claimed by a ClusterPropagationPolicy is written as a Work (owned by the namespace,
+//! ClusterOverridePolicies applied) into every cluster's execution namespace, so workloads find
+//! their namespace in each member. Re-run when clusters or ClusterOverridePolicies change;
+//! deletion follows the namespace through garbage collection.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use flotilla_api::karmada::names::{execution_space_name, work_name};
+use flotilla_api::karmada::{Cluster, ClusterOverridePolicy, Work, WorkSpec, WorkloadTemplate};
+use flotilla_api::validation::karmada::{CPP_PERMANENT_ID, prune_manifest};
+use flotilla_runtime::{Priority, Shutdown, WorkQueue};
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::watcher::Event as WatchEvent;
+use serde_json::Value;
+use tracing::{info, warn};
+
+use crate::binding::render::{EXECUTION_FINALIZER, MANAGED_LABEL};
+use crate::binding::spawn_reflector;
+use crate::binding::works::{WorkWrite, ensure_work};
+use crate::detector::is_reserved_namespace;
+use crate::manager::{Context, ControllerTask};
+use crate::overrides::{self, PolicyRef};
+
+/// Label that keeps a namespace out of members.
+pub const SKIP_AUTO_PROPAGATION_LABEL: &str = "namespace.karmada.io/skip-auto-propagation";
+
+/// Whether `namespace` is propagated to every cluster.
+pub fn should_sync(namespace: &Namespace) -> bool {
+    let name = namespace.metadata.name.as_deref().unwrap_or("");
+    let labels = namespace.metadata.labels.clone().unwrap_or_default();
+    !is_reserved_namespace(name)
+        && name != "default"
+        && !name.starts_with("kube-")
+        && labels.get(SKIP_AUTO_PROPAGATION_LABEL).map(String::as_str) != Some("true")
+        && !labels.contains_key(CPP_PERMANENT_ID)
+        && namespace.metadata.deletion_timestamp.is_none()
+}
+
+/// The Work carrying `namespace` to `cluster`.
+pub fn namespace_work(
+    namespace: &Namespace,
+    cluster: &Cluster,
+    cluster_overrides: &[Arc<ClusterOverridePolicy>],
+) -> Result<Work, overrides::OverrideError> {
+    let name = namespace.metadata.name.clone().unwrap_or_default();
+    let mut manifest = serde_json::to_value(namespace).unwrap_or(Value::Null);
+    let applied = overrides::apply_overrides(
+        &mut manifest,
+        cluster,
+        cluster_overrides.iter().map(|p| PolicyRef::from(&**p)),
+        std::iter::empty(),
+    )?;
+    if let Value::Object(object) = &mut manifest {
+        prune_manifest(object);
+        if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+            let labels = meta
+                .entry("labels")
+                .or_insert_with(|| Value::Object(Default::default()));
+            if let Some(labels) = labels.as_object_mut() {
+                labels.insert(MANAGED_LABEL.into(), "true".into());
+            }
+        }
+    }
+    let annotations: BTreeMap<String, String> = applied
+        .annotations()
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v)))
+        .collect();
+    Ok(Work {
+        metadata: ObjectMeta {
+            name: Some(work_name("Namespace", &name, "")),
+            namespace: Some(execution_space_name(cluster.name())),
+            finalizers: Some(vec![EXECUTION_FINALIZER.to_owned()]),
+            owner_references: Some(vec![OwnerReference {
+                api_version: "v1".to_owned(),
+                kind: "Namespace".to_owned(),
+                name: name.clone(),
+                uid: namespace.metadata.uid.clone().unwrap_or_default(),
+                controller: Some(true),
+                block_owner_deletion: Some(true),
+            }]),
+            annotations: (!annotations.is_empty()).then_some(annotations),
+            ..ObjectMeta::default()
+        },
+        spec: WorkSpec {
+            workload: WorkloadTemplate {
+                manifests: vec![manifest],
+            },
+            ..WorkSpec::default()
+        },
+        ..Work::default()
+    })
+}
+
+struct NamespaceSync {
+    client: kube::Client,
+    queue: WorkQueue<String>,
+    namespaces: Store<Namespace>,
+    clusters: Store<Cluster>,
+    cluster_overrides: Store<ClusterOverridePolicy>,
+    works: Store<Work>,
+}
+
+/// `CONTROLLERS` entry point.
+pub fn start(context: Context, shutdown: Shutdown) -> ControllerTask {
+    Box::pin(async move { run(context.client, shutdown).await })
+}
+
+async fn run(client: kube::Client, shutdown: Shutdown) {
+    let (namespaces, ns_writer) = reflector::store();
+    let (clusters, cluster_writer) = reflector::store();
+    let (cluster_overrides, cop_writer) = reflector::store();
+    let (works, work_writer) = reflector::store();
+    let this = Arc::new(NamespaceSync {
+        client: client.clone(),
+        queue: WorkQueue::default(),
+        namespaces,
+        clusters,
+        cluster_overrides,
+        works,
+    });
+    let mut tasks = Vec::new();
+    let me = this.clone();
+    spawn_reflector!(tasks, client, Namespace, ns_writer, move |e: WatchEvent<
+        Namespace,
+    >| match e {
+        WatchEvent::Apply(ns) => me.queue.add(ns.metadata.name.unwrap_or_default()),
+        WatchEvent::InitApply(ns) => me
+            .queue
+            .add_with(ns.metadata.name.unwrap_or_default(), Priority::Low),
+        _ => {}
+    });
+    let me = this.clone();
+    spawn_reflector!(
+        tasks,
+        client,
+        Cluster,
+        cluster_writer,
+        move |e: WatchEvent<Cluster>| {
+            if matches!(e, WatchEvent::Apply(_)) {
+                me.enqueue_all();
+            }
+        }
+    );
+    let me = this.clone();
+    spawn_reflector!(
+        tasks,
+        client,
+        ClusterOverridePolicy,
+        cop_writer,
+        move |e: WatchEvent<ClusterOverridePolicy>| {
+            if matches!(e, WatchEvent::Apply(_) | WatchEvent::Delete(_)) {
+                me.enqueue_all();
+            }
+        }
+    );
+    spawn_reflector!(tasks, client, Work, work_writer, |_: WatchEvent<Work>| {});
+    let ready = async {
+        let _ = this.clusters.wait_until_ready().await;
+        let _ = this.cluster_overrides.wait_until_ready().await;
+        let _ = this.works.wait_until_ready().await;
+    };
+    tokio::select! {
+        _ = ready => {}
+        _ = shutdown.cancelled() => {
+            for task in &tasks { task.abort(); }
+            return;
+        }
+    }
+    tasks.push(tokio::spawn(this.clone().work()));
+    info!("namespace sync running");
+    shutdown.cancelled().await;
+    this.queue.shut_down();
+    for task in tasks {
+        task.abort();
+    }
+}
+
+impl NamespaceSync {
+    fn enqueue_all(&self) {
+        for namespace in self.namespaces.state() {
+            self.queue.add_with(
+                namespace.metadata.name.clone().unwrap_or_default(),
+                Priority::Low,
+            );
+        }
+    }
+
+    async fn work(self: Arc<Self>) {
+        while let Some(name) = self.queue.next().await {
+            match self.reconcile(&name).await {
+                Ok(()) => self.queue.forget(&name),
+                Err(error) => {
+                    warn!(namespace = %name, %error, "syncing the namespace to clusters failed");
+                    self.queue.add_rate_limited(name.clone());
+                }
+            }
+            self.queue.done(&name);
+        }
+    }
+
+    async fn reconcile(&self, name: &str) -> Result<(), kube::Error> {
+        let Some(namespace) = self.namespaces.get(&ObjectRef::new(name)) else {
+            return Ok(());
+        };
+        if !should_sync(&namespace) {
+            return Ok(());
+        }
+        let cluster_overrides = self.cluster_overrides.state();
+        let mut first_error = None;
+        for cluster in self.clusters.state() {
+            if cluster.is_deleting() {
+                continue;
+            }
+            let work = match namespace_work(&namespace, &cluster, &cluster_overrides) {
+                Ok(work) => work,
+                Err(error) => {
+                    warn!(namespace = %name, cluster = cluster.name(), %error, "override failed");
+                    continue;
+                }
+            };
+            let stored = self.works.get(
+                &ObjectRef::new(work.metadata.name.as_deref().unwrap_or(""))
+                    .within(work.metadata.namespace.as_deref().unwrap_or("")),
+            );
+            match ensure_work(&self.client, work, stored.as_deref()).await {
+                Ok(WorkWrite::Unchanged) => {}
+                Ok(_) => {
+                    info!(namespace = %name, cluster = cluster.name(), "namespace Work written")
+                }
+                Err(error) => {
+                    first_error.get_or_insert(error);
+                }
+            }
+        }
+        match first_error {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+}

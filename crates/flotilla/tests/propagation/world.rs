@@ -1,0 +1,164 @@
+//! The test world: an in-process control plane, the live scheduler, the propagation
+//! controllers, and Ready Cluster objects with their execution namespaces.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_api::karmada::Cluster;
+use flotilla_apiserver::auth::authn::UserInfo;
+use flotilla_runtime::Shutdown;
+use flotilla_scheduler::run::{Metrics, Scheduler, SchedulerConfig};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+
+pub struct World {
+    _running: flotilla_apiserver::Running,
+    pub client: kube::Client,
+    shutdown: Shutdown,
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+/// A fixture of `tests/propagation/`, parsed.
+pub fn fixture(name: &str) -> Value {
+    let path = format!("{}/tests/propagation/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("fixture exists");
+    yaml_serde::from_str(&text).expect("fixture is YAML")
+}
+
+impl World {
+    pub async fn start(clusters: &[&str]) -> World {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_test_writer()
+            .try_init();
+        let store = Arc::new(flotilla_store::MemoryStore::new());
+        let running = flotilla_apiserver::Builder::new(store)
+            .start()
+            .await
+            .expect("API server starts");
+        let client = flotilla_apiserver::client::in_process(
+            &running.server,
+            UserInfo {
+                name: "propagation-test".into(),
+                groups: vec!["system:masters".into(), "system:authenticated".into()],
+                ..UserInfo::default()
+            },
+        );
+        for cluster in clusters {
+            add_cluster(&client, cluster).await;
+        }
+        let shutdown = Shutdown::new();
+        let scheduler = Scheduler::new(
+            client.clone(),
+            SchedulerConfig::default(),
+            Metrics::default(),
+        );
+        tokio::spawn(scheduler.run(shutdown.clone()));
+        let context = flotilla_controllers::Context {
+            client: client.clone(),
+            members: Arc::new(flotilla_member::StaticMemberClients::new()),
+            cluster: None,
+        };
+        for start in [
+            flotilla_controllers::detector::start,
+            flotilla_controllers::binding::start,
+            flotilla_controllers::binding_status::start,
+            flotilla_controllers::namespace::start,
+            flotilla_controllers::dependencies::start,
+        ] {
+            tokio::spawn(start(context.clone(), shutdown.child()));
+        }
+        World {
+            _running: running,
+            client,
+            shutdown,
+        }
+    }
+
+    /// Creates `object` (any kind the server serves).
+    pub async fn apply(&self, object: Value) {
+        let api_version = object["apiVersion"].as_str().expect("apiVersion");
+        let kind = object["kind"].as_str().expect("kind");
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+        let (resource, _) = kube::discovery::pinned_kind(
+            &self.client,
+            &GroupVersionKind::gvk(group, version, kind),
+        )
+        .await
+        .expect("kind is served");
+        let namespace = object["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or("default");
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(self.client.clone(), namespace, &resource);
+        let object: DynamicObject = serde_json::from_value(object).expect("object");
+        api.create(&PostParams::default(), &object)
+            .await
+            .expect("created");
+    }
+}
+
+/// A Ready Push cluster with room for GPUs, and its execution namespace.
+pub async fn add_cluster(client: &kube::Client, name: &str) {
+    Api::<Namespace>::all(client.clone())
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": format!("karmada-es-{name}")}}))
+                .expect("namespace"),
+        )
+        .await
+        .expect("execution namespace");
+    let api = Api::<Cluster>::all(client.clone());
+    let cluster: Cluster = serde_json::from_value(json!({
+        "apiVersion": "cluster.karmada.io/v1alpha1",
+        "kind": "Cluster",
+        "metadata": {"name": name},
+        "spec": {"syncMode": "Push", "apiEndpoint": format!("https://{name}.example:6443"), "region": name},
+    }))
+    .expect("cluster");
+    api.create(&PostParams::default(), &cluster)
+        .await
+        .expect("cluster created");
+    let status = json!({"status": {
+        "kubernetesVersion": "v1.32.0",
+        "conditions": [{"type": "Ready", "status": "True", "reason": "ClusterReady",
+            "message": "cluster is healthy and ready to accept workloads",
+            "lastTransitionTime": "2026-12-01T00:00:00Z"}],
+        "apiEnablements": [
+            {"groupVersion": "apps/v1", "resources": [{"name": "deployments", "kind": "Deployment"}]},
+            {"groupVersion": "v1", "resources": [{"name": "configmaps", "kind": "ConfigMap"},
+                {"name": "namespaces", "kind": "Namespace"}]},
+            {"groupVersion": "rbac.authorization.k8s.io/v1",
+                "resources": [{"name": "clusterroles", "kind": "ClusterRole"}]},
+            {"groupVersion": "example.com/v1", "resources": [{"name": "widgets", "kind": "Widget"}]}],
+        "resourceSummary": {
+            "allocatable": {"cpu": "1000", "memory": "100Ti", "pods": "1000", "nvidia.com/gpu": "200"},
+            "allocated": {"cpu": "0", "memory": "0", "pods": "0"},
+        },
+    }});
+    api.patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .expect("cluster status");
+}
+
+/// Polls `check` (patiently, without a timing assertion) until it yields a value.
+pub async fn eventually<T, F, Fut>(what: &str, check: F) -> T
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    for _ in 0..600 {
+        if let Some(value) = check().await {
+            return value;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("never happened: {what}");
+}
