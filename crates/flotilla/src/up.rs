@@ -41,6 +41,10 @@ pub struct UpOptions {
     /// Controllers to run, Karmada's syntax: `*` (every default-on controller), `name`, `-name`.
     #[arg(long, default_value = "*")]
     pub controllers: String,
+    /// Also start three simulated GPU member clusters (cn-shanghai, us-west-2, eu-central-1)
+    /// in this process, join them in push mode, and add their contexts to the kubeconfig.
+    #[arg(long)]
+    pub demo: bool,
 }
 
 async fn open_store(options: &UpOptions) -> anyhow::Result<Arc<dyn Store>> {
@@ -122,6 +126,13 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     )
     .with_context(|| format!("write {}", kubeconfig.display()))?;
     let kubeconfig = std::fs::canonicalize(&kubeconfig).unwrap_or(kubeconfig);
+    let _demo = if options.demo {
+        let demo = crate::demo::start(&component_client(&running, "demo"), &kubeconfig).await?;
+        print!("{}", demo.sim.table());
+        Some(demo)
+    } else {
+        None
+    };
     println!("Flotilla is ready at {url}");
     println!("export KUBECONFIG={}", kubeconfig.display());
     tracing::info!(%url, store = ?options.store, "serving");
