@@ -242,6 +242,12 @@ fn transport_cause(error: &(dyn std::error::Error + 'static)) -> Transport {
             {
                 return Transport::NotHttp(format!("it does not speak TLS ({io})"));
             }
+            // I/O errors nest (hyper-util wraps tokio-rustls's): descend into the inner one.
+            if let Some(inner) = io.get_ref() {
+                last = io.to_string();
+                current = Some(inner as &(dyn std::error::Error + 'static));
+                continue;
+            }
         }
         if let Some(hyper) = e.downcast_ref::<hyper::Error>()
             && hyper.is_parse()
@@ -264,9 +270,10 @@ fn transport_cause(error: &(dyn std::error::Error + 'static)) -> Transport {
 fn tls_cause(error: &rustls::Error) -> String {
     use rustls::CertificateError;
     match error {
-        rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer) => {
-            "the server's certificate is not signed by a CA the kubeconfig trusts".into()
-        }
+        // BadSignature: a CA of the same name, but not the one that signed the certificate.
+        rustls::Error::InvalidCertificate(
+            CertificateError::UnknownIssuer | CertificateError::BadSignature,
+        ) => "the server's certificate is not signed by a CA the kubeconfig trusts".into(),
         rustls::Error::InvalidCertificate(CertificateError::NotValidForName)
         | rustls::Error::InvalidCertificate(CertificateError::NotValidForNameContext { .. }) => {
             "the server's certificate is not valid for this address".into()
