@@ -1,5 +1,6 @@
 //! The one Flotilla binary. Only this crate parses flags and sets up logging.
 
+mod agent;
 mod bench;
 mod demo;
 mod join;
@@ -39,6 +40,8 @@ enum Command {
     /// Remove a member cluster: the Cluster, its Secret, its execution namespace, and what join
     /// created in the member.
     Unjoin(join::UnjoinArgs),
+    /// The pull-mode agent: registers a member (syncMode Pull), heartbeats, runs its controllers.
+    Agent(agent::AgentArgs),
     /// Measure hot paths against baselines measured in the same run.
     Bench {
         #[command(subcommand)]
@@ -114,6 +117,7 @@ fn main() -> anyhow::Result<()> {
             Command::Schedule(_) => unreachable!("handled before the runtime starts"),
             Command::Sim(args) => sim::run(*args).await,
             Command::Join(args) => join::run_join(args).await,
+            Command::Agent(args) => agent::run(args).await,
             Command::Unjoin(args) => join::run_unjoin(args).await,
             Command::Bench { target } => match target {
                 BenchTarget::Schedule {

@@ -5,6 +5,8 @@
 #[path = "join/support.rs"]
 mod support;
 
+#[path = "join/agent.rs"]
+mod agent;
 #[path = "join/bad_input.rs"]
 mod bad_input;
 #[path = "join/demo.rs"]
