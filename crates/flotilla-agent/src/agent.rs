@@ -14,7 +14,7 @@ use crate::backoff::Backoff;
 use crate::kubeconfig::{KubeconfigError, KubeconfigSource, Loaded};
 use crate::lease;
 use crate::metrics::Metrics;
-use crate::register::{self, RegisterError};
+use crate::register::{self, RegisterError, Topology};
 
 /// The controllers Karmada's agent runs for its member, by name; those present in
 /// `flotilla_controllers::CONTROLLERS` are started.
@@ -39,6 +39,10 @@ pub struct AgentConfig {
     pub retry_initial: Duration,
     /// `--controllers` among [`AGENT_CONTROLLERS`] (`*` = all).
     pub controllers: String,
+    /// Region, zones and provider written into the Cluster.
+    pub topology: Topology,
+    /// The member API endpoint to register (default: the member kubeconfig's server).
+    pub api_endpoint: Option<String>,
 }
 
 impl AgentConfig {
@@ -57,6 +61,8 @@ impl AgentConfig {
             reload_interval: Duration::from_secs(10),
             retry_initial: Duration::from_millis(500),
             controllers: "*".into(),
+            topology: Topology::default(),
+            api_endpoint: None,
         }
     }
 }
@@ -182,7 +188,11 @@ async fn session(
     let cluster_uid = loop {
         let attempt = async {
             let id = register::member_id(&clients.member.client).await?;
-            register::register(&control, &name, &id, &clients.member.endpoint).await
+            let endpoint = config
+                .api_endpoint
+                .as_deref()
+                .unwrap_or(&clients.member.endpoint);
+            register::register(&control, &name, &id, endpoint, &config.topology).await
         };
         match attempt.await {
             Ok(uid) => break uid,

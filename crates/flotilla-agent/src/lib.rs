@@ -23,3 +23,4 @@ mod agent;
 pub use agent::{AgentConfig, AgentError, run};
 pub use kubeconfig::KubeconfigSource;
 pub use metrics::Metrics;
+pub use register::Topology;

@@ -40,12 +40,39 @@ pub async fn member_id(member: &kube::Client) -> Result<String, RegisterError> {
     Ok(kube_system.metadata.uid.unwrap_or_default())
 }
 
+/// What the agent registers (Karmada agent's `--cluster-*` flags).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Topology {
+    pub region: Option<String>,
+    pub zones: Vec<String>,
+    pub provider: Option<String>,
+}
+
+impl Topology {
+    /// Writes the given fields into `spec`; true if anything changed.
+    fn apply(&self, spec: &mut flotilla_api::karmada::ClusterSpec) -> bool {
+        let before = spec.clone();
+        if let Some(region) = &self.region {
+            spec.region = region.clone();
+        }
+        if let Some(provider) = &self.provider {
+            spec.provider = provider.clone();
+        }
+        if !self.zones.is_empty() {
+            spec.zones = self.zones.clone();
+            spec.zone.clear();
+        }
+        *spec != before
+    }
+}
+
 /// Creates or refreshes the Cluster; returns its UID (the Lease's owner).
 pub async fn register(
     control: &kube::Client,
     name: &str,
     id: &str,
     endpoint: &str,
+    topology: &Topology,
 ) -> Result<String, RegisterError> {
     let clusters: Api<Cluster> = Api::all(control.clone());
     let failed = |step| move |source| RegisterError::ControlPlane { step, source };
@@ -71,6 +98,7 @@ pub async fn register(
             cluster.spec.sync_mode = "Pull".into();
             cluster.spec.id = id.to_owned();
             cluster.spec.api_endpoint = endpoint.to_owned();
+            topology.apply(&mut cluster.spec);
             let created = clusters
                 .create(&PostParams::default(), &cluster)
                 .await
@@ -91,7 +119,8 @@ pub async fn register(
             )));
         }
         Some(mut cluster) => {
-            if cluster.spec.id != id || cluster.spec.api_endpoint != endpoint {
+            let topology_changed = topology.apply(&mut cluster.spec);
+            if topology_changed || cluster.spec.id != id || cluster.spec.api_endpoint != endpoint {
                 cluster.spec.id = id.to_owned();
                 cluster.spec.api_endpoint = endpoint.to_owned();
                 cluster = clusters

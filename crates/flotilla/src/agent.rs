@@ -28,6 +28,18 @@ pub struct AgentArgs {
     /// Context of the member kubeconfig.
     #[arg(long)]
     pub cluster_context: Option<String>,
+    /// The member API endpoint to register (default: the member kubeconfig's server).
+    #[arg(long)]
+    pub cluster_api_endpoint: Option<String>,
+    /// Region of the member (`spec.region`).
+    #[arg(long)]
+    pub cluster_region: Option<String>,
+    /// Availability zones of the member (`spec.zones`), comma separated.
+    #[arg(long, value_delimiter = ',')]
+    pub cluster_zones: Vec<String>,
+    /// Cloud provider of the member (`spec.provider`).
+    #[arg(long)]
+    pub cluster_provider: Option<String>,
     /// Where `/metrics` is served (Karmada's agent: `:8080`).
     #[arg(long, default_value = "0.0.0.0:8080")]
     pub metrics_bind_address: SocketAddr,
@@ -88,6 +100,17 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
     config.lease_duration = args.cluster_lease_duration;
     config.renew_interval = args.cluster_lease_duration / 4;
     config.controllers = args.controllers.clone();
+    config.api_endpoint = args.cluster_api_endpoint.clone();
+    config.topology = flotilla_agent::Topology {
+        region: args.cluster_region.clone(),
+        zones: args
+            .cluster_zones
+            .iter()
+            .filter(|z| !z.is_empty())
+            .cloned()
+            .collect(),
+        provider: args.cluster_provider.clone(),
+    };
     let shutdown = flotilla_runtime::Shutdown::new();
     let signal = {
         let shutdown = shutdown.clone();

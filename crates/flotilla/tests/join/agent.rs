@@ -274,6 +274,8 @@ async fn flotilla_agent_serves_its_connection_error_counter_on_the_metrics_addre
         .arg("--cluster-kubeconfig")
         .arg(&members.kubeconfig)
         .args(["--metrics-bind-address", "127.0.0.1:0"])
+        .args(["--cluster-region", "eu-west-1", "--cluster-zones", "a,b"])
+        .args(["--cluster-provider", "aws"])
         .env("RUST_LOG", "warn")
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true)
@@ -297,6 +299,10 @@ async fn flotilla_agent_serves_its_connection_error_counter_on_the_metrics_addre
     })
     .await;
     assert_eq!(cluster.spec.sync_mode, "Pull");
+    assert_eq!(cluster.spec.id, members.cluster("m2").cluster_id);
+    assert_eq!(cluster.spec.region, "eu-west-1");
+    assert_eq!(cluster.spec.zones, ["a", "b"]);
+    assert_eq!(cluster.spec.provider, "aws");
     let mut stream = TcpStream::connect(&address).await.expect("connect");
     stream
         .write_all(b"GET /metrics HTTP/1.0\r\nHost: agent\r\n\r\n")
