@@ -104,7 +104,7 @@ pub enum JoinError {
     },
     #[error("cluster {name:?} is already registered with syncMode {mode}: unjoin it first")]
     ModeConflict { name: String, mode: String },
-    #[error("{side}: cannot {step}: {source}")]
+    #[error("{side}: cannot {step}: {}", probe::describe(source))]
     Step {
         side: String,
         step: String,

@@ -205,6 +205,21 @@ pub fn classify(endpoint: &str, action: &str, error: kube::Error) -> ProbeError 
     }
 }
 
+/// A short cause for a failed request: the API's answer, or the transport failure by name.
+pub fn describe(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) => {
+            format!("{} {}: {}", status.code, status.reason, status.message)
+        }
+        kube::Error::Service(_) | kube::Error::HyperError(_) => match transport_cause(error) {
+            Transport::Tls(cause) => format!("TLS failed: {cause}"),
+            Transport::Unreachable(cause) => format!("unreachable: {cause}"),
+            Transport::NotHttp(cause) => format!("not a Kubernetes API server: {cause}"),
+        },
+        other => other.to_string(),
+    }
+}
+
 enum Transport {
     Tls(String),
     Unreachable(String),

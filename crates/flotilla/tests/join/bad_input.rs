@@ -112,6 +112,32 @@ async fn each_bad_input_is_named_and_leaves_nothing_half_created() {
     );
     assert!(member_objects(&m1.client(), "taken").await.is_empty());
 
+    // The control plane itself is unreachable (checked before anything is written).
+    let path = dir.join("control-unreachable.kubeconfig");
+    write_token_kubeconfig(
+        &path,
+        &format!("https://127.0.0.1:{port}"),
+        Some(&control.ca_pem),
+        "t",
+    );
+    let error = failed(
+        &flotilla(&[
+            "join",
+            "bad",
+            "--kubeconfig",
+            &path.display().to_string(),
+            "--cluster-kubeconfig",
+            &members.kubeconfig.display().to_string(),
+            "--cluster-context",
+            "m1",
+        ])
+        .await,
+    );
+    assert!(
+        error.contains("control plane: cannot list clusters: unreachable: connection refused"),
+        "{error}"
+    );
+
     // Arguments.
     let args = join_args(&control, &members, "Bad_Name", "m1");
     let error = failed(&flotilla(&args.iter().map(String::as_str).collect::<Vec<_>>()).await);
