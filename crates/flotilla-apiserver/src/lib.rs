@@ -12,6 +12,7 @@ pub mod auth;
 pub mod cache;
 pub mod catalog;
 pub mod client;
+pub mod cluster_health;
 pub mod crd;
 pub mod defaults;
 pub mod discovery;

@@ -152,6 +152,9 @@ async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Res
             }
         }
         Target::Resource(target) => {
+            if crate::cluster_health::is_health_view(&method, &target) {
+                return crate::cluster_health::serve(&server, &user, &path).await;
+            }
             // Authorization comes before routing, as in kube-apiserver: a caller learns nothing
             // about resources it may not use.
             let verb = resource::verb(&method, &target, &query);

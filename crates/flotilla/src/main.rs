@@ -1,6 +1,9 @@
 //! The one Flotilla binary. Only this crate parses flags and sets up logging.
 
+mod agent;
 mod bench;
+mod demo;
+mod join;
 mod metrics;
 mod schedule;
 mod sim;
@@ -33,6 +36,13 @@ enum Command {
     Schedule(schedule::ScheduleArgs),
     /// Simulated member clusters (API server, nodes, scheduler, controllers) and their faults.
     Sim(Box<sim::SimArgs>),
+    /// Register a member cluster in push mode (Karmada's `karmadactl join`).
+    Join(join::JoinArgs),
+    /// Remove a member cluster: the Cluster, its Secret, its execution namespace, and what join
+    /// created in the member.
+    Unjoin(join::UnjoinArgs),
+    /// The pull-mode agent: registers a member (syncMode Pull), heartbeats, runs its controllers.
+    Agent(agent::AgentArgs),
     /// Measure hot paths against baselines measured in the same run.
     Bench {
         #[command(subcommand)]
@@ -111,6 +121,9 @@ fn main() -> anyhow::Result<()> {
             Command::Up(options) => up::run(options).await,
             Command::Schedule(_) => unreachable!("handled before the runtime starts"),
             Command::Sim(args) => sim::run(*args).await,
+            Command::Join(args) => join::run_join(args).await,
+            Command::Agent(args) => agent::run(args).await,
+            Command::Unjoin(args) => join::run_unjoin(args).await,
             Command::Bench { target } => match target {
                 BenchTarget::Schedule {
                     clusters,

@@ -50,6 +50,10 @@ pub struct UpOptions {
     /// Needed by the NodeCount and GPU topology extensions.
     #[arg(long)]
     pub enable_scheduler_estimator: bool,
+    /// Also start three simulated GPU member clusters (cn-shanghai, us-west-2, eu-central-1)
+    /// in this process, join them in push mode, and add their contexts to the kubeconfig.
+    #[arg(long)]
+    pub demo: bool,
 }
 
 /// `--metrics-bind-address`: an address, or off.
@@ -144,6 +148,13 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     )
     .with_context(|| format!("write {}", kubeconfig.display()))?;
     let kubeconfig = std::fs::canonicalize(&kubeconfig).unwrap_or(kubeconfig);
+    let _demo = if options.demo {
+        let demo = crate::demo::start(&component_client(&running, "demo"), &kubeconfig).await?;
+        print!("{}", demo.sim.table());
+        Some(demo)
+    } else {
+        None
+    };
     println!("Flotilla is ready at {url}");
     println!("export KUBECONFIG={}", kubeconfig.display());
     tracing::info!(%url, store = ?options.store, "serving");
@@ -306,7 +317,7 @@ fn lease_identity() -> String {
     )
 }
 
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
         Ok(signal) => signal,
         Err(error) => {

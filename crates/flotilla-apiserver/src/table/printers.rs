@@ -314,6 +314,8 @@ pub(super) fn builtin(
                 ]
             }),
         ),
+        // Karmada's aggregated API server prints NAME VERSION MODE READY AGE (wide: APIENDPOINT);
+        // wide adds the topology and the GPU counts of the health view.
         ("cluster.karmada.io", "Cluster") => (
             vec![
                 col("Name", "string", 0),
@@ -321,10 +323,20 @@ pub(super) fn builtin(
                 col("Mode", "string", 0),
                 col("Ready", "string", 0),
                 col("Age", "string", 0),
-                col("APIEndpoint", "string", 1),
+                col("Zones", "string", 1),
+                col("Region", "string", 1),
+                col("Provider", "string", 1),
+                col("API-Endpoint", "string", 1),
+                col("GPU-Allocatable", "integer", 1),
+                col("GPU-Allocated", "integer", 1),
             ],
             Box::new(move |o: &Value| {
                 let ready = condition(o, "Ready");
+                let zones = o["spec"]["zones"]
+                    .as_array()
+                    .map(|z| z.iter().map(string).collect::<Vec<_>>().join(","))
+                    .unwrap_or_default();
+                let summary = &o["status"]["resourceSummary"];
                 vec![
                     name(o),
                     string(&o["status"]["kubernetesVersion"]).into(),
@@ -336,7 +348,12 @@ pub(super) fn builtin(
                     }
                     .into(),
                     age(o, now).into(),
+                    or_none(zones),
+                    or_none(string(&o["spec"]["region"])),
+                    or_none(string(&o["spec"]["provider"])),
                     string(&o["spec"]["apiEndpoint"]).into(),
+                    crate::cluster_health::gpus(&summary["allocatable"]).into(),
+                    crate::cluster_health::gpus(&summary["allocated"]).into(),
                 ]
             }),
         ),

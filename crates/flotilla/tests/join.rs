@@ -1,0 +1,17 @@
+//! Member clusters end to end: `flotilla join` / `unjoin` (push mode) against a control plane
+//! and simulated members, the unified health view and `kubectl get clusters`, `up --demo`, and
+//! the pull-mode agent.
+
+#[path = "join/support.rs"]
+mod support;
+
+#[path = "join/agent.rs"]
+mod agent;
+#[path = "join/bad_input.rs"]
+mod bad_input;
+#[path = "join/demo.rs"]
+mod demo;
+#[path = "join/push.rs"]
+mod push;
+#[path = "join/status.rs"]
+mod status;

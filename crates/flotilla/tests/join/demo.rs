@@ -1,0 +1,136 @@
+//! `flotilla up --demo`: the control plane with three simulated GPU clusters joined in push mode
+//! and one kubeconfig for all four.
+
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt as _, BufReader};
+
+use crate::support::kubectl;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn up_demo_comes_up_with_three_gpu_clusters_and_a_context_for_each() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args([
+            "up",
+            "--demo",
+            "--store",
+            "memory",
+            "--listen",
+            "127.0.0.1:0",
+            "--data-dir",
+        ])
+        .arg(dir.path().join("data"))
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("flotilla up --demo starts");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut printed = Vec::new();
+    let kubeconfig = tokio::time::timeout(Duration::from_secs(120), async {
+        loop {
+            let line = lines
+                .next_line()
+                .await
+                .expect("stdout")
+                .expect("up exited early");
+            if let Some(path) = line.strip_prefix("export KUBECONFIG=") {
+                return std::path::PathBuf::from(path.trim());
+            }
+            printed.push(line);
+        }
+    })
+    .await
+    .expect("up --demo gets ready");
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    assert_eq!(
+        kubeconfig,
+        std::fs::canonicalize(dir.path().join("data/kubeconfig")).expect("in the data dir")
+    );
+    let table = printed.join("\n");
+    for name in ["cn-shanghai", "us-west-2", "eu-central-1"] {
+        assert!(table.contains(name), "{table}");
+    }
+
+    let home = dir.path();
+    let contexts = kubectl(
+        "1.33",
+        &kubeconfig,
+        home,
+        &["config", "get-contexts", "-o", "name"],
+    )
+    .await;
+    let mut contexts: Vec<&str> = contexts.lines().collect();
+    contexts.sort();
+    assert_eq!(
+        contexts,
+        ["cn-shanghai", "eu-central-1", "flotilla", "us-west-2"]
+    );
+
+    let wide = kubectl(
+        "1.33",
+        &kubeconfig,
+        home,
+        &["get", "clusters", "-o", "wide", "--no-headers"],
+    )
+    .await;
+    let rows: Vec<Vec<&str>> = wide
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let summary: Vec<(&str, &str, &str, &str)> = rows
+        .iter()
+        .map(|r| (r[0], r[1], r[r.len() - 5], r[r.len() - 4]))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("cn-shanghai", "Push", "cn-shanghai", "aliyun"),
+            ("eu-central-1", "Push", "eu-central-1", "aws"),
+            ("us-west-2", "Push", "us-west-2", "aws"),
+        ],
+        "{wide}"
+    );
+
+    for (context, region) in [
+        ("cn-shanghai", "cn-shanghai"),
+        ("us-west-2", "us-west-2"),
+        ("eu-central-1", "eu-central-1"),
+    ] {
+        let selector = format!("topology.kubernetes.io/region={region}");
+        let nodes = kubectl(
+            "1.33",
+            &kubeconfig,
+            home,
+            &[
+                "--context",
+                context,
+                "get",
+                "nodes",
+                "-l",
+                &selector,
+                "-o",
+                "name",
+            ],
+        )
+        .await;
+        assert_eq!(nodes.lines().count(), 24, "{context}: {nodes}");
+        let gpus = kubectl(
+            "1.33",
+            &kubeconfig,
+            home,
+            &[
+                "--context",
+                context,
+                "get",
+                "nodes",
+                "-o",
+                "jsonpath={.items[0].status.allocatable.nvidia\\.com/gpu}",
+            ],
+        )
+        .await;
+        assert_eq!(gpus, "8", "{context}");
+    }
+    let _ = child.start_kill();
+}
