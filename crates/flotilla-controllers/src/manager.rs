@@ -43,7 +43,18 @@ pub struct ControllerSpec {
 }
 
 /// Every controller Flotilla has, in start order. Names are Karmada's.
-pub const CONTROLLERS: &[ControllerSpec] = &[];
+pub const CONTROLLERS: &[ControllerSpec] = &[
+    ControllerSpec {
+        name: "cluster",
+        default_on: true,
+        start: crate::cluster::start,
+    },
+    ControllerSpec {
+        name: "clusterStatus",
+        default_on: true,
+        start: crate::cluster_status::start,
+    },
+];
 
 /// The names for [`ControllerSelection::parse`]: all, and those off by default.
 pub fn controller_names() -> (Vec<&'static str>, Vec<&'static str>) {

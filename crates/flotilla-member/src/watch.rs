@@ -199,19 +199,39 @@ impl MemberWatch {
 
     /// Waits (at most `timeout`) until both watches have completed their first list.
     pub async fn wait_synced(&self, timeout: Duration) -> bool {
-        let mut nodes = self.nodes_synced.clone();
-        let mut pods = self.pods_synced.clone();
-        let both = async {
-            let a = nodes.wait_for(|s| *s).await.is_ok();
-            let b = pods.wait_for(|s| *s).await.is_ok();
-            a && b
-        };
-        tokio::time::timeout(timeout, both).await.unwrap_or(false)
+        self.waiter().wait(timeout).await
+    }
+
+    /// Something to wait on for the first lists without borrowing the watch.
+    pub fn waiter(&self) -> SyncWaiter {
+        SyncWaiter {
+            nodes: self.nodes_synced.clone(),
+            pods: self.pods_synced.clone(),
+        }
     }
 
     /// The facts and totals the watches maintain.
     pub fn tracker(&self) -> &Arc<parking_lot::Mutex<Tracker>> {
         &self.tracker
+    }
+}
+
+/// Waits for a [`MemberWatch`]'s first lists.
+#[derive(Debug)]
+pub struct SyncWaiter {
+    nodes: watch::Receiver<bool>,
+    pods: watch::Receiver<bool>,
+}
+
+impl SyncWaiter {
+    /// `true` once both watches have listed, `false` after `timeout` or when they stopped.
+    pub async fn wait(mut self, timeout: Duration) -> bool {
+        let both = async {
+            let a = self.nodes.wait_for(|s| *s).await.is_ok();
+            let b = self.pods.wait_for(|s| *s).await.is_ok();
+            a && b
+        };
+        tokio::time::timeout(timeout, both).await.unwrap_or(false)
     }
 }
 

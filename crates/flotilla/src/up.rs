@@ -201,8 +201,10 @@ fn start_controller_manager(
     selection: flotilla_runtime::ControllerSelection,
 ) -> tokio::task::JoinHandle<()> {
     let client = component_client(running, "controller-manager");
+    // Push members are reached with the Cluster's endpoint and the token and CA of the Secret
+    // its `spec.secretRef` names.
     let members: Arc<dyn flotilla_member::MemberClients> =
-        Arc::new(flotilla_member::StaticMemberClients::new());
+        flotilla_member::SecretMemberClients::start(client.clone(), shutdown.clone());
     let elector = flotilla_runtime::LeaderElector::new(
         client.clone(),
         flotilla_runtime::LeaseConfig::new(
