@@ -1,6 +1,7 @@
 //! The one Flotilla binary. Only this crate parses flags and sets up logging.
 
 mod bench;
+mod cluster_proxy;
 mod schedule;
 mod sim;
 mod up;

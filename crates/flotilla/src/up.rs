@@ -94,7 +94,9 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     let signing_key = flotilla_apiserver::auth::jwt::SigningKey::load_or_create(pki.dir())
         .context("create or load the service-account signing key")?;
     let store = open_store(&options).await?;
+    let proxy = crate::cluster_proxy::MemberProxy::new();
     let running = flotilla_apiserver::Builder::new(store)
+        .cluster_proxy(proxy.clone())
         .service_account_key(Arc::new(signing_key))
         .root_ca(pki.ca_cert_pem())
         .start()
@@ -127,7 +129,15 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     tracing::info!(%url, store = ?options.store, "serving");
     let components = flotilla_runtime::Shutdown::new();
     let scheduler = start_scheduler(&running, &components);
-    let controllers = start_controller_manager(&running, &components, selection);
+    // Push members are reached with the Cluster's endpoint and the token and CA of the Secret
+    // its `spec.secretRef` names; the cluster proxy and the controllers share the clients.
+    let members: Arc<dyn flotilla_member::MemberClients> =
+        flotilla_member::SecretMemberClients::start(
+            component_client(&running, "member-clients"),
+            components.clone(),
+        );
+    proxy.bind(members.clone());
+    let controllers = start_controller_manager(&running, &components, selection, members);
     flotilla_apiserver::serve::serve_tls(
         listener,
         running.server.clone(),
@@ -199,12 +209,9 @@ fn start_controller_manager(
     running: &flotilla_apiserver::Running,
     shutdown: &flotilla_runtime::Shutdown,
     selection: flotilla_runtime::ControllerSelection,
+    members: Arc<dyn flotilla_member::MemberClients>,
 ) -> tokio::task::JoinHandle<()> {
     let client = component_client(running, "controller-manager");
-    // Push members are reached with the Cluster's endpoint and the token and CA of the Secret
-    // its `spec.secretRef` names.
-    let members: Arc<dyn flotilla_member::MemberClients> =
-        flotilla_member::SecretMemberClients::start(client.clone(), shutdown.clone());
     let elector = flotilla_runtime::LeaderElector::new(
         client.clone(),
         flotilla_runtime::LeaseConfig::new(
