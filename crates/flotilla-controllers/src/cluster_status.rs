@@ -349,10 +349,10 @@ impl Controller {
             tracing::debug!(cluster = name, %reason, "health probe failed");
         }
         if probe.healthy() && ready.status == "True" {
+            let collected = self.collect(&cluster, &client).await?;
             if cluster.spec.sync_mode == "Pull" {
                 self.ensure_lease(name);
             }
-            let collected = self.collect(&cluster, &client).await?;
             let enablements = match (
                 &collected.enablements.incomplete,
                 collected.enablements.list.len(),
@@ -387,7 +387,7 @@ impl Controller {
     fn ensure_lease(&self, name: &str) {
         let mut members = self.members.lock();
         let Some(member) = members.get_mut(name) else {
-            // Created by `collect` right after; the next round starts the lease.
+            // `collect` creates the entry; without one the member was never collected.
             return;
         };
         if member.lease.is_some() {

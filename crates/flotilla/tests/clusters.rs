@@ -16,5 +16,7 @@ mod health;
 mod lifecycle;
 #[path = "clusters/proxy.rs"]
 mod proxy;
+#[path = "clusters/pull.rs"]
+mod pull;
 #[path = "clusters/summary.rs"]
 mod summary;
