@@ -10,8 +10,13 @@ mod cluster_proxy;
 #[path = "clusters/support.rs"]
 mod support;
 
+#[path = "kubectl/harness.rs"]
+#[allow(dead_code)]
+mod harness;
 #[path = "clusters/health.rs"]
 mod health;
+#[path = "clusters/kubectl.rs"]
+mod kubectl;
 #[path = "clusters/lifecycle.rs"]
 mod lifecycle;
 #[path = "clusters/proxy.rs"]

@@ -120,32 +120,7 @@ impl World {
 
     /// Joins sim cluster `name` in push mode, as `flotilla join` does.
     pub async fn join(&self, name: &str) {
-        let member = self.member(name);
-        let token = member_token(&member.client(), name).await;
-        let secret: Secret = serde_json::from_value(json!({
-            "apiVersion": "v1", "kind": "Secret",
-            "metadata": {"name": name, "namespace": "karmada-cluster"},
-            "data": {
-                "token": base64::engine::general_purpose::STANDARD.encode(&token),
-                "caBundle": base64::engine::general_purpose::STANDARD.encode(member.pki.ca_cert_pem()),
-            },
-        }))
-        .expect("a secret");
-        Api::<Secret>::namespaced(self.client.clone(), "karmada-cluster")
-            .create(&PostParams::default(), &secret)
-            .await
-            .expect("the secret is created");
-        let cluster: Cluster = serde_json::from_value(json!({
-            "apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
-            "metadata": {"name": name},
-            "spec": {"syncMode": "Push", "apiEndpoint": member.url, "id": member.cluster_id,
-                "secretRef": {"namespace": "karmada-cluster", "name": name}},
-        }))
-        .expect("a cluster");
-        Api::<Cluster>::all(self.client.clone())
-            .create(&PostParams::default(), &cluster)
-            .await
-            .expect("the cluster is created");
+        join(&self.client, self.member(name), name).await;
     }
 
     pub async fn cluster(&self, name: &str) -> Option<Cluster> {
@@ -167,6 +142,36 @@ impl World {
         })
         .await
     }
+}
+
+/// Joins `member` to the control plane behind `control` as `name` (Push): its token and CA in
+/// `karmada-cluster/<name>`, and the Cluster.
+pub async fn join(control: &kube::Client, member: &flotilla_sim::SimCluster, name: &str) {
+    let token = member_token(&member.client(), name).await;
+    let secret: Secret = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": name, "namespace": "karmada-cluster"},
+        "data": {
+            "token": base64::engine::general_purpose::STANDARD.encode(&token),
+            "caBundle": base64::engine::general_purpose::STANDARD.encode(member.pki.ca_cert_pem()),
+        },
+    }))
+    .expect("a secret");
+    Api::<Secret>::namespaced(control.clone(), "karmada-cluster")
+        .create(&PostParams::default(), &secret)
+        .await
+        .expect("the secret is created");
+    let cluster: Cluster = serde_json::from_value(json!({
+        "apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
+        "metadata": {"name": name},
+        "spec": {"syncMode": "Push", "apiEndpoint": member.url, "id": member.cluster_id,
+            "secretRef": {"namespace": "karmada-cluster", "name": name}},
+    }))
+    .expect("a cluster");
+    Api::<Cluster>::all(control.clone())
+        .create(&PostParams::default(), &cluster)
+        .await
+        .expect("the cluster is created");
 }
 
 fn cluster_proxy_hook() -> Arc<crate::cluster_proxy::MemberProxy> {
