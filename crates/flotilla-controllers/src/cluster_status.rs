@@ -105,15 +105,19 @@ struct Connection {
     secret: Option<LocalSecretReference>,
     insecure: bool,
     proxy: String,
+    /// [`flotilla_member::MemberClients::client_generation`]: a rebuilt client (new token or
+    /// CA) restarts the watches.
+    client: u64,
 }
 
 impl Connection {
-    fn of(cluster: &Cluster) -> Self {
+    fn of(cluster: &Cluster, client: u64) -> Self {
         Self {
             endpoint: cluster.spec.api_endpoint.clone(),
             secret: cluster.spec.secret_ref.clone(),
             insecure: cluster.spec.insecure_skip_tls_verification,
             proxy: cluster.spec.proxy_url.clone(),
+            client,
         }
     }
 }
@@ -410,7 +414,7 @@ impl Controller {
         client: &kube::Client,
     ) -> Result<Collected, StatusError> {
         let name = cluster.name();
-        let connection = Connection::of(cluster);
+        let connection = Connection::of(cluster, self.context.members.client_generation(name));
         let tracker = {
             let mut members = self.members.lock();
             let member = members.entry(name.to_owned()).or_insert_with(|| Member {
@@ -480,43 +484,68 @@ impl Controller {
         conditions: Vec<Condition>,
     ) -> Result<(), StatusError> {
         let name = cluster.name();
-        let old = cluster.status.clone().unwrap_or_default();
-        let mut status: ClusterStatus = old.clone();
-        if let Some(c) = collected {
-            status.kubernetes_version = c.kubernetes_version;
-            status.api_enablements = c.enablements.list;
-            status.node_summary = Some(c.node_summary);
-            status.resource_summary = Some(c.resource_summary);
+        let api = Api::<Cluster>::all(self.context.client.clone());
+        let mut base = cluster.clone();
+        // Karmada's RetryOnConflict: the cluster controller writes the same object (taints,
+        // finalizer), so a conflict means "read again and reapply", not a failure.
+        for attempt in 0.. {
+            let old = base.status.clone().unwrap_or_default();
+            let mut status: ClusterStatus = old.clone();
+            if let Some(c) = &collected {
+                status.kubernetes_version = c.kubernetes_version.clone();
+                status.api_enablements = c.enablements.list.clone();
+                status.node_summary = Some(c.node_summary.clone());
+                status.resource_summary = Some(c.resource_summary.clone());
+            }
+            for c in &conditions {
+                set_condition(&mut status.conditions, c.clone());
+            }
+            if status == old && base.status.is_some() {
+                return Ok(());
+            }
+            let was = old
+                .conditions
+                .iter()
+                .find(|c| c.type_ == CONDITION_READY)
+                .map(|c| (c.status.clone(), c.reason.clone()));
+            let now = status
+                .conditions
+                .iter()
+                .find(|c| c.type_ == CONDITION_READY)
+                .map(|c| (c.status.clone(), c.reason.clone()));
+            base.status = Some(status);
+            match api
+                .replace_status(name, &PostParams::default(), &base)
+                .await
+            {
+                Ok(_) => {
+                    if let Some((ready, reason)) = now
+                        && was != Some((ready.clone(), reason.clone()))
+                    {
+                        tracing::info!(cluster = name, %ready, %reason, "cluster readiness changed");
+                    }
+                    return Ok(());
+                }
+                Err(kube::Error::Api(s)) if s.code == 409 && attempt < 4 => {
+                    match api.get_opt(name).await {
+                        Ok(Some(fresh)) => base = fresh,
+                        Ok(None) => return Ok(()),
+                        Err(source) => {
+                            return Err(StatusError::Write {
+                                cluster: name.to_owned(),
+                                source,
+                            });
+                        }
+                    }
+                }
+                Err(source) => {
+                    return Err(StatusError::Write {
+                        cluster: name.to_owned(),
+                        source,
+                    });
+                }
+            }
         }
-        let was = old
-            .conditions
-            .iter()
-            .find(|c| c.type_ == CONDITION_READY)
-            .cloned();
-        for c in conditions {
-            set_condition(&mut status.conditions, c);
-        }
-        if status == old && cluster.status.is_some() {
-            return Ok(());
-        }
-        let now = status
-            .conditions
-            .iter()
-            .find(|c| c.type_ == CONDITION_READY);
-        if let Some(now) = now
-            && was.as_ref().map(|w| (&w.status, &w.reason)) != Some((&now.status, &now.reason))
-        {
-            tracing::info!(cluster = name, ready = %now.status, reason = %now.reason, "cluster readiness changed");
-        }
-        let mut object = cluster.clone();
-        object.status = Some(status);
-        Api::<Cluster>::all(self.context.client.clone())
-            .replace_status(name, &PostParams::default(), &object)
-            .await
-            .map_err(|source| StatusError::Write {
-                cluster: name.to_owned(),
-                source,
-            })?;
         Ok(())
     }
 }

@@ -43,6 +43,12 @@ pub trait MemberClients: Send + Sync + fmt::Debug {
 
     /// Forgets any cached client of `cluster` (its Cluster or Secret changed or was deleted).
     fn invalidate(&self, cluster: &str);
+
+    /// Changes whenever the client `client(cluster)` returns is a new one (e.g. rebuilt after
+    /// the Secret changed), so that long-lived users such as watches can restart with it.
+    fn client_generation(&self, _cluster: &str) -> u64 {
+        0
+    }
 }
 
 /// A fixed map of clients by cluster name (tests and in-process simulations).

@@ -40,6 +40,7 @@ struct Fingerprint {
 struct Cached {
     fingerprint: Fingerprint,
     client: kube::Client,
+    generation: u64,
 }
 
 /// Member clients from Cluster + Secret (see the module docs).
@@ -48,6 +49,7 @@ pub struct SecretMemberClients {
     clusters: Store<Cluster>,
     secrets: parking_lot::Mutex<HashMap<String, Store<Secret>>>,
     cache: parking_lot::Mutex<HashMap<String, Cached>>,
+    generations: std::sync::atomic::AtomicU64,
     shutdown: Shutdown,
 }
 
@@ -100,6 +102,7 @@ impl SecretMemberClients {
             clusters,
             secrets: parking_lot::Mutex::new(HashMap::new()),
             cache: parking_lot::Mutex::new(HashMap::new()),
+            generations: std::sync::atomic::AtomicU64::new(0),
             shutdown,
         })
     }
@@ -268,6 +271,10 @@ impl MemberClients for SecretMemberClients {
             Cached {
                 fingerprint,
                 client: client.clone(),
+                generation: self
+                    .generations
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                    + 1,
             },
         );
         Ok(client)
@@ -275,5 +282,9 @@ impl MemberClients for SecretMemberClients {
 
     fn invalidate(&self, cluster: &str) {
         self.cache.lock().remove(cluster);
+    }
+
+    fn client_generation(&self, cluster: &str) -> u64 {
+        self.cache.lock().get(cluster).map_or(0, |c| c.generation)
     }
 }

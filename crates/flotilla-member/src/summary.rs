@@ -234,6 +234,16 @@ impl Tracker {
         }
     }
 
+    /// The nodes, for [`Tracker::replace_nodes`] of another tracker.
+    pub fn into_nodes(self) -> Vec<(String, NodeFacts)> {
+        self.nodes.into_iter().collect()
+    }
+
+    /// The pods, for [`Tracker::replace_pods`] of another tracker.
+    pub fn into_pods(self) -> Vec<(String, PodFacts)> {
+        self.pods.into_iter().collect()
+    }
+
     /// Replaces every pod (after a relist).
     pub fn replace_pods(&mut self, pods: Vec<(String, PodFacts)>) {
         self.pods.clear();

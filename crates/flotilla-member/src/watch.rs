@@ -42,10 +42,35 @@ macro_rules! view {
     };
 }
 
+/// Only the identity of an object: labels, annotations and managed fields (large on GPU
+/// nodes) are skipped while decoding.
+fn slim_meta<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<ObjectMeta, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Slim {
+        #[serde(default)]
+        name: Option<String>,
+        #[serde(default)]
+        namespace: Option<String>,
+        #[serde(default)]
+        resource_version: Option<String>,
+        #[serde(default)]
+        uid: Option<String>,
+    }
+    let slim = Slim::deserialize(deserializer)?;
+    Ok(ObjectMeta {
+        name: slim.name,
+        namespace: slim.namespace,
+        resource_version: slim.resource_version,
+        uid: slim.uid,
+        ..ObjectMeta::default()
+    })
+}
+
 /// The parts of a Node the summaries read.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct NodeView {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "slim_meta")]
     pub metadata: ObjectMeta,
     #[serde(default)]
     pub status: Option<NodeStatusView>,
@@ -71,7 +96,7 @@ pub struct ConditionView {
 /// The parts of a Pod the summaries read.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct PodView {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "slim_meta")]
     pub metadata: ObjectMeta,
     #[serde(default)]
     pub spec: Option<PodSpec>,
@@ -165,13 +190,7 @@ impl MemberWatch {
             |t: &mut Tracker, n: &NodeView| {
                 t.remove_node(n.metadata.name.as_deref().unwrap_or_default())
             },
-            |t: &mut Tracker, all: Vec<NodeView>| {
-                t.replace_nodes(
-                    all.iter()
-                        .map(|n| (n.metadata.name.clone().unwrap_or_default(), n.facts()))
-                        .collect(),
-                )
-            },
+            |t: &mut Tracker, listed: Tracker| t.replace_nodes(listed.into_nodes()),
         );
         spawn_watch(
             Api::<PodView>::all(client),
@@ -180,9 +199,7 @@ impl MemberWatch {
             stop.clone(),
             |t: &mut Tracker, p: &PodView| t.upsert_pod(&p.key(), p.facts()),
             |t: &mut Tracker, p: &PodView| t.remove_pod(&p.key()),
-            |t: &mut Tracker, all: Vec<PodView>| {
-                t.replace_pods(all.iter().map(|p| (p.key(), p.facts())).collect())
-            },
+            |t: &mut Tracker, listed: Tracker| t.replace_pods(listed.into_pods()),
         );
         MemberWatch {
             tracker,
@@ -242,7 +259,7 @@ fn spawn_watch<K>(
     stop: Shutdown,
     apply: fn(&mut Tracker, &K),
     delete: fn(&mut Tracker, &K),
-    replace: fn(&mut Tracker, Vec<K>),
+    replace: fn(&mut Tracker, Tracker),
 ) where
     K: kube::Resource<DynamicType = ()>
         + Clone
@@ -256,7 +273,8 @@ fn spawn_watch<K>(
         let mut stream = watcher(api, watcher::Config::default())
             .default_backoff()
             .boxed();
-        let mut buffer: Vec<K> = Vec::new();
+        // A relist is gathered as facts (not objects) and swapped in when complete.
+        let mut listed = Tracker::new();
         loop {
             let event = tokio::select! {
                 _ = stop.cancelled() => return,
@@ -267,10 +285,10 @@ fn spawn_watch<K>(
                 Some(Err(error)) => {
                     tracing::debug!(%error, kind = K::kind(&()).as_ref(), "member watch failed; retrying");
                 }
-                Some(Ok(watcher::Event::Init)) => buffer.clear(),
-                Some(Ok(watcher::Event::InitApply(object))) => buffer.push(object),
+                Some(Ok(watcher::Event::Init)) => listed = Tracker::new(),
+                Some(Ok(watcher::Event::InitApply(object))) => apply(&mut listed, &object),
                 Some(Ok(watcher::Event::InitDone)) => {
-                    replace(&mut tracker.lock(), std::mem::take(&mut buffer));
+                    replace(&mut tracker.lock(), std::mem::take(&mut listed));
                     synced.send_replace(true);
                 }
                 Some(Ok(watcher::Event::Apply(object))) => apply(&mut tracker.lock(), &object),

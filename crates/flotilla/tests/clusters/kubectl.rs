@@ -50,7 +50,7 @@ async fn flotilla_up_brings_a_joined_member_ready_and_kubectl_reaches_it_through
     // Karmada's default timings: the first probe publishes at once.
     let cluster = eventually(
         Duration::from_secs(120),
-        "m1 is Ready with GPUs",
+        "m1 is Ready, untainted, with GPUs",
         || async {
             let c = clusters.get_opt("m1").await.ok().flatten()?;
             let gpus = c
@@ -62,11 +62,14 @@ async fn flotilla_up_brings_a_joined_member_ready_and_kubectl_reaches_it_through
                 .as_ref()?
                 .get("nvidia.com/gpu")
                 .copied();
-            (ready(&c).is_some_and(|(s, _)| s == "True") && gpus.is_some()).then_some(c)
+            (ready(&c).is_some_and(|(s, _)| s == "True")
+                && gpus.is_some()
+                && c.spec.taints.is_empty())
+            .then_some(c)
         },
     )
     .await;
-    assert!(cluster.spec.taints.is_empty());
+    assert_eq!(cluster.spec.sync_mode, "Push");
 
     let raw = kubectl(
         &flotilla,

@@ -123,11 +123,16 @@ async fn a_joined_member_goes_ready_with_exact_resource_summaries_including_gpus
         Some(&Quantity::parse("8").expect("8"))
     );
     let cluster = world
-        .cluster_until("gpu1", "Ready with the pods' requests allocated", |c| {
-            let summary = c.status.as_ref().and_then(|s| s.resource_summary.as_ref());
-            ready(c).is_some_and(|(s, _)| s == "True")
-                && summary.is_some_and(|s| s.allocated.as_ref() == Some(&allocated))
-        })
+        .cluster_until(
+            "gpu1",
+            "Ready, untainted, with the pods' requests allocated",
+            |c| {
+                let summary = c.status.as_ref().and_then(|s| s.resource_summary.as_ref());
+                ready(c).is_some_and(|(s, _)| s == "True")
+                    && summary.is_some_and(|s| s.allocated.as_ref() == Some(&allocated))
+                    && taint_keys(c).is_empty()
+            },
+        )
         .await;
     assert_eq!(
         ready(&cluster),
