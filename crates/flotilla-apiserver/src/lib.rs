@@ -13,6 +13,7 @@ pub mod cache;
 pub mod catalog;
 pub mod client;
 pub mod cluster_health;
+pub mod cluster_proxy;
 pub mod crd;
 pub mod defaults;
 pub mod discovery;
@@ -53,6 +54,7 @@ pub struct Builder {
     cache_window: usize,
     signing_key: Option<Arc<auth::jwt::SigningKey>>,
     root_ca: Option<String>,
+    cluster_proxy: Option<cluster_proxy::SharedClusterProxy>,
 }
 
 /// A started API server; dropping it stops the watch cache feeder.
@@ -100,7 +102,14 @@ impl Builder {
             cache_window: 100_000,
             signing_key: None,
             root_ca: None,
+            cluster_proxy: None,
         }
+    }
+
+    /// Serves `/apis/cluster.karmada.io/v1alpha1/clusters/{name}/proxy/…` through `proxy`.
+    pub fn cluster_proxy(mut self, proxy: cluster_proxy::SharedClusterProxy) -> Self {
+        self.cluster_proxy = Some(proxy);
+        self
     }
 
     /// The key that signs service-account tokens (kept with the PKI so tokens survive
@@ -197,7 +206,8 @@ impl Builder {
         let crds = tokio::spawn(crd::run(registry.clone()));
         // Garbage collection of dependents (ownerReferences).
         let gc = tokio::spawn(gc::run(registry.clone()));
-        let server = ApiServer::new(registry).with_service_accounts(tokens);
+        let mut server = ApiServer::new(registry).with_service_accounts(tokens);
+        server.cluster_proxy = self.cluster_proxy;
         let rbac = server
             .authorizer
             .rbac()

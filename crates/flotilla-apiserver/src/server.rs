@@ -37,6 +37,7 @@ pub struct ApiServer {
     pub(crate) registry: Registry,
     pub(crate) authorizer: Authorizer,
     pub(crate) service_accounts: Option<Arc<ServiceAccountTokens>>,
+    pub(crate) cluster_proxy: Option<crate::cluster_proxy::SharedClusterProxy>,
 }
 
 /// The identity of the caller, set per connection (client certificate) or per request (token)
@@ -51,6 +52,7 @@ impl ApiServer {
             registry,
             authorizer: Authorizer::with_rbac(rbac),
             service_accounts: None,
+            cluster_proxy: None,
         }
     }
 
@@ -92,6 +94,10 @@ async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Res
     let Some(user) = identity else {
         return error_response(&ApiError::unauthorized());
     };
+    if let Some((cluster, member_path)) = crate::cluster_proxy::target(&path) {
+        let (cluster, member_path) = (cluster.to_owned(), member_path.to_owned());
+        return crate::cluster_proxy::serve(&server, &user, &cluster, &member_path, request).await;
+    }
     let user = match crate::auth::impersonation::impersonate(
         &server.authorizer,
         user,

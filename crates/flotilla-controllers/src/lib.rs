@@ -4,6 +4,8 @@
 
 pub mod binding;
 pub mod binding_status;
+pub mod cluster;
+pub mod cluster_status;
 pub mod dependencies;
 pub mod detector;
 pub mod execution;

@@ -47,6 +47,16 @@ pub struct ControllerSpec {
 /// there) are Flotilla's names.
 pub const CONTROLLERS: &[ControllerSpec] = &[
     ControllerSpec {
+        name: "cluster",
+        default_on: true,
+        start: crate::cluster::start,
+    },
+    ControllerSpec {
+        name: "clusterStatus",
+        default_on: true,
+        start: crate::cluster_status::start,
+    },
+    ControllerSpec {
         name: "resourceDetector",
         default_on: true,
         start: crate::detector::start,

@@ -1,9 +1,24 @@
 //! Reaching member clusters. Controllers never build member clients themselves: they ask a
 //! [`MemberClients`] for the cluster by name, so a real cluster (Cluster + Secret, HTTPS) and a
 //! simulated one take the same path, and tests can hand in clients directly.
+//!
+//! [`SecretMemberClients`] is the real implementation (Cluster + Secret, see [`secret`]);
+//! [`health`] probes `/readyz`, [`discovery`] reads version and API enablements, [`watch`]
+//! keeps a member's node and pod facts for the [`summary`] arithmetic, and [`proxy`] forwards
+//! one request for the cluster proxy. Depends on flotilla-api and flotilla-runtime only.
+
+pub mod discovery;
+pub mod health;
+pub mod lifted;
+pub mod proxy;
+pub mod secret;
+pub mod summary;
+pub mod watch;
 
 use std::collections::BTreeMap;
 use std::fmt;
+
+pub use secret::SecretMemberClients;
 
 /// Why a member cluster cannot be reached. Messages never contain credentials.
 #[derive(Debug, thiserror::Error)]
@@ -28,6 +43,12 @@ pub trait MemberClients: Send + Sync + fmt::Debug {
 
     /// Forgets any cached client of `cluster` (its Cluster or Secret changed or was deleted).
     fn invalidate(&self, cluster: &str);
+
+    /// Changes whenever the client `client(cluster)` returns is a new one (e.g. rebuilt after
+    /// the Secret changed), so that long-lived users such as watches can restart with it.
+    fn client_generation(&self, _cluster: &str) -> u64 {
+        0
+    }
 }
 
 /// A fixed map of clients by cluster name (tests and in-process simulations).

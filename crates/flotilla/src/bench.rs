@@ -2,6 +2,7 @@
 //! same run. Prints a table, and a JSON line last.
 
 pub mod apiserver;
+pub mod clusters;
 pub mod schedule;
 pub mod schedule_e2e;
 pub mod sim;

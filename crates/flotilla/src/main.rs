@@ -2,6 +2,7 @@
 
 mod agent;
 mod bench;
+mod cluster_proxy;
 mod demo;
 mod join;
 mod metrics;
@@ -80,6 +81,9 @@ enum BenchTarget {
     },
     /// Simulated clusters: time to all-ready, pods scheduled/s, RSS (100 × 5,000 nodes by default).
     Sim(bench::sim::SimBenchOptions),
+    /// Member clusters joined to a control plane: registration time to Ready with summaries,
+    /// status-collection CPU per cluster, RSS (100 × 5,000 nodes by default).
+    Clusters(bench::clusters::ClustersBenchOptions),
     /// Store backends: puts/s (1 and 64 writers), watch fan-out, range of 100,000 keys.
     Store {
         /// Backends to measure, comma separated: memory, redb, etcd.
@@ -143,6 +147,11 @@ fn main() -> anyhow::Result<()> {
                 BenchTarget::Apiserver { objects, clients } => {
                     let figures = bench::apiserver::run(objects, clients).await?;
                     bench::apiserver::report(&figures);
+                    Ok(())
+                }
+                BenchTarget::Clusters(options) => {
+                    let figures = bench::clusters::run(&options).await?;
+                    bench::clusters::report(&figures);
                     Ok(())
                 }
                 BenchTarget::Sim(options) => {

@@ -120,7 +120,9 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     let signing_key = flotilla_apiserver::auth::jwt::SigningKey::load_or_create(pki.dir())
         .context("create or load the service-account signing key")?;
     let store = open_store(&options).await?;
+    let proxy = crate::cluster_proxy::MemberProxy::new();
     let running = flotilla_apiserver::Builder::new(store)
+        .cluster_proxy(proxy.clone())
         .service_account_key(Arc::new(signing_key))
         .root_ca(pki.ca_cert_pem())
         .start()
@@ -176,8 +178,15 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
         }
         None => None,
     };
+    // Push members are reached with the Cluster's endpoint and the token and CA of the Secret
+    // its `spec.secretRef` names; the cluster proxy, the controllers and the scheduler's
+    // estimator share the clients.
     let members: Arc<dyn flotilla_member::MemberClients> =
-        Arc::new(flotilla_member::StaticMemberClients::new());
+        flotilla_member::SecretMemberClients::start(
+            component_client(&running, "member-clients"),
+            components.clone(),
+        );
+    proxy.bind(members.clone());
     let estimator = options.enable_scheduler_estimator.then(|| {
         flotilla_scheduler::run::members::MemberNodes::new(Arc::new(MemberConnector(
             members.clone(),

@@ -1,0 +1,290 @@
+//! [`SecretMemberClients`]: member clients built the way Karmada's controller manager builds
+//! them for `Push` clusters — the Cluster's `apiEndpoint`, `insecureSkipTLSVerification` and
+//! `proxyURL`, and the Secret named by `spec.secretRef` (`token`, `caBundle`), both read from
+//! the control plane through watches. A client is built once and reused until the Cluster's
+//! connection fields or the Secret change, or [`MemberClients::invalidate`] is called.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_api::karmada::Cluster;
+use flotilla_runtime::Shutdown;
+use futures::StreamExt as _;
+use k8s_openapi::api::core::v1::Secret;
+use kube::Api;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt as _, watcher};
+
+use crate::{MemberClients, MemberError};
+
+/// How long `client()` waits for the first list of Clusters or Secrets.
+const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Secret key of the bearer token.
+pub const SECRET_TOKEN_KEY: &str = "token";
+/// Secret key of the CA bundle (PEM).
+pub const SECRET_CA_KEY: &str = "caBundle";
+
+/// Everything a built client depends on; a change means a rebuild.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Fingerprint {
+    endpoint: String,
+    insecure: bool,
+    proxy_url: String,
+    secret: (String, String),
+    secret_version: Option<String>,
+}
+
+struct Cached {
+    fingerprint: Fingerprint,
+    client: kube::Client,
+    generation: u64,
+}
+
+/// Member clients from Cluster + Secret (see the module docs).
+pub struct SecretMemberClients {
+    control: kube::Client,
+    clusters: Store<Cluster>,
+    secrets: parking_lot::Mutex<HashMap<String, Store<Secret>>>,
+    cache: parking_lot::Mutex<HashMap<String, Cached>>,
+    generations: std::sync::atomic::AtomicU64,
+    shutdown: Shutdown,
+}
+
+impl fmt::Debug for SecretMemberClients {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut cached: Vec<String> = self.cache.lock().keys().cloned().collect();
+        cached.sort();
+        f.debug_struct("SecretMemberClients")
+            .field("cached", &cached)
+            .finish_non_exhaustive()
+    }
+}
+
+fn spawn_reflector<K>(api: Api<K>, shutdown: &Shutdown) -> Store<K>
+where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + fmt::Debug
+        + serde::de::DeserializeOwned
+        + Send
+        + Sync
+        + 'static,
+{
+    let (store, writer) = reflector::store();
+    let stream = watcher(api, watcher::Config::default())
+        .default_backoff()
+        .reflect(writer)
+        .for_each(|event| async move {
+            if let Err(error) = event {
+                tracing::debug!(%error, "member-clients watch failed; retrying");
+            }
+        });
+    let shutdown = shutdown.clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = stream => {}
+            _ = shutdown.cancelled() => {}
+        }
+    });
+    store
+}
+
+impl SecretMemberClients {
+    /// Starts watching Clusters (and, on first use, Secrets of the namespaces `secretRef`s name)
+    /// through `control`; the watches stop with `shutdown`.
+    pub fn start(control: kube::Client, shutdown: Shutdown) -> Arc<Self> {
+        let clusters = spawn_reflector(Api::<Cluster>::all(control.clone()), &shutdown);
+        Arc::new(Self {
+            control,
+            clusters,
+            secrets: parking_lot::Mutex::new(HashMap::new()),
+            cache: parking_lot::Mutex::new(HashMap::new()),
+            generations: std::sync::atomic::AtomicU64::new(0),
+            shutdown,
+        })
+    }
+
+    fn secrets_in(&self, namespace: &str) -> Store<Secret> {
+        let mut secrets = self.secrets.lock();
+        secrets
+            .entry(namespace.to_owned())
+            .or_insert_with(|| {
+                spawn_reflector(
+                    Api::<Secret>::namespaced(self.control.clone(), namespace),
+                    &self.shutdown,
+                )
+            })
+            .clone()
+    }
+
+    async fn ready<K>(store: &Store<K>, what: &str, cluster: &str) -> Result<(), MemberError>
+    where
+        K: kube::Resource<DynamicType = ()> + Clone + 'static,
+    {
+        match tokio::time::timeout(SYNC_TIMEOUT, store.wait_until_ready()).await {
+            Ok(Ok(())) => Ok(()),
+            _ => Err(MemberError::Config {
+                cluster: cluster.to_owned(),
+                message: format!("the control plane's {what} could not be read"),
+            }),
+        }
+    }
+
+    /// The Cluster as last seen (for callers that want the spec without another request).
+    pub fn cluster(&self, name: &str) -> Option<Arc<Cluster>> {
+        self.clusters.get(&ObjectRef::new(name))
+    }
+}
+
+/// Builds a client for `cluster` from its spec and Secret. Errors say what is wrong, never the
+/// token.
+pub fn build_client(cluster: &Cluster, secret: &Secret) -> Result<kube::Client, MemberError> {
+    let name = cluster.name();
+    let config_error = |message: String| MemberError::Config {
+        cluster: name.to_owned(),
+        message,
+    };
+    let secret_name = format!(
+        "{}/{}",
+        secret.metadata.namespace.as_deref().unwrap_or_default(),
+        secret.metadata.name.as_deref().unwrap_or_default()
+    );
+    let data = secret.data.clone().unwrap_or_default();
+    let token = data
+        .get(SECRET_TOKEN_KEY)
+        .map(|t| String::from_utf8_lossy(&t.0).trim().to_owned())
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| config_error(format!("secret {secret_name} has no {SECRET_TOKEN_KEY:?}")))?;
+    let endpoint: http::Uri = cluster.spec.api_endpoint.parse().map_err(|_| {
+        config_error(format!(
+            "spec.apiEndpoint {:?} is not a URL",
+            cluster.spec.api_endpoint
+        ))
+    })?;
+    if cluster.spec.api_endpoint.is_empty() || endpoint.host().is_none() {
+        return Err(config_error(format!(
+            "spec.apiEndpoint {:?} is not a URL",
+            cluster.spec.api_endpoint
+        )));
+    }
+    let mut config = kube::Config::new(endpoint);
+    config.connect_timeout = Some(Duration::from_secs(10));
+    config.accept_invalid_certs = cluster.spec.insecure_skip_tls_verification;
+    if let Some(ca) = data.get(SECRET_CA_KEY).filter(|ca| !ca.0.is_empty()) {
+        let mut reader = std::io::BufReader::new(ca.0.as_slice());
+        let certs: Result<Vec<_>, _> = rustls_pemfile::certs(&mut reader).collect();
+        let certs = certs.map_err(|e| {
+            config_error(format!(
+                "{SECRET_CA_KEY:?} of secret {secret_name} is not a PEM bundle: {e}"
+            ))
+        })?;
+        if certs.is_empty() {
+            return Err(config_error(format!(
+                "{SECRET_CA_KEY:?} of secret {secret_name} holds no certificate"
+            )));
+        }
+        config.root_cert = Some(certs.into_iter().map(|c| c.to_vec()).collect());
+    }
+    if !cluster.spec.proxy_url.is_empty() {
+        let proxy: http::Uri = cluster.spec.proxy_url.parse().map_err(|_| {
+            config_error(format!(
+                "spec.proxyURL {:?} is not a URL",
+                cluster.spec.proxy_url
+            ))
+        })?;
+        match proxy.scheme_str() {
+            Some("http") | Some("socks5") => config.proxy_url = Some(proxy),
+            other => {
+                return Err(config_error(format!(
+                    "spec.proxyURL scheme {:?} is not supported (http, socks5)",
+                    other.unwrap_or("")
+                )));
+            }
+        }
+        for (key, value) in &cluster.spec.proxy_header {
+            let header = http::HeaderName::try_from(key.as_str());
+            let value = http::HeaderValue::try_from(value.as_str());
+            match (header, value) {
+                (Ok(h), Ok(v)) => config.headers.push((h, v)),
+                _ => {
+                    return Err(config_error(format!(
+                        "spec.proxyHeader {key:?} is not a valid header"
+                    )));
+                }
+            }
+        }
+    }
+    config.auth_info.token = Some(secrecy::SecretString::from(token));
+    kube::Client::try_from(config).map_err(|source| MemberError::Kube {
+        cluster: name.to_owned(),
+        source,
+    })
+}
+
+#[async_trait::async_trait]
+impl MemberClients for SecretMemberClients {
+    async fn client(&self, name: &str) -> Result<kube::Client, MemberError> {
+        Self::ready(&self.clusters, "clusters", name).await?;
+        let cluster = self.clusters.get(&ObjectRef::new(name)).ok_or_else(|| {
+            MemberError::UnknownCluster {
+                cluster: name.to_owned(),
+            }
+        })?;
+        let secret_ref = cluster
+            .spec
+            .secret_ref
+            .clone()
+            .ok_or_else(|| MemberError::Config {
+                cluster: name.to_owned(),
+                message: "spec.secretRef is not set".into(),
+            })?;
+        let secrets = self.secrets_in(&secret_ref.namespace);
+        Self::ready(&secrets, "secrets", name).await?;
+        let secret = secrets
+            .get(&ObjectRef::new(&secret_ref.name).within(&secret_ref.namespace))
+            .ok_or_else(|| MemberError::Config {
+                cluster: name.to_owned(),
+                message: format!(
+                    "secret {}/{} (spec.secretRef) does not exist",
+                    secret_ref.namespace, secret_ref.name
+                ),
+            })?;
+        let fingerprint = Fingerprint {
+            endpoint: cluster.spec.api_endpoint.clone(),
+            insecure: cluster.spec.insecure_skip_tls_verification,
+            proxy_url: cluster.spec.proxy_url.clone(),
+            secret: (secret_ref.namespace.clone(), secret_ref.name.clone()),
+            secret_version: secret.metadata.resource_version.clone(),
+        };
+        if let Some(cached) = self.cache.lock().get(name)
+            && cached.fingerprint == fingerprint
+        {
+            return Ok(cached.client.clone());
+        }
+        let client = build_client(&cluster, &secret)?;
+        tracing::debug!(cluster = name, endpoint = %fingerprint.endpoint, "built a member client");
+        self.cache.lock().insert(
+            name.to_owned(),
+            Cached {
+                fingerprint,
+                client: client.clone(),
+                generation: self
+                    .generations
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                    + 1,
+            },
+        );
+        Ok(client)
+    }
+
+    fn invalidate(&self, cluster: &str) {
+        self.cache.lock().remove(cluster);
+    }
+
+    fn client_generation(&self, cluster: &str) -> u64 {
+        self.cache.lock().get(cluster).map_or(0, |c| c.generation)
+    }
+}
