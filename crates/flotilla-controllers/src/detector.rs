@@ -387,11 +387,13 @@ impl Detector {
         let schedule_priority = self.schedule_priority(&spec).await?;
         let interpreted = interpreter::interpret_replica(&template)?;
         let desired = build::binding_spec(&template, &spec, interpreted, schedule_priority);
+        let extensions = self.policies.lock().extension_annotations(&claim);
         let result = if cluster_scoped {
-            self.ensure_cluster_binding(&template, &claim, desired)
+            self.ensure_cluster_binding(&template, &claim, desired, &extensions)
                 .await
         } else {
-            self.ensure_binding(&template, &claim, desired).await
+            self.ensure_binding(&template, &claim, desired, &extensions)
+                .await
         };
         let (type_, reason, note) = match &result {
             Ok(()) => (
@@ -485,8 +487,10 @@ impl Detector {
         template: &Value,
         claim: &PolicyClaim,
         desired: ResourceBindingSpec,
+        extensions: &std::collections::BTreeMap<String, String>,
     ) -> Result<(), DetectorError> {
-        let meta = build::binding_metadata(template, claim, false);
+        let mut meta = build::binding_metadata(template, claim, false);
+        build::apply_extensions(&mut meta, extensions);
         let name = meta.name.clone().unwrap_or_default();
         let namespace = meta.namespace.clone().unwrap_or_default();
         let api = Api::<ResourceBinding>::namespaced(self.client.clone(), &namespace);
@@ -502,6 +506,7 @@ impl Detector {
             }
             Some(existing) => {
                 let mut updated = existing.clone();
+                build::apply_extensions(&mut updated.metadata, extensions);
                 refresh(
                     &mut updated.metadata,
                     &mut updated.spec,
@@ -525,8 +530,10 @@ impl Detector {
         template: &Value,
         claim: &PolicyClaim,
         desired: ResourceBindingSpec,
+        extensions: &std::collections::BTreeMap<String, String>,
     ) -> Result<(), DetectorError> {
-        let meta = build::binding_metadata(template, claim, true);
+        let mut meta = build::binding_metadata(template, claim, true);
+        build::apply_extensions(&mut meta, extensions);
         let name = meta.name.clone().unwrap_or_default();
         let api = Api::<ClusterResourceBinding>::all(self.client.clone());
         match api.get_opt(&name).await? {
@@ -541,6 +548,7 @@ impl Detector {
             }
             Some(existing) => {
                 let mut updated = existing.clone();
+                build::apply_extensions(&mut updated.metadata, extensions);
                 refresh(
                     &mut updated.metadata,
                     &mut updated.spec,

@@ -157,6 +157,19 @@ pub fn apply_claim(meta: &mut ObjectMeta, claim: &PolicyClaim) {
     }
 }
 
+/// Prefix of Flotilla's own annotations; those of a policy are copied onto its bindings so
+/// that the scheduler sees the extensions the policy asks for.
+pub const EXTENSION_PREFIX: &str = "flotilla.io/";
+
+/// Makes `meta`'s `flotilla.io/*` annotations exactly `extensions` (the claiming policy's).
+pub fn apply_extensions(meta: &mut ObjectMeta, extensions: &BTreeMap<String, String>) {
+    let annotations = meta.annotations.get_or_insert_with(BTreeMap::new);
+    annotations.retain(|k, _| !k.starts_with(EXTENSION_PREFIX) || extensions.contains_key(k));
+    for (k, v) in extensions {
+        annotations.insert(k.clone(), v.clone());
+    }
+}
+
 /// Ensures `meta` has `finalizer`.
 pub fn ensure_finalizer(meta: &mut ObjectMeta, finalizer: &str) {
     let finalizers = meta.finalizers.get_or_insert_with(Vec::new);
@@ -172,4 +185,33 @@ pub fn controller_uid(meta: &ObjectMeta) -> Option<&str> {
         .flatten()
         .find(|r| r.controller == Some(true))
         .map(|r| r.uid.as_str())
+}
+
+#[cfg(test)]
+mod extension_tests {
+    use super::*;
+
+    #[test]
+    fn bindings_carry_exactly_the_policys_flotilla_annotations() {
+        let mut meta = ObjectMeta {
+            annotations: Some(BTreeMap::from([
+                ("flotilla.io/gpu-topology".to_owned(), "NUMANode".to_owned()),
+                (
+                    "policy.karmada.io/applied-placement".to_owned(),
+                    "{}".to_owned(),
+                ),
+            ])),
+            ..ObjectMeta::default()
+        };
+        let extensions = BTreeMap::from([(
+            "flotilla.io/replica-division".to_owned(),
+            "NodeCount".to_owned(),
+        )]);
+        apply_extensions(&mut meta, &extensions);
+        let annotations = meta.annotations.expect("annotations");
+        assert_eq!(annotations["flotilla.io/replica-division"], "NodeCount");
+        // Removed from the policy: removed from the binding. Karmada's own stay.
+        assert!(!annotations.contains_key("flotilla.io/gpu-topology"));
+        assert_eq!(annotations["policy.karmada.io/applied-placement"], "{}");
+    }
 }

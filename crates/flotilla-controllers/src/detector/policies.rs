@@ -154,6 +154,28 @@ impl PolicyIndex {
     }
 }
 
+impl PolicyIndex {
+    /// The `flotilla.io/*` annotations of the policy behind `claim` (Flotilla's scheduling
+    /// extensions, e.g. `flotilla.io/replica-division`), which its bindings carry.
+    pub fn extension_annotations(&self, claim: &PolicyClaim) -> BTreeMap<String, String> {
+        let who: Who<'_> = match claim {
+            PolicyClaim::Namespaced {
+                namespace, name, ..
+            } => (false, namespace, name),
+            PolicyClaim::Cluster { name, .. } => (true, "", name),
+        };
+        self.spec_of(who)
+            .and_then(|(meta, _)| meta.annotations.as_ref())
+            .map(|a| {
+                a.iter()
+                    .filter(|(k, _)| k.starts_with(super::build::EXTENSION_PREFIX))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
 impl Detector {
     pub(super) async fn watch_propagation_policies(self: Arc<Self>, ready: Arc<Notify>) {
         let api = Api::<PropagationPolicy>::all(self.client.clone());
