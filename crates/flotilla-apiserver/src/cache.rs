@@ -176,6 +176,9 @@ pub struct TooOld {
     pub oldest: Revision,
 }
 
+/// How many changes a watcher may lag behind the newest before it catches up from the window.
+pub const DEFAULT_WATCH_BUFFER: usize = 4096;
+
 /// The cache, shared by all handlers.
 #[derive(Debug)]
 pub struct WatchCache {
@@ -207,7 +210,14 @@ pub struct Subscription {
 impl WatchCache {
     /// An empty cache keeping `capacity` recent changes for watches that resume.
     pub fn new(capacity: usize) -> Arc<Self> {
-        let (changes, _) = broadcast::channel(4096);
+        Self::with_buffer(capacity, DEFAULT_WATCH_BUFFER)
+    }
+
+    /// An empty cache keeping `capacity` recent changes, whose watchers may each be up to
+    /// `buffer` changes (of any resource) behind the newest before they must catch up from
+    /// the window of recent changes (see [`crate::server`]'s watch streams).
+    pub fn with_buffer(capacity: usize, buffer: usize) -> Arc<Self> {
+        let (changes, _) = broadcast::channel(buffer.max(1));
         let (revision, _) = watch::channel(0);
         Arc::new(WatchCache {
             state: RwLock::new(State {

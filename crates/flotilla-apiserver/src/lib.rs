@@ -52,6 +52,7 @@ pub struct Builder {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
     cache_window: usize,
+    watch_buffer: usize,
     signing_key: Option<Arc<auth::jwt::SigningKey>>,
     root_ca: Option<String>,
     cluster_proxy: Option<cluster_proxy::SharedClusterProxy>,
@@ -100,6 +101,7 @@ impl Builder {
             store,
             clock: Arc::new(SystemClock),
             cache_window: 100_000,
+            watch_buffer: cache::DEFAULT_WATCH_BUFFER,
             signing_key: None,
             root_ca: None,
             cluster_proxy: None,
@@ -136,9 +138,17 @@ impl Builder {
         self
     }
 
+    /// How many changes (of any resource) a watcher may be behind the newest before it has to
+    /// catch up from the window of recent changes (and, if it fell out of the window too,
+    /// gets a `410 Expired` and must relist). Small values are for tests.
+    pub fn watch_buffer(mut self, changes: usize) -> Self {
+        self.watch_buffer = changes;
+        self
+    }
+
     /// Starts the watch cache and returns once it holds the store's current state.
     pub async fn start(self) -> Result<Running, ApiError> {
-        let cache = cache::WatchCache::new(self.cache_window);
+        let cache = cache::WatchCache::with_buffer(self.cache_window, self.watch_buffer);
         let feeder = tokio::spawn(cache.clone().run(self.store.clone()));
         let status = self
             .store

@@ -2,6 +2,7 @@
 //! a cache every component reads, and handlers that turn changes into queue keys. Components of
 //! one simulated cluster share them, as kube-controller-manager's controllers share informers.
 
+use std::collections::HashSet;
 use std::fmt::Debug;
 use std::hash::Hash;
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use futures::StreamExt;
 use kube::Resource;
 use kube::api::Api;
 use kube::runtime::WatchStreamExt;
-use kube::runtime::reflector::{self, Store};
+use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
 use serde::de::DeserializeOwned;
 
@@ -56,6 +57,15 @@ where
     }
 
     /// Starts watching; returns the cache and the task.
+    ///
+    /// A (re)list — at start, and whenever the watch is lost (a 410 because this watcher fell
+    /// behind the API server, or any other break kube's watcher recovers from by listing) — is
+    /// handed to the handlers only once it is complete and the cache has switched to it, as
+    /// client-go's `Replace` does: every listed object as [`Change::Applied`] (in the list's
+    /// order), every object the cache held before but the list no longer has as
+    /// [`Change::Deleted`], then [`Change::Synced`]. A handler that queues a key therefore always
+    /// finds the object in the cache, and nothing created or deleted while the watch was down is
+    /// missed.
     pub fn start(self) -> (Store<K>, tokio::task::JoinHandle<()>) {
         let (reader, writer) = reflector::store();
         let handlers: Arc<Vec<Handler<K>>> = Arc::new(self.handlers);
@@ -63,8 +73,12 @@ where
             writer,
             watcher::watcher(self.api, watcher::Config::default().any_semantic()).default_backoff(),
         );
+        let cache = reader.clone();
         let task = tokio::spawn(async move {
             futures::pin_mut!(stream);
+            // What the cache held when the current relist began, and the keys listed so far.
+            let mut before: Vec<Arc<K>> = Vec::new();
+            let mut listed: Vec<ObjectRef<K>> = Vec::new();
             while let Some(event) = stream.next().await {
                 let event = match event {
                     Ok(event) => event,
@@ -73,12 +87,29 @@ where
                         continue;
                     }
                 };
-                for handler in handlers.iter() {
-                    match &event {
-                        Event::Apply(k) | Event::InitApply(k) => handler(Change::Applied(k)),
-                        Event::Delete(k) => handler(Change::Deleted(k)),
-                        Event::InitDone => handler(Change::Synced),
-                        Event::Init => {}
+                match event {
+                    Event::Apply(k) => dispatch(&handlers, Change::Applied(&k)),
+                    Event::Delete(k) => dispatch(&handlers, Change::Deleted(&k)),
+                    Event::Init => {
+                        // The reflector keeps serving the old state until the list is done.
+                        before = cache.state();
+                        listed.clear();
+                    }
+                    Event::InitApply(k) => listed.push(ObjectRef::from_obj(&k)),
+                    Event::InitDone => {
+                        let present: HashSet<&ObjectRef<K>> = listed.iter().collect();
+                        for old in std::mem::take(&mut before) {
+                            if !present.contains(&ObjectRef::from_obj(&*old)) {
+                                dispatch(&handlers, Change::Deleted(&old));
+                            }
+                        }
+                        for key in listed.drain(..) {
+                            // The cache now holds the list (the reflector swapped it in).
+                            if let Some(k) = cache.get(&key) {
+                                dispatch(&handlers, Change::Applied(&k));
+                            }
+                        }
+                        dispatch(&handlers, Change::Synced);
                     }
                 }
             }
@@ -86,3 +117,16 @@ where
         (reader, task)
     }
 }
+
+fn dispatch<K>(handlers: &[Handler<K>], change: Change<'_, K>) {
+    for handler in handlers {
+        handler(match &change {
+            Change::Applied(k) => Change::Applied(k),
+            Change::Deleted(k) => Change::Deleted(k),
+            Change::Synced => Change::Synced,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -12,13 +12,14 @@ use http::{HeaderValue, StatusCode, header};
 use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::cache::{Change, ChangeKind, Subscription};
+use crate::cache::{Change, ChangeKind, Subscription, WatchCache};
 use crate::catalog::ResourceInfo;
 use crate::error::ApiError;
 use crate::filter::Filter;
 use crate::object;
 use crate::registry::Registry;
 use crate::request::Query;
+use flotilla_store::Revision;
 
 /// How often a bookmark is sent when the client allows them.
 const BOOKMARK_PERIOD: Duration = Duration::from_secs(60);
@@ -66,6 +67,7 @@ pub async fn serve(
     let prefix = info.storage_prefix_in(namespace);
     let stream = match registry.cache().subscribe(prefix.as_bytes(), after) {
         Ok(subscription) => events(
+            registry.cache().clone(),
             info.clone(),
             prefix.clone(),
             filter,
@@ -141,7 +143,38 @@ fn translate(info: &ResourceInfo, filter: &Filter, change: &Change) -> Option<By
     ))
 }
 
+/// The changes at the newest revision a watcher has handled (a transaction's events can arrive
+/// one by one with equal revisions), so a catch-up from the window skips exactly those.
+#[derive(Default)]
+struct Handled {
+    revision: Revision,
+    at_revision: Vec<Arc<Change>>,
+}
+
+impl Handled {
+    fn record(&mut self, change: &Arc<Change>) {
+        if change.revision > self.revision {
+            self.revision = change.revision;
+            self.at_revision.clear();
+        }
+        if change.revision == self.revision {
+            self.at_revision.push(change.clone());
+        }
+    }
+
+    fn contains(&self, change: &Arc<Change>) -> bool {
+        change.revision < self.revision
+            || (change.revision == self.revision
+                && self
+                    .at_revision
+                    .iter()
+                    .any(|seen| Arc::ptr_eq(seen, change)))
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn events(
+    cache: Arc<WatchCache>,
     info: Arc<ResourceInfo>,
     prefix: String,
     filter: Filter,
@@ -157,6 +190,10 @@ fn events(
             mut live,
         } = subscription;
         let mut last = revision;
+        let mut handled = Handled {
+            revision,
+            at_revision: Vec::new(),
+        };
         for change in &backlog {
             if let Some(line) = translate(&info, &filter, change)
                 && tx.send(line).await.is_err()
@@ -164,6 +201,7 @@ fn events(
                 return;
             }
             last = last.max(change.revision);
+            handled.record(change);
         }
         if initial_end_bookmark && tx.send(bookmark(&info, revision, true)).await.is_err() {
             return;
@@ -187,6 +225,7 @@ fn events(
                             continue;
                         }
                         last = last.max(change.revision);
+                        handled.record(&change);
                         if !change.object.key.starts_with(prefix.as_bytes()) {
                             continue;
                         }
@@ -197,12 +236,38 @@ fn events(
                         }
                     }
                     Err(RecvError::Lagged(_)) => {
-                        let status = ApiError::expired(format!(
-                            "too old resource version: {last}: the watcher fell behind"
-                        ))
-                        .to_status();
-                        let _ = tx.send(event_line("ERROR", status.to_string().as_bytes())).await;
-                        return;
+                        // Too slow for the live feed: catch up from the window of recent
+                        // changes, as a watch resuming from `last` would. Only a watcher that
+                        // fell out of the window too gets a 410 (and must relist).
+                        let resume = match cache.subscribe(prefix.as_bytes(), Some(handled.revision - 1)) {
+                            Ok(resume) => resume,
+                            Err(_) => {
+                                let status = ApiError::expired(format!(
+                                    "too old resource version: {last}: the watcher fell behind"
+                                ))
+                                .to_status();
+                                let _ = tx.send(event_line("ERROR", status.to_string().as_bytes())).await;
+                                return;
+                            }
+                        };
+                        tracing::debug!(
+                            resource = %info.plural,
+                            behind = resume.backlog.len(),
+                            "slow watcher catching up from the window"
+                        );
+                        live = resume.live;
+                        for change in &resume.backlog {
+                            if handled.contains(change) {
+                                continue;
+                            }
+                            last = last.max(change.revision);
+                            handled.record(change);
+                            if let Some(line) = translate(&info, &filter, change)
+                                && tx.send(line).await.is_err()
+                            {
+                                return;
+                            }
+                        }
                     }
                     Err(RecvError::Closed) => return,
                 }

@@ -217,3 +217,88 @@ async fn send_initial_events_ends_with_a_bookmark() {
     );
     assert_eq!(bookmark["object"]["kind"], "ConfigMap");
 }
+
+/// A control plane whose watchers may lag only `buffer` changes behind the live feed and whose
+/// window keeps `window` recent changes.
+async fn tight_control_plane(buffer: usize, window: usize) -> flotilla_apiserver::Running {
+    let store: std::sync::Arc<dyn flotilla_store::Store> =
+        std::sync::Arc::new(flotilla_store::MemoryStore::new());
+    flotilla_apiserver::Builder::new(store)
+        .watch_buffer(buffer)
+        .cache_window(window)
+        .start()
+        .await
+        .expect("API server starts")
+}
+
+async fn create_configmaps(cp: &flotilla_apiserver::Running, count: usize) {
+    for i in 0..count {
+        let reply = send(
+            cp,
+            json(
+                "POST",
+                "/api/v1/namespaces/default/configmaps",
+                &json!({"metadata": {"name": format!("cm-{i:04}")}}),
+            ),
+        )
+        .await;
+        assert_eq!(reply.status, StatusCode::CREATED, "{:?}", reply.body);
+    }
+}
+
+#[tokio::test]
+async fn a_slow_watcher_catches_up_from_the_window_without_losing_events() {
+    // The watcher reads nothing while 400 changes happen: far more than the 4 it may lag
+    // behind the live feed, fewer than the window keeps.
+    let cp = tight_control_plane(4, 100_000).await;
+    let (status, mut events) = open(&cp, "/api/v1/namespaces/default/configmaps?watch=true").await;
+    assert_eq!(status, StatusCode::OK);
+    create_configmaps(&cp, 400).await;
+    for i in 0..400 {
+        let event = next(&mut events).await;
+        assert_eq!(event["type"], "ADDED", "event {i}: {event}");
+        assert_eq!(event["object"]["metadata"]["name"], format!("cm-{i:04}"));
+    }
+    // And it is live again afterwards.
+    create_configmaps_named(&cp, "after").await;
+    let event = next(&mut events).await;
+    assert_eq!(event["type"], "ADDED");
+    assert_eq!(event["object"]["metadata"]["name"], "after");
+}
+
+#[tokio::test]
+async fn a_watcher_that_fell_out_of_the_window_gets_410() {
+    let cp = tight_control_plane(4, 16).await;
+    let (status, mut events) = open(&cp, "/api/v1/namespaces/default/configmaps?watch=true").await;
+    assert_eq!(status, StatusCode::OK);
+    create_configmaps(&cp, 400).await;
+    let mut names = Vec::new();
+    let error = loop {
+        let event = next(&mut events).await;
+        if event["type"] != "ADDED" {
+            break event;
+        }
+        names.push(event["object"]["metadata"]["name"].clone());
+    };
+    assert_eq!(error["type"], "ERROR", "{error}");
+    assert_eq!(error["object"]["code"], 410);
+    assert_eq!(error["object"]["reason"], "Expired");
+    // What it did get before the 410 is a gap-free prefix.
+    for (i, name) in names.iter().enumerate() {
+        assert_eq!(*name, format!("cm-{i:04}"));
+    }
+    assert!(names.len() < 400);
+}
+
+async fn create_configmaps_named(cp: &flotilla_apiserver::Running, name: &str) {
+    let reply = send(
+        cp,
+        json(
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            &json!({"metadata": {"name": name}}),
+        ),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{:?}", reply.body);
+}

@@ -30,8 +30,8 @@ pub struct Figures {
     pub create_p99_ms: f64,
     pub get_p99_ms: Vec<(usize, f64)>,
     pub list_p99_ms: Vec<(usize, f64)>,
-    /// Raw list over HTTPS, bytes not decoded: (objects, P99 ms, body bytes).
-    pub raw_list_p99_ms: Vec<(usize, f64, usize)>,
+    /// Raw lists over HTTPS, bytes not decoded, one entry per size.
+    pub raw_lists: Vec<RawLists>,
     pub watch_deliveries_per_s: f64,
     /// Server CPU (user + system) per create, in microseconds.
     pub server_cpu_us_per_create: f64,
@@ -41,6 +41,26 @@ pub struct Figures {
     pub rss_empty_mib: f64,
     pub rss_mib: f64,
     pub objects: usize,
+}
+
+/// Raw lists of one size over HTTPS: the first list of that many objects (nothing listed them
+/// before it) apart from the warm ones that follow.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RawLists {
+    pub objects: usize,
+    pub first_ms: f64,
+    /// P99 of the lists after the first (with 10 lists, the slowest).
+    pub warm_p99_ms: f64,
+    /// Server CPU (user + system) per warm list.
+    pub server_cpu_ms: f64,
+    pub bytes: usize,
+}
+
+impl RawLists {
+    /// The slowest the list was, first one included: what the target is judged on.
+    pub fn worst_ms(&self) -> f64 {
+        self.first_ms.max(self.warm_p99_ms)
+    }
 }
 
 /// The server under test.
@@ -214,27 +234,40 @@ async fn read_percentiles(
     ))
 }
 
-/// P99 of `lists` raw lists over HTTPS: the time from sending the request to the last byte of
-/// the body, which is read into a buffer and not decoded; and the body size.
-async fn raw_list_p99(
+/// `1 + warm` raw lists over HTTPS: each timed from sending the request to the last byte of
+/// the body, which is read into a buffer and not decoded.
+async fn raw_lists(
     client: &kube::Client,
+    pid: u32,
     objects: usize,
-    lists: usize,
-) -> anyhow::Result<(f64, usize)> {
-    use futures::AsyncReadExt as _;
+    warm: usize,
+) -> anyhow::Result<RawLists> {
+    use futures::AsyncBufReadExt as _;
     let mut times = Vec::new();
     let mut body = Vec::new();
-    for _ in 0..lists {
+    let mut cpu = 0.0;
+    for i in 0..=warm {
+        if i == 1 {
+            cpu = cpu_seconds(pid)?;
+        }
         let request = http::Request::get("/apis/apps/v1/namespaces/default/deployments")
             .header(http::header::ACCEPT, "application/json")
             .body(Vec::new())?;
         body.clear();
         let started = Instant::now();
-        client
-            .request_stream(request)
-            .await?
-            .read_to_end(&mut body)
-            .await?;
+        // Each chunk as it arrives is appended to the buffer: one copy, as any client that keeps
+        // the body makes. (`read_to_end` would zero the buffer's whole spare capacity first,
+        // 256 MiB for this list, which is the reader's cost, not the server's.)
+        let mut stream = Box::pin(client.request_stream(request).await?);
+        loop {
+            let chunk = stream.fill_buf().await?;
+            if chunk.is_empty() {
+                break;
+            }
+            let n = chunk.len();
+            body.extend_from_slice(chunk);
+            stream.consume_unpin(n);
+        }
         times.push(started.elapsed());
         // Each item names its kind once (the list's own kind is `DeploymentList`): counting
         // them checks the list is whole, outside the timed part.
@@ -244,7 +277,15 @@ async fn raw_list_p99(
             .count();
         anyhow::ensure!(items == objects, "raw list held {items} of {objects}");
     }
-    Ok((percentile(&mut times, 0.99), body.len()))
+    let server_cpu_ms = (cpu_seconds(pid)? - cpu) * 1e3 / warm.max(1) as f64;
+    let first_ms = times[0].as_secs_f64() * 1e3;
+    Ok(RawLists {
+        objects,
+        first_ms,
+        warm_p99_ms: percentile(&mut times[1..], 0.99),
+        server_cpu_ms,
+        bytes: body.len(),
+    })
 }
 
 const DEPLOYMENT_KIND: &[u8] = br#""kind":"Deployment""#;
@@ -375,21 +416,25 @@ pub async fn run(objects: usize, clients_n: usize) -> anyhow::Result<Figures> {
     figures.server_cpu_us_per_create = (cpu_seconds(pid)? - cpu) * 1e6 / first as f64;
     figures.create_p50_ms = percentile(&mut latencies, 0.5);
     figures.create_p99_ms = percentile(&mut latencies, 0.99);
+    // Raw lists first, so that the first of them is the first list of these objects.
+    figures
+        .raw_lists
+        .push(raw_lists(&clients[0], pid, first, 20).await?);
     let (get, list) = read_percentiles(&clients[0], first, 20).await?;
     figures.get_p99_ms.push((first, get));
     figures.list_p99_ms.push((first, list));
-    let (raw, bytes) = raw_list_p99(&clients[0], first, 20).await?;
-    figures.raw_list_p99_ms.push((first, raw, bytes));
     eprintln!("bench apiserver: watch fan-out to 100 watchers");
     figures.watch_deliveries_per_s = watch_rate(&clients, 100, first.min(2_000)).await?;
     if objects > first {
         eprintln!("bench apiserver: creating up to {objects} Deployments");
         create_range(&clients, first, objects).await?;
+        eprintln!("bench apiserver: listing {objects} Deployments");
+        figures
+            .raw_lists
+            .push(raw_lists(&clients[0], pid, objects, 10).await?);
         let (get, list) = read_percentiles(&clients[0], objects, 5).await?;
         figures.get_p99_ms.push((objects, get));
         figures.list_p99_ms.push((objects, list));
-        let (raw, bytes) = raw_list_p99(&clients[0], objects, 10).await?;
-        figures.raw_list_p99_ms.push((objects, raw, bytes));
     }
     figures.rss_mib = rss_mib(pid)?;
     Ok(figures)
@@ -411,9 +456,9 @@ fn ratio(a: f64, b: f64) -> f64 {
 }
 
 impl Figures {
-    /// The server-side list at the largest size measured: (objects, P99 ms, bytes).
-    fn largest_raw_list(&self) -> (usize, f64, usize) {
-        self.raw_list_p99_ms.last().copied().unwrap_or_default()
+    /// The raw lists at the largest size measured.
+    fn largest_raw_list(&self) -> RawLists {
+        self.raw_lists.last().copied().unwrap_or_default()
     }
 
     /// RSS scaled to 100,000 Deployments (exact when the run stored 100,000).
@@ -468,16 +513,27 @@ pub fn report(f: &Figures) {
             v
         );
     }
-    for (n, v, bytes) in &f.raw_list_p99_ms {
+    for raw in &f.raw_lists {
+        let n = raw.objects;
         println!(
             "{:<48} {:>14.2}",
-            format!("list P99 ms, raw HTTPS ({n} objects)"),
-            v
+            format!("first list ms, raw HTTPS ({n} objects)"),
+            raw.first_ms
+        );
+        println!(
+            "{:<48} {:>14.2}",
+            format!("warm list P99 ms, raw HTTPS ({n} objects)"),
+            raw.warm_p99_ms
+        );
+        println!(
+            "{:<48} {:>14.2}",
+            format!("server CPU ms per warm list ({n} objects)"),
+            raw.server_cpu_ms
         );
         println!(
             "{:<48} {:>14.0}",
             format!("list body bytes per object ({n} objects)"),
-            *bytes as f64 / (*n).max(1) as f64
+            raw.bytes as f64 / n.max(1) as f64
         );
     }
     println!(
@@ -498,7 +554,8 @@ pub fn report(f: &Figures) {
         "server RSS bytes per stored Deployment",
         f.rss_bytes_per_object()
     );
-    let (list_n, list_ms, _) = f.largest_raw_list();
+    let largest = f.largest_raw_list();
+    let (list_n, list_ms) = (largest.objects, largest.worst_ms());
     let rss_100k = f.rss_per_100k_mib();
     println!();
     println!(
@@ -515,7 +572,7 @@ pub fn report(f: &Figures) {
     );
     println!(
         "{:<40} {:>10.0} {:>10} {:>10.2} {:>18}",
-        format!("server-side list ms ({list_n} objects)"),
+        format!("list ms, worst incl. first ({list_n})"),
         list_ms,
         "< 1000",
         ratio(list_ms, TARGET_LIST_MS),
@@ -538,7 +595,7 @@ pub fn report(f: &Figures) {
         "server_cpu_us_per_create": f.server_cpu_us_per_create.round(),
         "get_p99_ms": f.get_p99_ms.iter().map(|(n, v)| json!({"objects": n, "ms": v})).collect::<Vec<_>>(),
         "list_p99_ms": f.list_p99_ms.iter().map(|(n, v)| json!({"objects": n, "ms": v})).collect::<Vec<_>>(),
-        "raw_list_p99_ms": f.raw_list_p99_ms.iter().map(|(n, v, b)| json!({"objects": n, "ms": v, "bytes": b})).collect::<Vec<_>>(),
+        "raw_lists": f.raw_lists.iter().map(|r| json!({"objects": r.objects, "first_ms": r.first_ms, "warm_p99_ms": r.warm_p99_ms, "server_cpu_ms": r.server_cpu_ms, "bytes": r.bytes})).collect::<Vec<_>>(),
         "watch_deliveries_per_s": f.watch_deliveries_per_s.round(),
         "rss_empty_mib": f.rss_empty_mib,
         "rss_mib": f.rss_mib,

@@ -173,6 +173,11 @@ pub async fn run(options: &SimBenchOptions) -> anyhow::Result<Figures> {
     }
     let total = options.pods * options.clusters;
     let mut all_bound_at = None;
+    // Progress every 10 s, and a stall (nothing bound or readied for two minutes) is an error
+    // naming how far it got, rather than an hour of waiting.
+    let mut last_progress = (0u64, 0usize);
+    let mut progress_at = Instant::now();
+    let mut reported_at = Instant::now();
     loop {
         tokio::time::sleep(Duration::from_millis(250)).await;
         let bound: u64 = sim
@@ -192,6 +197,22 @@ pub async fn run(options: &SimBenchOptions) -> anyhow::Result<Figures> {
         }
         if ready >= total {
             break;
+        }
+        if (bound, ready) != last_progress {
+            last_progress = (bound, ready);
+            progress_at = Instant::now();
+        } else if progress_at.elapsed() > Duration::from_secs(120) {
+            anyhow::bail!(
+                "stalled: {bound}/{total} pods bound and {ready}/{total} ready, no progress for 120 s"
+            );
+        }
+        if reported_at.elapsed() >= Duration::from_secs(10) {
+            reported_at = Instant::now();
+            eprintln!(
+                "bench sim: {:.0} s: {bound}/{total} bound, {ready}/{total} ready, RSS {:.0} MiB",
+                started.elapsed().as_secs_f64(),
+                rss_mib()
+            );
         }
         if started.elapsed() > Duration::from_secs(3600) {
             anyhow::bail!("not all ready within an hour ({ready}/{total})");
