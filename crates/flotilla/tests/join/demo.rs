@@ -68,29 +68,64 @@ async fn up_demo_comes_up_with_three_gpu_clusters_and_a_context_for_each() {
         ["cn-shanghai", "eu-central-1", "flotilla", "us-west-2"]
     );
 
-    let wide = kubectl(
-        "1.33",
-        &kubeconfig,
-        home,
-        &["get", "clusters", "-o", "wide", "--no-headers"],
-    )
-    .await;
+    // The cluster status controller reports each member Ready with its version and GPUs
+    // (24 nodes × 8 A100s); wait for it without a timing assertion.
+    let mut wide = String::new();
+    for _ in 0..300 {
+        wide = kubectl(
+            "1.33",
+            &kubeconfig,
+            home,
+            &["get", "clusters", "-o", "wide", "--no-headers"],
+        )
+        .await;
+        let ready = wide
+            .lines()
+            .filter(|l| l.split_whitespace().nth(3) == Some("True"))
+            .count();
+        if ready == 3 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
     let rows: Vec<Vec<&str>> = wide
         .lines()
         .map(|l| l.split_whitespace().collect())
         .collect();
-    let summary: Vec<(&str, &str, &str, &str)> = rows
+    // NAME VERSION MODE READY AGE ZONES REGION PROVIDER API-ENDPOINT GPU-ALLOCATABLE GPU-ALLOCATED
+    let summary: Vec<(&str, &str, &str, &str, &str, &str, &str)> = rows
         .iter()
-        .map(|r| (r[0], r[1], r[r.len() - 5], r[r.len() - 4]))
+        .filter(|r| r.len() == 11)
+        .map(|r| (r[0], r[2], r[3], r[6], r[7], r[9], r[10]))
         .collect();
     assert_eq!(
         summary,
         [
-            ("cn-shanghai", "Push", "cn-shanghai", "aliyun"),
-            ("eu-central-1", "Push", "eu-central-1", "aws"),
-            ("us-west-2", "Push", "us-west-2", "aws"),
+            (
+                "cn-shanghai",
+                "Push",
+                "True",
+                "cn-shanghai",
+                "aliyun",
+                "192",
+                "0"
+            ),
+            (
+                "eu-central-1",
+                "Push",
+                "True",
+                "eu-central-1",
+                "aws",
+                "192",
+                "0"
+            ),
+            ("us-west-2", "Push", "True", "us-west-2", "aws", "192", "0"),
         ],
         "{wide}"
+    );
+    assert!(
+        rows.iter().all(|r| r[1].starts_with("v1.32")),
+        "every member reports its Kubernetes version: {wide}"
     );
 
     for (context, region) in [
