@@ -159,8 +159,8 @@ pub struct ResourceIdentifier {
     /// Index in `spec.workload.manifests`.
     #[serde(default)]
     pub ordinal: i32,
-    /// API group (always written, empty for the core group, as Karmada's `json:"group"`).
-    #[serde(default)]
+    /// API group (`json:"group,omitempty"` in Karmada).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub group: String,
     /// API version.
     #[serde(default)]
