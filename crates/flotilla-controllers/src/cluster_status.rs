@@ -324,6 +324,13 @@ impl Controller {
         let current = ready_condition(&cluster).cloned();
         let client = match self.context.members.client(name).await {
             Ok(client) => client,
+            Err(error) if current.is_none() && just_joined(&cluster) => {
+                // The client factory watches Clusters and Secrets; right after a join it may not
+                // have seen them yet. Publishing a failure now would hold the cluster NotReady
+                // for the success threshold, so look again shortly instead.
+                tracing::debug!(cluster = name, error = %describe(&error), "no client yet for a new cluster");
+                return Ok(Some(Duration::from_secs(1)));
+            }
             Err(error) => {
                 let observed = condition(
                     CONDITION_READY,
@@ -553,4 +560,21 @@ impl Controller {
 /// A member error for a condition message (never contains credentials).
 fn describe(error: &MemberError) -> String {
     error.to_string()
+}
+
+/// How long after its creation a cluster without any Ready condition may wait for its client
+/// before the failure is published.
+const JOIN_GRACE: Duration = Duration::from_secs(15);
+
+fn just_joined(cluster: &Cluster) -> bool {
+    cluster
+        .metadata
+        .creation_timestamp
+        .as_ref()
+        .is_some_and(|created| {
+            jiff::Timestamp::now()
+                .duration_since(created.0)
+                .unsigned_abs()
+                < JOIN_GRACE
+        })
 }
