@@ -71,9 +71,11 @@ async fn after_falling_behind_the_informer_relists_and_resynchronises_its_handle
             match change {
                 Change::Applied(cm) => {
                     let name = cm.metadata.name.clone().unwrap_or_default();
+                    // Before `start` has handed the store to the test (the first list can
+                    // race it) there is nothing to check against.
                     let in_cache = cache
                         .get()
-                        .is_some_and(|c| c.get(&ObjectRef::from_obj(cm)).is_some());
+                        .is_none_or(|c| c.get(&ObjectRef::from_obj(cm)).is_some());
                     if !in_cache {
                         seen.not_in_cache.push(name.clone());
                     }
