@@ -1,5 +1,5 @@
 //! `flotilla up --demo`: the control plane with three simulated GPU clusters joined in push mode
-//! and one kubeconfig for all four.
+//! and one kubeconfig for all four; the vLLM example propagates through the whole pipeline.
 
 use std::time::Duration;
 
@@ -8,7 +8,7 @@ use tokio::io::{AsyncBufReadExt as _, BufReader};
 use crate::support::kubectl;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn up_demo_comes_up_with_three_gpu_clusters_and_a_context_for_each() {
+async fn up_demo_comes_up_with_three_gpu_clusters_and_propagates_the_vllm_example() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
         .args([
@@ -166,6 +166,60 @@ async fn up_demo_comes_up_with_three_gpu_clusters_and_a_context_for_each() {
         )
         .await;
         assert_eq!(gpus, "8", "{context}");
+    }
+
+    // The whole pipeline: the vLLM example (10 replicas, static weights 50:30:20, a regional
+    // OverridePolicy) is detected, scheduled, rendered into Works, applied to the members whose
+    // pods become ready, and the members' status comes back onto the template.
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/vllm");
+    let file = |name: &str| examples.join(name).to_string_lossy().into_owned();
+    let (deployment, policy, overrides) = (
+        file("deployment.yaml"),
+        file("propagationpolicy.yaml"),
+        file("overridepolicy.yaml"),
+    );
+    kubectl(
+        "1.33",
+        &kubeconfig,
+        home,
+        &["apply", "-f", &deployment, "-f", &policy, "-f", &overrides],
+    )
+    .await;
+    let ready_in = |context: Option<&'static str>| {
+        let kubeconfig = kubeconfig.clone();
+        let home = home.to_owned();
+        async move {
+            let mut args = vec![];
+            if let Some(context) = context {
+                args.extend(["--context", context]);
+            }
+            args.extend([
+                "get",
+                "deployments",
+                "-n",
+                "default",
+                "--ignore-not-found",
+                "-o",
+                "jsonpath={.items[?(@.metadata.name==\"vllm-inference\")].status.readyReplicas}",
+            ]);
+            kubectl("1.33", &kubeconfig, &home, &args).await
+        }
+    };
+    let mut ready = String::new();
+    for _ in 0..600 {
+        ready = ready_in(None).await;
+        if ready == "10" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(ready, "10", "the template's status aggregates the members'");
+    for (context, replicas) in [
+        ("cn-shanghai", "5"),
+        ("us-west-2", "3"),
+        ("eu-central-1", "2"),
+    ] {
+        assert_eq!(ready_in(Some(context)).await, replicas, "{context}");
     }
     let _ = child.start_kill();
 }
