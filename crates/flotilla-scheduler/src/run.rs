@@ -8,6 +8,7 @@
 //! Beyond Karmada: a binding that was unschedulable for lack of capacity is retried as soon as
 //! any cluster's status changes (Karmada waits up to five minutes, karmada-io/karmada#4434).
 
+pub mod extensions;
 pub mod members;
 pub mod metrics;
 pub mod status;
@@ -35,6 +36,8 @@ use tracing::{debug, info, warn};
 use crate::core::{ScheduleError, ScheduleOptions, Snapshot};
 use crate::decide::ScheduleTrigger;
 use crate::framework::Framework;
+use extensions::Extensions;
+pub use extensions::REPLICA_DIVISION_ANNOTATION;
 pub use metrics::Metrics;
 use status::Outcome;
 
@@ -778,34 +781,6 @@ impl Scheduler {
             .await;
     }
 }
-
-/// Flotilla's scheduling extensions a binding asks for through annotations its policy carried
-/// (the detector copies a policy's `flotilla.io/*` annotations onto its bindings). They need the
-/// accurate estimator; without it they are ignored.
-#[derive(Debug, Default)]
-struct Extensions {
-    node_count: bool,
-    gpu_topology: Option<crate::estimator::topology::GpuTopologyLevel>,
-}
-
-impl Extensions {
-    fn of(annotations: Option<&std::collections::BTreeMap<String, String>>) -> Self {
-        let Some(annotations) = annotations else {
-            return Self::default();
-        };
-        Self {
-            node_count: annotations
-                .get(REPLICA_DIVISION_ANNOTATION)
-                .is_some_and(|v| v == "NodeCount"),
-            gpu_topology: annotations
-                .get(crate::estimator::topology::GPU_TOPOLOGY_POLICY_ANNOTATION)
-                .and_then(|v| v.parse().ok()),
-        }
-    }
-}
-
-/// The annotation of the division-by-node-count extension.
-pub const REPLICA_DIVISION_ANNOTATION: &str = "flotilla.io/replica-division";
 
 /// What to do with a key after a reconcile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -33,7 +33,7 @@ use serde_json::Value;
 pub const CLUSTER_ANNOTATION: &str = "flotilla.io/cluster";
 
 /// Policy annotation selecting Flotilla's division by node count (`NodeCount`).
-pub const REPLICA_DIVISION_ANNOTATION: &str = "flotilla.io/replica-division";
+pub use flotilla_scheduler::run::REPLICA_DIVISION_ANNOTATION;
 
 /// Kinds that are cluster-scoped (their bindings are ClusterResourceBindings).
 const CLUSTER_SCOPED_KINDS: &[&str] = &[
