@@ -221,6 +221,7 @@ async fn session(
         client: control.clone(),
         members,
         cluster: Some(name.clone()),
+        metrics: metrics.controllers.clone(),
     };
     let controllers_term = term.child();
     let controllers = {

@@ -8,6 +8,9 @@ use prometheus_client::registry::Registry;
 pub struct Metrics {
     /// `karmada_agent_connection_errors_total`: failed requests to the control plane.
     pub connection_errors: Counter,
+    /// The member-side controllers' metrics (`karmada_work_sync_workload_duration_seconds`,
+    /// `karmada_{create,update}_resource_to_cluster_total`, ...), as Karmada's agent exposes.
+    pub controllers: flotilla_controllers::Metrics,
 }
 
 impl Metrics {
@@ -18,6 +21,7 @@ impl Metrics {
             "Requests from the agent to the control plane that failed (connection lost, refused, timed out or answered with an error).",
             self.connection_errors.clone(),
         );
+        self.controllers.register_member_side(registry);
     }
 }
 

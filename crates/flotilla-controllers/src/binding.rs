@@ -29,6 +29,7 @@ use tracing::{debug, info, warn};
 
 use crate::detector::build::{CRB_FINALIZER, RB_FINALIZER};
 use crate::manager::{Context, ControllerTask};
+use crate::metrics::Metrics;
 use crate::overrides::PolicyRef;
 use crate::resources::{ResolveError, Resources};
 use flotilla_api::validation::karmada::{CRB_PERMANENT_ID, RB_PERMANENT_ID};
@@ -148,6 +149,7 @@ pub struct BindingController {
     index: WorkIndex,
     generations: Mutex<HashMap<BindingKey, (i64, bool)>>,
     recorder: Recorder,
+    metrics: Metrics,
 }
 
 impl std::fmt::Debug for BindingController {
@@ -158,7 +160,7 @@ impl std::fmt::Debug for BindingController {
 
 /// `CONTROLLERS` entry point.
 pub fn start(context: Context, shutdown: Shutdown) -> ControllerTask {
-    Box::pin(async move { BindingController::run(context.client, shutdown).await })
+    Box::pin(async move { BindingController::run(context.client, context.metrics, shutdown).await })
 }
 
 macro_rules! spawn_reflector {
@@ -185,7 +187,7 @@ macro_rules! spawn_reflector {
 pub(crate) use spawn_reflector;
 
 impl BindingController {
-    pub async fn run(client: kube::Client, shutdown: Shutdown) {
+    pub async fn run(client: kube::Client, metrics: Metrics, shutdown: Shutdown) {
         let (bindings, rb_writer) = reflector::store();
         let (cluster_bindings, crb_writer) = reflector::store();
         let (clusters, cluster_writer) = reflector::store();
@@ -211,6 +213,7 @@ impl BindingController {
                 },
             ),
             client: client.clone(),
+            metrics,
         });
         let mut tasks = Vec::new();
         let me = this.clone();
@@ -434,6 +437,8 @@ impl BindingController {
             }
         }
         debug!(binding = %key, elapsed = ?started.elapsed(), "synced Works");
+        self.metrics
+            .observe_sync_work(failures.is_empty(), started.elapsed());
         if let Some(error) = failures.into_iter().next() {
             let message = format!("Failed to sync work: {error}");
             self.publish(

@@ -26,6 +26,7 @@ use crate::binding::render::{CRB_NAME_ANNOTATION, RB_NAME_ANNOTATION, RB_NAMESPA
 use crate::binding::works::WorkIndex;
 use crate::binding::{BindingKey, BindingView, patch_binding_status, spawn_reflector};
 use crate::manager::{Context, ControllerTask};
+use crate::metrics::{BindingState, Metrics, TemplateId};
 use crate::resources::{ResolveError, Resources};
 
 /// Condition type: every Work of the binding is applied.
@@ -138,6 +139,35 @@ pub fn with_fully_applied(conditions: &[Condition], applied: bool, now: Time) ->
     out
 }
 
+/// The oldest template generation the members run (`resourceTemplateGeneration` of every
+/// item's reflected status); `None` when any item does not report one.
+pub fn members_template_generation(items: &[AggregatedStatusItem]) -> Option<i64> {
+    items
+        .iter()
+        .map(|item| {
+            item.status
+                .as_ref()
+                .and_then(|s| s.get("resourceTemplateGeneration"))
+                .and_then(serde_json::Value::as_i64)
+        })
+        .try_fold(i64::MAX, |min, g| Some(min.min(g?)))
+        .filter(|_| !items.is_empty())
+}
+
+/// The binding's `karmada_binding_status` state, from its `FullyApplied` condition.
+pub fn binding_state(binding: &BindingView) -> BindingState {
+    match binding
+        .status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == CONDITION_FULLY_APPLIED)
+    {
+        Some(c) if c.status == "True" => BindingState::Applied,
+        Some(_) => BindingState::NotApplied,
+        None => BindingState::Pending,
+    }
+}
+
 /// The running controller.
 pub struct BindingStatusController {
     client: kube::Client,
@@ -149,6 +179,7 @@ pub struct BindingStatusController {
     index: WorkIndex,
     shapes: Mutex<HashMap<BindingKey, u64>>,
     work_statuses: Mutex<HashMap<(String, String), u64>>,
+    metrics: Metrics,
 }
 
 impl std::fmt::Debug for BindingStatusController {
@@ -160,7 +191,9 @@ impl std::fmt::Debug for BindingStatusController {
 
 /// `CONTROLLERS` entry point.
 pub fn start(context: Context, shutdown: Shutdown) -> ControllerTask {
-    Box::pin(async move { BindingStatusController::run(context.client, shutdown).await })
+    Box::pin(async move {
+        BindingStatusController::run(context.client, context.metrics, shutdown).await
+    })
 }
 
 fn hash_of(value: &impl serde::Serialize) -> u64 {
@@ -172,7 +205,9 @@ fn hash_of(value: &impl serde::Serialize) -> u64 {
 }
 
 impl BindingStatusController {
-    pub async fn run(client: kube::Client, shutdown: Shutdown) {
+    pub async fn run(client: kube::Client, metrics: Metrics, shutdown: Shutdown) {
+        // The bindings are re-listed below; a previous leader term's view is stale.
+        metrics.reset_bindings();
         let (bindings, rb_writer) = reflector::store();
         let (cluster_bindings, crb_writer) = reflector::store();
         let (works, work_writer) = reflector::store();
@@ -186,6 +221,7 @@ impl BindingStatusController {
             index: WorkIndex::default(),
             shapes: Mutex::new(HashMap::new()),
             work_statuses: Mutex::new(HashMap::new()),
+            metrics,
         });
         let mut tasks = Vec::new();
         let me = this.clone();
@@ -211,6 +247,7 @@ impl BindingStatusController {
         info!("binding status controller running");
         shutdown.cancelled().await;
         this.queue.shut_down();
+        this.metrics.reset_bindings();
         for task in tasks {
             task.abort();
         }
@@ -221,12 +258,16 @@ impl BindingStatusController {
             WatchEvent::Apply(o) => (o, false),
             WatchEvent::InitApply(o) => (o, true),
             WatchEvent::Delete(o) => {
-                self.shapes.lock().remove(&view(&o).key);
+                let key = view(&o).key;
+                self.metrics.binding_deleted(&key.to_string());
+                self.shapes.lock().remove(&key);
                 return;
             }
             _ => return,
         };
         let binding = view(&object);
+        self.metrics
+            .binding_state(binding.key.to_string(), binding_state(&binding));
         let shape = hash_of(&(
             binding.metadata.generation,
             &binding.status.last_scheduled_time,
@@ -327,6 +368,19 @@ impl BindingStatusController {
         let works: Vec<&Work> = works.iter().map(|w| &**w).collect();
         let items = aggregated_items(&works, &binding.spec.resource);
         let applied = fully_applied(&binding.expected_clusters(), &items);
+        if applied && let Some(generation) = members_template_generation(&items) {
+            let resource = &binding.spec.resource;
+            self.metrics.template_applied(
+                &TemplateId {
+                    api_version: resource.api_version.clone(),
+                    kind: resource.kind.clone(),
+                    namespace: resource.namespace.clone(),
+                    name: resource.name.clone(),
+                },
+                generation,
+                tokio::time::Instant::now(),
+            );
+        }
         let now = Time(jiff::Timestamp::now());
         let conditions = with_fully_applied(&binding.status.conditions, applied, now);
         let unchanged = binding.status.aggregated_status == items

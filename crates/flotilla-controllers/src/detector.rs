@@ -32,6 +32,7 @@ use tracing::{debug, info, warn};
 
 use crate::interpreter;
 use crate::manager::{Context, ControllerTask};
+use crate::metrics::{Metrics, TemplateId};
 use crate::resources::Resources;
 use claim::PolicyClaim;
 use policies::PolicyIndex;
@@ -111,6 +112,7 @@ pub struct Detector {
     /// Templates by the permanent id of the policy that claims them, and the reverse.
     claims: Mutex<ClaimIndex>,
     recorder: Recorder,
+    metrics: Metrics,
 }
 
 impl std::fmt::Debug for Detector {
@@ -122,13 +124,13 @@ impl std::fmt::Debug for Detector {
 /// `CONTROLLERS` entry point.
 pub fn start(context: Context, shutdown: Shutdown) -> ControllerTask {
     Box::pin(async move {
-        let detector = Detector::new(context.client);
+        let detector = Detector::new(context.client, context.metrics);
         detector.run(shutdown).await;
     })
 }
 
 impl Detector {
-    pub fn new(client: kube::Client) -> Arc<Self> {
+    pub fn new(client: kube::Client, metrics: Metrics) -> Arc<Self> {
         let recorder = Recorder::new(
             client.clone(),
             Reporter {
@@ -147,6 +149,7 @@ impl Detector {
             changed: Mutex::new(HashSet::new()),
             claims: Mutex::new(ClaimIndex::default()),
             recorder,
+            metrics,
         })
     }
 
@@ -257,6 +260,16 @@ impl Detector {
             return;
         }
         self.changed.lock().insert(key.clone());
+        if !initial
+            && let Some(generation) = object.metadata.generation
+            && interpreter::reflect::reports_template_generation(api_version, kind)
+        {
+            self.metrics.template_changed(
+                template_id(&key),
+                generation,
+                tokio::time::Instant::now(),
+            );
+        }
         let priority = if initial {
             Priority::Low
         } else {
@@ -275,6 +288,7 @@ impl Detector {
         self.fingerprints.lock().remove(&key);
         self.changed.lock().remove(&key);
         self.claims.lock().set(&key, None);
+        self.metrics.template_deleted(&template_id(&key));
     }
 
     /// Queues every template `spec` may select (low priority) plus those claimed by `id`.
@@ -360,9 +374,10 @@ impl Detector {
         {
             return Ok(());
         }
-        let mut template = serde_json::to_value(&*object)?;
+        let template = serde_json::to_value(&*object)?;
         let cluster_scoped = key.namespace.is_empty();
         let current = PolicyClaim::of(&template);
+        let matching = std::time::Instant::now();
         let decision = self
             .policies
             .lock()
@@ -378,15 +393,23 @@ impl Detector {
         let same_claim = current.as_ref() == Some(&claim);
         if lazy && same_claim && !template_changed {
             debug!(template = %key, "Lazy policy: the template did not change; binding left as is");
+            // Karmada counts a lazy no-op as a successful application.
+            self.metrics.observe_match_policy(matching.elapsed());
+            self.metrics
+                .observe_apply_policy(true, std::time::Duration::ZERO);
             return Ok(());
         }
         self.check_dependent_overrides(&claim, &spec).await?;
-        if !claim.is_on(&template) {
-            template = self.patch_template(key, &claim.claim_patch()).await?;
-        }
-        let schedule_priority = self.schedule_priority(&spec).await?;
-        let interpreted = interpreter::interpret_replica(&template)?;
-        let desired = build::binding_spec(&template, &spec, interpreted, schedule_priority);
+        self.metrics.observe_match_policy(matching.elapsed());
+        let applying = std::time::Instant::now();
+        let desired = match self.desired_spec(key, template, &claim, &spec).await {
+            Ok(desired) => desired,
+            Err(error) => {
+                self.metrics.observe_apply_policy(false, applying.elapsed());
+                return Err(error);
+            }
+        };
+        let (template, desired) = desired;
         let extensions = self.policies.lock().extension_annotations(&claim);
         let result = if cluster_scoped {
             self.ensure_cluster_binding(&template, &claim, desired, &extensions)
@@ -395,6 +418,8 @@ impl Detector {
             self.ensure_binding(&template, &claim, desired, &extensions)
                 .await
         };
+        self.metrics
+            .observe_apply_policy(result.is_ok(), applying.elapsed());
         let (type_, reason, note) = match &result {
             Ok(()) => (
                 EventType::Normal,
@@ -411,6 +436,24 @@ impl Detector {
             self.publish(key, &object, type_, reason, note).await;
         }
         result
+    }
+
+    /// Claims the template for the policy and builds the binding's spec; returns the (claimed)
+    /// template and the spec.
+    async fn desired_spec(
+        &self,
+        key: &TemplateKey,
+        mut template: Value,
+        claim: &PolicyClaim,
+        spec: &PropagationSpec,
+    ) -> Result<(Value, ResourceBindingSpec), DetectorError> {
+        if !claim.is_on(&template) {
+            template = self.patch_template(key, &claim.claim_patch()).await?;
+        }
+        let schedule_priority = self.schedule_priority(spec).await?;
+        let interpreted = interpreter::interpret_replica(&template)?;
+        let desired = build::binding_spec(&template, spec, interpreted, schedule_priority);
+        Ok((template, desired))
     }
 
     async fn patch_template(
@@ -592,6 +635,15 @@ impl Detector {
         if let Err(error) = self.recorder.publish(&event, &reference).await {
             debug!(%error, "publishing an event failed");
         }
+    }
+}
+
+fn template_id(key: &TemplateKey) -> TemplateId {
+    TemplateId {
+        api_version: key.api_version.clone(),
+        kind: key.kind.clone(),
+        namespace: key.namespace.clone(),
+        name: key.name.clone(),
     }
 }
 

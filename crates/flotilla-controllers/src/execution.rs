@@ -374,7 +374,12 @@ impl Execution {
         if !is_ready(&cluster) {
             return Err(SyncError::ClusterNotReady(cluster_name.to_owned()));
         }
-        self.sync(&mut work, cluster_name).await
+        let started = std::time::Instant::now();
+        let synced = self.sync(&mut work, cluster_name).await;
+        self.ctx
+            .metrics
+            .observe_sync_workload(synced.is_ok(), started.elapsed());
+        synced
     }
 
     /// Applies every manifest and records the `Applied` condition.
@@ -387,6 +392,7 @@ impl Execution {
             versions: &self.versions,
             cluster,
             client,
+            metrics: &self.ctx.metrics,
         };
         let manifests = work.spec.workload.manifests.clone();
         let mut informers = Vec::new();
@@ -499,6 +505,7 @@ impl Execution {
             versions: &self.versions,
             cluster: name,
             client,
+            metrics: &self.ctx.metrics,
         };
         for manifest in &work.spec.workload.manifests {
             if preserve {

@@ -12,9 +12,11 @@ pub mod execution;
 pub mod interpreter;
 pub mod manager;
 pub mod member_cache;
+pub mod metrics;
 pub mod namespace;
 pub mod overrides;
 pub mod resources;
 pub mod work_status;
 
 pub use manager::{CONTROLLERS, Context, ControllerSpec, run_controllers};
+pub use metrics::Metrics;

@@ -20,6 +20,24 @@ pub struct Context {
     /// work status) handle the `Push` clusters. `Some(name)` in the agent: they handle only that
     /// (`Pull`) cluster.
     pub cluster: Option<String>,
+    /// The controllers' Prometheus metrics (registered by whoever serves `/metrics`).
+    pub metrics: crate::metrics::Metrics,
+}
+
+impl Context {
+    /// A context with fresh (unregistered) metrics.
+    pub fn new(
+        client: kube::Client,
+        members: Arc<dyn MemberClients>,
+        cluster: Option<String>,
+    ) -> Self {
+        Self {
+            client,
+            members,
+            cluster,
+            metrics: crate::metrics::Metrics::default(),
+        }
+    }
 }
 
 impl fmt::Debug for Context {

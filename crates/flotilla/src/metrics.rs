@@ -50,14 +50,23 @@ pub async fn serve(
         .with_context(|| format!("listen for metrics on {address}"))?;
     let bound = listener.local_addr().context("read the metrics address")?;
     tracing::info!(address = %bound, "serving metrics on http://{bound}/metrics");
-    Ok(tokio::spawn(async move {
+    Ok(serve_on(listener, registry, shutdown))
+}
+
+/// Serves the registry on a bound listener until `shutdown` is cancelled.
+pub fn serve_on(
+    listener: tokio::net::TcpListener,
+    registry: Arc<Registry>,
+    shutdown: flotilla_runtime::Shutdown,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
         let served = axum::serve(listener, router(registry))
             .with_graceful_shutdown(async move { shutdown.cancelled().await })
             .await;
         if let Err(error) = served {
             tracing::warn!(%error, "the metrics server stopped");
         }
-    }))
+    })
 }
 
 #[cfg(test)]

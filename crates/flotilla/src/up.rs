@@ -164,6 +164,8 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     let mut registry = prometheus_client::registry::Registry::default();
     let scheduler_metrics = flotilla_scheduler::run::Metrics::default();
     scheduler_metrics.register(&mut registry);
+    let controller_metrics = flotilla_controllers::Metrics::default();
+    controller_metrics.register(&mut registry);
     let metrics_server = match options.metrics_bind_address.0 {
         Some(address) => {
             // Metrics are not worth refusing to run the control plane over (a second `up` on
@@ -193,7 +195,13 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
         )))
     });
     let scheduler = start_scheduler(&running, &components, scheduler_metrics, estimator);
-    let controllers = start_controller_manager(&running, &components, selection, members);
+    let controllers = start_controller_manager(
+        &running,
+        &components,
+        selection,
+        members,
+        controller_metrics,
+    );
     flotilla_apiserver::serve::serve_tls(
         listener,
         running.server.clone(),
@@ -274,6 +282,7 @@ fn start_controller_manager(
     shutdown: &flotilla_runtime::Shutdown,
     selection: flotilla_runtime::ControllerSelection,
     members: Arc<dyn flotilla_member::MemberClients>,
+    metrics: flotilla_controllers::Metrics,
 ) -> tokio::task::JoinHandle<()> {
     let client = component_client(running, "controller-manager");
     let elector = flotilla_runtime::LeaderElector::new(
@@ -293,6 +302,7 @@ fn start_controller_manager(
                     client: client.clone(),
                     members: members.clone(),
                     cluster: None,
+                    metrics: metrics.clone(),
                 };
                 let selection = selection.clone();
                 async move {

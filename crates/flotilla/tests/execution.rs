@@ -4,8 +4,14 @@
 //! their status and health come back, member drift is repaired, conflicts follow Karmada.
 
 mod execution {
+    pub mod metrics;
     pub mod support;
 }
+
+/// `flotilla up`'s `/metrics` endpoint, served by the metrics test.
+#[path = "../src/metrics.rs"]
+#[allow(dead_code)]
+mod endpoint;
 
 use std::collections::BTreeMap;
 

@@ -107,3 +107,53 @@ fn the_transition_time_moves_only_when_the_condition_flips() {
     );
     assert_eq!(flipped[0].last_transition_time, t1);
 }
+
+#[test]
+fn members_report_the_oldest_template_generation_they_run() {
+    let item = |cluster: &str, status: Option<serde_json::Value>| AggregatedStatusItem {
+        cluster_name: cluster.into(),
+        applied: true,
+        status,
+        ..AggregatedStatusItem::default()
+    };
+    let at = |g: i64| Some(json!({"generation": 4, "resourceTemplateGeneration": g}));
+    assert_eq!(
+        members_template_generation(&[item("a", at(3)), item("b", at(2))]),
+        Some(2)
+    );
+    // A member whose status is not reflected yet has not shown its generation.
+    assert_eq!(
+        members_template_generation(&[item("a", at(3)), item("b", None)]),
+        None
+    );
+    assert_eq!(
+        members_template_generation(&[item("a", Some(json!({"replicas": 1})))]),
+        None
+    );
+    assert_eq!(members_template_generation(&[]), None);
+}
+
+#[test]
+fn binding_state_follows_the_fully_applied_condition() {
+    let binding = |conditions: serde_json::Value| {
+        let rb: ResourceBinding = serde_json::from_value(json!({
+            "metadata": {"name": "web-deployment", "namespace": "default"},
+            "spec": {"resource": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}},
+            "status": {"conditions": conditions}}))
+        .expect("binding");
+        BindingView::from_rb(&rb)
+    };
+    let condition = |status: &str| {
+        json!([{"type": "FullyApplied", "status": status, "reason": "x", "message": "",
+            "lastTransitionTime": "2026-01-01T00:00:00Z"}])
+    };
+    assert_eq!(
+        binding_state(&binding(condition("True"))),
+        BindingState::Applied
+    );
+    assert_eq!(
+        binding_state(&binding(condition("False"))),
+        BindingState::NotApplied
+    );
+    assert_eq!(binding_state(&binding(json!([]))), BindingState::Pending);
+}

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use crate::interpreter::retain::{RetainError, retain, retain_cluster_fields};
 use crate::member_cache::{Cached, InformerKey, MemberCache, ResolveError};
+use crate::metrics::{Metrics, UpdateResult};
 
 /// How many times a create/update is retried after a 409 (client-go's `retry.DefaultRetry`).
 const CONFLICT_RETRIES: usize = 5;
@@ -94,6 +95,9 @@ pub struct Applier<'a> {
     pub versions: &'a Versions,
     pub cluster: &'a str,
     pub client: kube::Client,
+    /// Counts every create, update and delete sent to the member (Karmada's
+    /// `*_resource_to_cluster` counters).
+    pub metrics: &'a Metrics,
 }
 
 impl std::fmt::Debug for Applier<'_> {
@@ -202,11 +206,14 @@ impl Applier<'_> {
 
     async fn create(&self, target: &Target, manifest: &Value) -> Result<Outcome, ApplyError> {
         let object = to_object(manifest.clone())?;
-        let created = target
-            .api
-            .create(&PostParams::default(), &object)
-            .await
-            .map_err(ApplyError::Api)?;
+        let created = target.api.create(&PostParams::default(), &object).await;
+        self.metrics.count_create(
+            created.is_ok(),
+            &target.informer.api_version,
+            &target.kind,
+            self.cluster,
+        );
+        let created = created.map_err(ApplyError::Api)?;
         tracing::info!(cluster = self.cluster, kind = %target.kind, namespace = %target.namespace,
             name = %target.name, "created the resource on the member");
         if let Some(version) = created.metadata.resource_version {
@@ -215,12 +222,34 @@ impl Applier<'_> {
         Ok(Outcome::Created)
     }
 
+    /// Updates the member object, counted by what the update did.
     async fn update(
         &self,
         target: &Target,
         manifest: &Value,
         observed: &Value,
     ) -> Result<Outcome, ApplyError> {
+        let result = self.send_update(target, manifest, observed).await;
+        let (ok, sent) = match &result {
+            Ok((_, sent)) => (true, *sent),
+            Err(_) => (false, UpdateResult::None),
+        };
+        self.metrics.count_update(
+            ok,
+            &target.informer.api_version,
+            &target.kind,
+            self.cluster,
+            sent,
+        );
+        result.map(|(outcome, _)| outcome)
+    }
+
+    async fn send_update(
+        &self,
+        target: &Target,
+        manifest: &Value,
+        observed: &Value,
+    ) -> Result<(Outcome, UpdateResult), ApplyError> {
         if !allow_update(manifest, observed) {
             return Err(ApplyError::NotManaged {
                 kind: target.kind.clone(),
@@ -237,7 +266,7 @@ impl Applier<'_> {
             .to_owned();
         if unchanged(&desired, observed) {
             self.versions.record(Self::id(target), observed_version);
-            return Ok(Outcome::Unchanged);
+            return Ok((Outcome::Unchanged, UpdateResult::None));
         }
         let updated = target
             .api
@@ -247,11 +276,11 @@ impl Applier<'_> {
         let version = updated.metadata.resource_version.unwrap_or_default();
         self.versions.record(Self::id(target), version.clone());
         if version == observed_version {
-            return Ok(Outcome::Unchanged);
+            return Ok((Outcome::Unchanged, UpdateResult::Unchanged));
         }
         tracing::info!(cluster = self.cluster, kind = %target.kind, namespace = %target.namespace,
             name = %target.name, "updated the resource on the member");
-        Ok(Outcome::Updated)
+        Ok((Outcome::Updated, UpdateResult::Updated))
     }
 
     /// Deletes the member object (in the background, so a Job's pods go too) if Flotilla
@@ -266,15 +295,22 @@ impl Applier<'_> {
                 name = %target.name, "not deleting a member resource Karmada does not manage");
             return Ok(());
         }
-        match target
+        let deleted = match target
             .api
             .delete(&target.name, &DeleteParams::background())
             .await
         {
-            Ok(_) => {}
-            Err(error) if code(&error) == Some(404) => {}
-            Err(error) => return Err(ApplyError::Api(error)),
-        }
+            Ok(_) => Ok(()),
+            Err(error) if code(&error) == Some(404) => Ok(()),
+            Err(error) => Err(ApplyError::Api(error)),
+        };
+        self.metrics.count_delete(
+            deleted.is_ok(),
+            &target.informer.api_version,
+            &target.kind,
+            self.cluster,
+        );
+        deleted?;
         tracing::info!(cluster = self.cluster, kind = %target.kind, namespace = %target.namespace,
             name = %target.name, "deleted the resource on the member");
         self.versions.forget(&Self::id(&target));

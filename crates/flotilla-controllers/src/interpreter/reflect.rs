@@ -153,6 +153,17 @@ pub fn reflect_status(object: &Value) -> Result<Option<Value>, ReflectError> {
     }
 }
 
+/// Whether the reflected status of `kind` carries `resourceTemplateGeneration`: its members
+/// report which template generation they run (what `karmada_propagation_latency_seconds`
+/// waits for).
+pub fn reports_template_generation(api_version: &str, kind: &str) -> bool {
+    api_version == "apps/v1"
+        && matches!(
+            kind,
+            "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet"
+        )
+}
+
 /// `generation` (member) and `resourceTemplateGeneration` (annotation), both omitted when 0.
 fn federated_generation(object: &Value) -> Result<Map<String, Value>, ReflectError> {
     let annotation = object["metadata"]["annotations"][RESOURCE_TEMPLATE_GENERATION_ANNOTATION]

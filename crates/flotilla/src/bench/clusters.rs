@@ -184,11 +184,8 @@ pub async fn run(options: &ClustersBenchOptions) -> anyhow::Result<Figures> {
     let shutdown = flotilla_runtime::Shutdown::new();
     let members: Arc<dyn flotilla_member::MemberClients> =
         flotilla_member::SecretMemberClients::start(admin(&running, "members"), shutdown.clone());
-    let context = flotilla_controllers::Context {
-        client: admin(&running, "controller-manager"),
-        members,
-        cluster: None,
-    };
+    let context =
+        flotilla_controllers::Context::new(admin(&running, "controller-manager"), members, None);
     tokio::spawn(flotilla_controllers::cluster::run(
         context.clone(),
         Default::default(),

@@ -35,11 +35,11 @@ async fn a_pull_cluster_whose_lease_stops_goes_unknown_and_unreachable() {
         .expect("the control plane starts");
     let client = admin(&running, "pull-test");
     let shutdown = Shutdown::new();
-    let context = Context {
-        client: admin(&running, "controller-manager"),
-        members: Arc::new(flotilla_member::StaticMemberClients::new()),
-        cluster: None,
-    };
+    let context = Context::new(
+        admin(&running, "controller-manager"),
+        Arc::new(flotilla_member::StaticMemberClients::new()),
+        None,
+    );
     tokio::spawn(flotilla_controllers::cluster::run(
         context,
         ClusterOptions::default(),

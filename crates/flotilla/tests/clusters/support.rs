@@ -75,11 +75,7 @@ impl World {
                 shutdown.clone(),
             );
         proxy.bind(members.clone());
-        let context = Context {
-            client: admin(&running, "controller-manager"),
-            members,
-            cluster: None,
-        };
+        let context = Context::new(admin(&running, "controller-manager"), members, None);
         let options = ClusterOptions {
             monitor: MonitorTimings {
                 period: Duration::from_millis(200),

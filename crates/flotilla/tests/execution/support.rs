@@ -18,6 +18,8 @@ use serde_json::{Value, json};
 
 pub struct World {
     pub control: kube::Client,
+    /// The controllers' metrics (every controller this world starts records into them).
+    pub metrics: flotilla_controllers::Metrics,
     members: Arc<StaticMemberClients>,
     sim: Sim,
     shutdown: Shutdown,
@@ -64,6 +66,7 @@ impl World {
         let world = World {
             control: control.clone(),
             members: members.clone(),
+            metrics: flotilla_controllers::Metrics::default(),
             sim,
             shutdown: Shutdown::new(),
             _running: running,
@@ -72,23 +75,58 @@ impl World {
         for name in ["m1", "m2"] {
             world.join(name).await;
         }
-        let ctx = Context {
-            client: control,
-            members,
-            cluster: None,
-        };
+        let ctx = world.context(None);
         tokio::spawn(execution::start(ctx.clone(), world.shutdown.child()));
         tokio::spawn(work_status::start(ctx, world.shutdown.child()));
         world
     }
 
-    /// Runs the member-side controllers as the agent of `cluster` does (only its Works).
-    pub fn start_agent(&self, cluster: &str) {
-        let ctx = Context {
+    fn context(&self, cluster: Option<&str>) -> Context {
+        Context {
             client: self.control.clone(),
             members: self.members.clone(),
-            cluster: Some(cluster.to_owned()),
-        };
+            cluster: cluster.map(str::to_owned),
+            metrics: self.metrics.clone(),
+        }
+    }
+
+    /// Adds the rest of the pipeline: the resource detector, the scheduler, the binding and
+    /// binding status controllers, with the members' API enablements and capacity on their
+    /// Clusters for the scheduler.
+    pub async fn start_pipeline(&self) {
+        let clusters: Api<Cluster> = Api::all(self.control.clone());
+        for name in ["m1", "m2"] {
+            let status = json!({"status": {
+                "apiEnablements": [{"groupVersion": "apps/v1",
+                    "resources": [{"name": "deployments", "kind": "Deployment"}]}],
+                "resourceSummary": {
+                    "allocatable": {"cpu": "100", "memory": "100Gi", "pods": "100"},
+                    "allocated": {"cpu": "0", "memory": "0", "pods": "0"}},
+            }});
+            clusters
+                .patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+                .await
+                .expect("cluster status");
+        }
+        let scheduler = flotilla_scheduler::run::Scheduler::new(
+            self.control.clone(),
+            flotilla_scheduler::run::SchedulerConfig::default(),
+            flotilla_scheduler::run::Metrics::default(),
+        );
+        tokio::spawn(scheduler.run(self.shutdown.child()));
+        let ctx = self.context(None);
+        for start in [
+            flotilla_controllers::detector::start,
+            flotilla_controllers::binding::start,
+            flotilla_controllers::binding_status::start,
+        ] {
+            tokio::spawn(start(ctx.clone(), self.shutdown.child()));
+        }
+    }
+
+    /// Runs the member-side controllers as the agent of `cluster` does (only its Works).
+    pub fn start_agent(&self, cluster: &str) {
+        let ctx = self.context(Some(cluster));
         tokio::spawn(execution::start(ctx.clone(), self.shutdown.child()));
         tokio::spawn(work_status::start(ctx, self.shutdown.child()));
     }

@@ -61,11 +61,11 @@ impl World {
             Metrics::default(),
         );
         tokio::spawn(scheduler.run(shutdown.clone()));
-        let context = flotilla_controllers::Context {
-            client: client.clone(),
-            members: Arc::new(flotilla_member::StaticMemberClients::new()),
-            cluster: None,
-        };
+        let context = flotilla_controllers::Context::new(
+            client.clone(),
+            Arc::new(flotilla_member::StaticMemberClients::new()),
+            None,
+        );
         for start in [
             flotilla_controllers::detector::start,
             flotilla_controllers::binding::start,
