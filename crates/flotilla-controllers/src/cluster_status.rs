@@ -299,9 +299,21 @@ impl Controller {
         }
         self.thresholds.lock().forget(name);
         self.context.members.invalidate(name);
+        self.context.metrics.cluster.forget(name);
     }
 
     async fn reconcile(&self, name: &str) -> Result<Option<Duration>, StatusError> {
+        let started = tokio::time::Instant::now();
+        let result = self.sync(name).await;
+        if matches!(result, Ok(Some(_)) | Err(_))
+            && self.clusters.get(&ObjectRef::new(name)).is_some()
+        {
+            self.context.metrics.cluster.synced(name, started.elapsed());
+        }
+        result
+    }
+
+    async fn sync(&self, name: &str) -> Result<Option<Duration>, StatusError> {
         let frequency = self.options.update_frequency;
         let Some(cluster) = self.clusters.get(&ObjectRef::new(name)) else {
             self.stop(name);
@@ -348,7 +360,14 @@ impl Controller {
                 return Ok(Some(frequency));
             }
         };
+        let probing = tokio::time::Instant::now();
         let probe = health::probe(&client, self.options.probe_timeout).await;
+        self.context.metrics.cluster.probe(
+            name,
+            probe.online(),
+            probe.healthy(),
+            probing.elapsed(),
+        );
         let observed = ready_from(&probe);
         let ready = self.thresholds.lock().adjust(
             name,
@@ -508,6 +527,7 @@ impl Controller {
                 set_condition(&mut status.conditions, c.clone());
             }
             if status == old && base.status.is_some() {
+                self.context.metrics.cluster.status(&base);
                 return Ok(());
             }
             let was = old
@@ -525,7 +545,17 @@ impl Controller {
                 .replace_status(name, &PostParams::default(), &base)
                 .await
             {
-                Ok(_) => {
+                Ok(written) => {
+                    let metrics = &self.context.metrics.cluster;
+                    if let Some((ready, _)) = &now {
+                        metrics.transition(
+                            name,
+                            was.as_ref().map(|(s, _)| s.as_str()),
+                            ready,
+                            std::time::SystemTime::now(),
+                        );
+                    }
+                    metrics.status(&written);
                     if let Some((ready, reason)) = now
                         && was != Some((ready.clone(), reason.clone()))
                     {

@@ -13,6 +13,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub mod cluster;
+
 use parking_lot::Mutex;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -136,6 +138,8 @@ pub struct Metrics {
     pub delete_resource: Family<ResourceLabels, Counter>,
     pub propagation_latency: Histogram,
     pub binding_status: Family<StatusLabels, Gauge>,
+    /// The cluster status controller's metrics (Karmada's `cluster_*`).
+    pub cluster: cluster::ClusterMetrics,
     pending: Arc<Mutex<Pending>>,
     bindings: Arc<Mutex<HashMap<String, BindingState>>>,
 }
@@ -168,6 +172,7 @@ impl Default for Metrics {
             delete_resource: Family::default(),
             propagation_latency: propagation_histogram(),
             binding_status: Family::default(),
+            cluster: cluster::ClusterMetrics::default(),
             pending: Arc::default(),
             bindings: Arc::default(),
         }
@@ -232,9 +237,10 @@ impl Metrics {
         );
     }
 
-    /// Registers the metrics of the member-facing controllers (execution), the set Karmada's
-    /// agent exposes too.
+    /// Registers the metrics of the member-facing controllers (execution, cluster status), the
+    /// set Karmada's agent exposes too.
     pub fn register_member_side(&self, registry: &mut Registry) {
+        self.cluster.register(registry);
         let karmada = registry.sub_registry_with_prefix("karmada");
         karmada.register(
             "work_sync_workload_duration_seconds",

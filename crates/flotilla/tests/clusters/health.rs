@@ -59,4 +59,30 @@ async fn faults_take_a_member_not_ready_with_the_right_reason_and_taint_and_it_r
         member.set_net_fault(NetFault::default());
         goes(&world, "ClusterReady", "True").await;
     }
+    // The same story in Prometheus: three falls and three recoveries, failed probes counted,
+    // Ready again now (the gauge follows the status the controller wrote).
+    let text = world.scrape();
+    for line in [
+        "cluster_health_transitions_total{member_cluster=\"m1\",from_state=\"True\",to_state=\"False\"} 3",
+        "cluster_ready_state{member_cluster=\"m1\"} 1.0",
+        "cluster_node_number{member_cluster=\"m1\"} 2.0",
+    ] {
+        assert!(text.lines().any(|l| l == line), "no {line:?} in:\n{text}");
+    }
+    let value = |series: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    // A first collection may fail before the member's client is ready: then it recovered once more.
+    let recoveries = value(
+        "cluster_health_transitions_total{member_cluster=\"m1\",from_state=\"False\",to_state=\"True\"}",
+    );
+    assert!(
+        (3..=4).contains(&recoveries),
+        "recoveries {recoveries}\n{text}"
+    );
+    let errors = value("cluster_health_probe_total{member_cluster=\"m1\",result=\"error\"}");
+    assert!(errors >= 3, "failed probes counted: {errors}\n{text}");
 }

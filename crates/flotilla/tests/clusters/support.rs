@@ -35,6 +35,8 @@ pub struct World {
     pub running: flotilla_apiserver::Running,
     pub client: kube::Client,
     pub sim: Sim,
+    /// The controllers' metrics (as `up` registers them on `/metrics`).
+    pub metrics: flotilla_controllers::Metrics,
     _dir: tempfile::TempDir,
     shutdown: Shutdown,
 }
@@ -76,6 +78,7 @@ impl World {
             );
         proxy.bind(members.clone());
         let context = Context::new(admin(&running, "controller-manager"), members, None);
+        let metrics = context.metrics.clone();
         let options = ClusterOptions {
             monitor: MonitorTimings {
                 period: Duration::from_millis(200),
@@ -105,9 +108,19 @@ impl World {
             running,
             client,
             sim,
+            metrics,
             _dir: dir,
             shutdown,
         }
+    }
+
+    /// The controllers' metrics in Prometheus' text format.
+    pub fn scrape(&self) -> String {
+        let mut registry = prometheus_client::registry::Registry::default();
+        self.metrics.register(&mut registry);
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).expect("encodes");
+        text
     }
 
     pub fn member(&self, name: &str) -> &flotilla_sim::SimCluster {
