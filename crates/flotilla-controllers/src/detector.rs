@@ -260,13 +260,13 @@ impl Detector {
             return;
         }
         self.changed.lock().insert(key.clone());
-        if !initial
-            && let Some(generation) = object.metadata.generation
+        if let Some(generation) = object.metadata.generation
             && interpreter::reflect::reports_template_generation(api_version, kind)
         {
-            self.metrics.template_changed(
+            self.metrics.template_seen(
                 template_id(&key),
                 generation,
+                initial,
                 tokio::time::Instant::now(),
             );
         }
