@@ -35,10 +35,20 @@ mod tests {
         let mut registry = Registry::default();
         metrics.register(&mut registry);
         metrics.connection_errors.inc();
+        metrics
+            .controllers
+            .observe_sync_workload(true, std::time::Duration::from_millis(3));
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &registry).expect("encodes");
         assert!(
             text.contains("karmada_agent_connection_errors_total 1"),
+            "{text}"
+        );
+        // The member-side controllers' metrics, as Karmada's agent serves them.
+        assert!(
+            text.contains(
+                "karmada_work_sync_workload_duration_seconds_count{result=\"success\"} 1"
+            ),
             "{text}"
         );
     }

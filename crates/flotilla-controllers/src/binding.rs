@@ -17,6 +17,7 @@ use flotilla_api::karmada::{
     Cluster, ClusterOverridePolicy, ClusterResourceBinding, OverridePolicy, ResourceBinding,
     ResourceBindingSpec, Work,
 };
+use flotilla_runtime::controller::{Tasks, until_ready};
 use flotilla_runtime::{Priority, Shutdown, WorkQueue};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
@@ -163,29 +164,6 @@ pub fn start(context: Context, shutdown: Shutdown) -> ControllerTask {
     Box::pin(async move { BindingController::run(context.client, context.metrics, shutdown).await })
 }
 
-macro_rules! spawn_reflector {
-    ($tasks:ident, $client:expr, $ty:ty, $writer:expr, $on:expr) => {{
-        let api = kube::api::Api::<$ty>::all($client.clone());
-        let on = $on;
-        $tasks.push(tokio::spawn(async move {
-            let stream = kube::runtime::WatchStreamExt::default_backoff(
-                kube::runtime::reflector::reflector(
-                    $writer,
-                    kube::runtime::watcher::watcher(api, kube::runtime::watcher::Config::default()),
-                ),
-            );
-            let mut stream = std::pin::pin!(stream);
-            while let Some(event) = futures::StreamExt::next(&mut stream).await {
-                match event {
-                    Ok(event) => on(event),
-                    Err(error) => tracing::warn!(%error, kind = stringify!($ty), "watch failed"),
-                }
-            }
-        }));
-    }};
-}
-pub(crate) use spawn_reflector;
-
 impl BindingController {
     pub async fn run(client: kube::Client, metrics: Metrics, shutdown: Shutdown) {
         let (bindings, rb_writer) = reflector::store();
@@ -215,58 +193,63 @@ impl BindingController {
             client: client.clone(),
             metrics,
         });
-        let mut tasks = Vec::new();
+        let mut tasks = Tasks::new();
         let me = this.clone();
-        spawn_reflector!(tasks, client, ResourceBinding, rb_writer, move |e| me
-            .binding_event(e, BindingView::from_rb));
+        tasks.reflect(Api::all(client.clone()), rb_writer, move |e| {
+            me.binding_event(e, BindingView::from_rb)
+        });
         let me = this.clone();
-        spawn_reflector!(
-            tasks,
-            client,
-            ClusterResourceBinding,
-            crb_writer,
-            move |e| me.binding_event(e, BindingView::from_crb)
+        tasks.reflect(Api::all(client.clone()), crb_writer, move |e| {
+            me.binding_event(e, BindingView::from_crb)
+        });
+        tasks.reflect(Api::<Cluster>::all(client.clone()), cluster_writer, |_| {});
+        let me = this.clone();
+        tasks.reflect(
+            Api::<OverridePolicy>::all(client.clone()),
+            op_writer,
+            move |e| me.override_event(e),
         );
-        spawn_reflector!(tasks, client, Cluster, cluster_writer, |_| {});
         let me = this.clone();
-        spawn_reflector!(tasks, client, OverridePolicy, op_writer, move |e| me
-            .override_event(e));
+        tasks.reflect(
+            Api::<ClusterOverridePolicy>::all(client.clone()),
+            cop_writer,
+            move |e| me.override_event(e),
+        );
         let me = this.clone();
-        spawn_reflector!(tasks, client, ClusterOverridePolicy, cop_writer, move |e| {
-            me.override_event(e)
-        });
-        let me = this.clone();
-        spawn_reflector!(tasks, client, Work, work_writer, move |e: WatchEvent<
-            Work,
-        >| match e {
-            WatchEvent::Apply(w) | WatchEvent::InitApply(w) => {
-                me.index.upsert(&w, &[RB_PERMANENT_ID, CRB_PERMANENT_ID])
-            }
-            WatchEvent::Delete(w) => me.index.remove(&w),
-            _ => {}
-        });
+        tasks.reflect(
+            Api::all(client.clone()),
+            work_writer,
+            move |e: WatchEvent<Work>| match e {
+                WatchEvent::Apply(w) | WatchEvent::InitApply(w) => {
+                    me.index.upsert(&w, &[RB_PERMANENT_ID, CRB_PERMANENT_ID])
+                }
+                WatchEvent::Delete(w) => me.index.remove(&w),
+                _ => {}
+            },
+        );
         let ready = async {
             let _ = this.clusters.wait_until_ready().await;
             let _ = this.overrides.wait_until_ready().await;
             let _ = this.cluster_overrides.wait_until_ready().await;
             let _ = this.works.wait_until_ready().await;
         };
-        tokio::select! {
-            _ = ready => {}
-            _ = shutdown.cancelled() => {
-                for task in &tasks { task.abort(); }
-                return;
-            }
+        if !until_ready(&shutdown, ready).await {
+            return;
         }
-        for _ in 0..4 {
-            tasks.push(tokio::spawn(this.clone().work()));
-        }
+        let me = this.clone();
+        tasks.workers(
+            &this.queue,
+            4,
+            move |key| {
+                let me = me.clone();
+                async move { me.reconcile(&key).await }
+            },
+            |key, error| warn!(binding = %key, %error, "syncing Works failed; backing off"),
+        );
         info!("binding controller running");
         shutdown.cancelled().await;
         this.queue.shut_down();
-        for task in tasks {
-            task.abort();
-        }
+        tasks.abort();
     }
 
     fn binding_event<K>(&self, event: WatchEvent<K>, view: fn(&K) -> BindingView) {
@@ -304,19 +287,6 @@ impl BindingController {
             for key in keys {
                 self.queue.add(key);
             }
-        }
-    }
-
-    async fn work(self: Arc<Self>) {
-        while let Some(key) = self.queue.next().await {
-            match self.reconcile(&key).await {
-                Ok(()) => self.queue.forget(&key),
-                Err(error) => {
-                    warn!(binding = %key, %error, "syncing Works failed; backing off");
-                    self.queue.add_rate_limited(key.clone());
-                }
-            }
-            self.queue.done(&key);
         }
     }
 

@@ -13,9 +13,10 @@ use flotilla_api::karmada::{
     WORK_CONDITION_APPLIED, Work,
 };
 use flotilla_api::validation::karmada::{CRB_PERMANENT_ID, RB_PERMANENT_ID};
+use flotilla_runtime::controller::{Tasks, until_ready};
 use flotilla_runtime::{Priority, Shutdown, WorkQueue};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
-use kube::api::PostParams;
+use kube::api::{Api, PostParams};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::Event as WatchEvent;
 use parking_lot::Mutex;
@@ -24,7 +25,7 @@ use tracing::{debug, info};
 
 use crate::binding::render::{CRB_NAME_ANNOTATION, RB_NAME_ANNOTATION, RB_NAMESPACE_ANNOTATION};
 use crate::binding::works::WorkIndex;
-use crate::binding::{BindingKey, BindingView, patch_binding_status, spawn_reflector};
+use crate::binding::{BindingKey, BindingView, patch_binding_status};
 use crate::manager::{Context, ControllerTask};
 use crate::metrics::{BindingState, Metrics, TemplateId};
 use crate::resources::{ResolveError, Resources};
@@ -223,34 +224,35 @@ impl BindingStatusController {
             work_statuses: Mutex::new(HashMap::new()),
             metrics,
         });
-        let mut tasks = Vec::new();
+        let mut tasks = Tasks::new();
         let me = this.clone();
-        spawn_reflector!(tasks, client, ResourceBinding, rb_writer, move |e| me
-            .binding_event(e, BindingView::from_rb));
+        tasks.reflect(Api::all(client.clone()), rb_writer, move |e| {
+            me.binding_event(e, BindingView::from_rb)
+        });
         let me = this.clone();
-        spawn_reflector!(
-            tasks,
-            client,
-            ClusterResourceBinding,
-            crb_writer,
-            move |e| me.binding_event(e, BindingView::from_crb)
+        tasks.reflect(Api::all(client.clone()), crb_writer, move |e| {
+            me.binding_event(e, BindingView::from_crb)
+        });
+        let me = this.clone();
+        tasks.reflect(Api::all(client.clone()), work_writer, move |e| {
+            me.work_event(e)
+        });
+        until_ready(&shutdown, this.works.wait_until_ready()).await;
+        let me = this.clone();
+        tasks.workers(
+            &this.queue,
+            4,
+            move |key| {
+                let me = me.clone();
+                async move { me.reconcile(&key).await }
+            },
+            |key, error| debug!(binding = %key, %error, "aggregating status failed; backing off"),
         );
-        let me = this.clone();
-        spawn_reflector!(tasks, client, Work, work_writer, move |e| me.work_event(e));
-        let _ = tokio::select! {
-            r = this.works.wait_until_ready() => r.is_ok(),
-            _ = shutdown.cancelled() => false,
-        };
-        for _ in 0..4 {
-            tasks.push(tokio::spawn(this.clone().work()));
-        }
         info!("binding status controller running");
         shutdown.cancelled().await;
         this.queue.shut_down();
         this.metrics.reset_bindings();
-        for task in tasks {
-            task.abort();
-        }
+        tasks.abort();
     }
 
     fn binding_event<K>(&self, event: WatchEvent<K>, view: fn(&K) -> BindingView) {
@@ -319,19 +321,6 @@ impl BindingStatusController {
             _ => return,
         };
         self.queue.add(binding);
-    }
-
-    async fn work(self: Arc<Self>) {
-        while let Some(key) = self.queue.next().await {
-            match self.reconcile(&key).await {
-                Ok(()) => self.queue.forget(&key),
-                Err(error) => {
-                    debug!(binding = %key, %error, "aggregating status failed; backing off");
-                    self.queue.add_rate_limited(key.clone());
-                }
-            }
-            self.queue.done(&key);
-        }
     }
 
     fn view(&self, key: &BindingKey) -> Option<BindingView> {

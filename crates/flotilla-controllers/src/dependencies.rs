@@ -14,6 +14,7 @@ use std::sync::Arc;
 use flotilla_api::karmada::names::{binding_name, fnv1a_32, safe_encode};
 use flotilla_api::karmada::{BindingSnapshot, ResourceBinding, ResourceBindingSpec};
 use flotilla_api::validation::karmada::RB_PERMANENT_ID;
+use flotilla_runtime::controller::Tasks;
 use flotilla_runtime::{Priority, Shutdown, WorkQueue};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
@@ -23,7 +24,6 @@ use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tracing::{info, warn};
 
-use crate::binding::spawn_reflector;
 use crate::detector::build::{RB_FINALIZER, owner_reference, resource_reference};
 use crate::interpreter::{DependentObjectReference, dependencies};
 use crate::manager::{Context, ControllerTask};
@@ -100,24 +100,29 @@ async fn run(client: kube::Client, shutdown: Shutdown) {
         bindings,
         generations: Mutex::new(HashMap::new()),
     });
-    let mut tasks = Vec::new();
+    let mut tasks = Tasks::new();
     let me = this.clone();
-    spawn_reflector!(
-        tasks,
-        client,
-        ResourceBinding,
+    tasks.reflect(
+        Api::all(client.clone()),
         writer,
-        move |e: WatchEvent<ResourceBinding>| me.seen(e)
+        move |e: WatchEvent<ResourceBinding>| me.seen(e),
     );
-    for _ in 0..2 {
-        tasks.push(tokio::spawn(this.clone().work()));
-    }
+    let me = this.clone();
+    tasks.workers(
+        &this.queue,
+        2,
+        move |key| {
+            let me = me.clone();
+            async move { me.reconcile(&key).await }
+        },
+        |key, error| {
+            warn!(binding = %format!("{}/{}", key.0, key.1), %error, "distributing dependencies failed")
+        },
+    );
     info!("dependencies distributor running");
     shutdown.cancelled().await;
     this.queue.shut_down();
-    for task in tasks {
-        task.abort();
-    }
+    tasks.abort();
 }
 
 impl Distributor {
@@ -155,19 +160,6 @@ impl Distributor {
             Priority::High
         };
         self.queue.add_with(key, priority);
-    }
-
-    async fn work(self: Arc<Self>) {
-        while let Some(key) = self.queue.next().await {
-            match self.reconcile(&key).await {
-                Ok(()) => self.queue.forget(&key),
-                Err(error) => {
-                    warn!(binding = %format!("{}/{}", key.0, key.1), %error, "distributing dependencies failed");
-                    self.queue.add_rate_limited(key.clone());
-                }
-            }
-            self.queue.done(&key);
-        }
     }
 
     async fn reconcile(&self, key: &(String, String)) -> Result<(), DistributeError> {

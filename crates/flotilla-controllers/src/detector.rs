@@ -23,6 +23,7 @@ use std::sync::Arc;
 use flotilla_api::karmada::{
     ClusterResourceBinding, PropagationSpec, ResourceBinding, ResourceBindingSpec,
 };
+use flotilla_runtime::controller::{Tasks, until_ready};
 use flotilla_runtime::{Priority, Shutdown, WorkQueue};
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
@@ -155,42 +156,41 @@ impl Detector {
 
     /// Runs until `shutdown`.
     pub async fn run(self: Arc<Self>, shutdown: Shutdown) {
-        let mut tasks = Vec::new();
+        let mut tasks = Tasks::new();
         let (pp_ready, cpp_ready) = (
             Arc::new(tokio::sync::Notify::new()),
             Arc::new(tokio::sync::Notify::new()),
         );
-        tasks.push(tokio::spawn(
-            self.clone().watch_propagation_policies(pp_ready.clone()),
-        ));
-        tasks.push(tokio::spawn(
+        tasks.spawn(self.clone().watch_propagation_policies(pp_ready.clone()));
+        tasks.spawn(
             self.clone()
                 .watch_cluster_propagation_policies(cpp_ready.clone()),
-        ));
+        );
         let ready = async {
             pp_ready.notified().await;
             cpp_ready.notified().await;
         };
-        tokio::select! {
-            _ = ready => {}
-            _ = shutdown.cancelled() => {
-                for task in &tasks { task.abort(); }
-                return;
-            }
+        if !until_ready(&shutdown, ready).await {
+            return;
         }
         self.rediscover().await;
-        tasks.push(tokio::spawn(self.clone().watch_crds()));
-        for _ in 0..4 {
-            tasks.push(tokio::spawn(self.clone().work()));
-        }
-        tasks.push(tokio::spawn(self.clone().work_policies()));
+        tasks.spawn(self.clone().watch_crds());
+        let me = self.clone();
+        tasks.workers(
+            &self.queue,
+            4,
+            move |key| {
+                let me = me.clone();
+                async move { me.reconcile(&key).await }
+            },
+            |key, error| warn!(template = %key, %error, "applying policy failed; backing off"),
+        );
+        self.work_policies(&mut tasks);
         info!("resource detector running");
         shutdown.cancelled().await;
         self.queue.shut_down();
         self.policy_queue.shut_down();
-        for task in tasks {
-            task.abort();
-        }
+        tasks.abort();
         for (_, watch) in std::mem::take(&mut *self.kinds.lock()) {
             watch.task.abort();
         }
@@ -260,13 +260,13 @@ impl Detector {
             return;
         }
         self.changed.lock().insert(key.clone());
-        if !initial
-            && let Some(generation) = object.metadata.generation
+        if let Some(generation) = object.metadata.generation
             && interpreter::reflect::reports_template_generation(api_version, kind)
         {
-            self.metrics.template_changed(
+            self.metrics.template_seen(
                 template_id(&key),
                 generation,
+                initial,
                 tokio::time::Instant::now(),
             );
         }
@@ -336,19 +336,6 @@ impl Detector {
         let claimed = self.claims.lock().claimed_by(id);
         for key in claimed {
             self.queue.add_with(key, Priority::Low);
-        }
-    }
-
-    async fn work(self: Arc<Self>) {
-        while let Some(key) = self.queue.next().await {
-            match self.reconcile(&key).await {
-                Ok(()) => self.queue.forget(&key),
-                Err(error) => {
-                    warn!(template = %key, %error, "applying policy failed; backing off");
-                    self.queue.add_rate_limited(key.clone());
-                }
-            }
-            self.queue.done(&key);
         }
     }
 

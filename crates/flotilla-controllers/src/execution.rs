@@ -25,6 +25,7 @@ use flotilla_api::karmada::{
     WORK_DISPATCHING, WORK_NAME_ANNOTATION, WORK_NAMESPACE_ANNOTATION, Work, names,
 };
 use flotilla_api::validation::karmada::prune_manifest;
+use flotilla_runtime::controller::{Tasks, until_ready};
 use flotilla_runtime::{Backoff, Priority, Shutdown, WorkQueue};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::api::{Api, Patch, PatchParams};
@@ -177,47 +178,45 @@ impl Execution {
             ),
             None => Api::all(self.ctx.client.clone()),
         };
-        let mut tasks = vec![
-            tokio::spawn(self.clone().watch_clusters(writers.clusters)),
-            tokio::spawn(self.clone().watch_works(works_api, writers.works)),
-        ];
+        let mut tasks = Tasks::new();
+        let me = self.clone();
+        tasks.reflect(
+            Api::all(self.ctx.client.clone()),
+            writers.clusters,
+            move |event| me.cluster_event(event),
+        );
+        let me = self.clone();
+        tasks.reflect(works_api, writers.works, move |event| me.work_event(event));
         let ready = async {
             let _ = self.clusters.wait_until_ready().await;
             let _ = self.works.wait_until_ready().await;
         };
-        tokio::select! {
-            _ = ready => {}
-            _ = shutdown.cancelled() => {}
-        }
-        for _ in 0..WORKERS {
-            tasks.push(tokio::spawn(self.clone().work()));
-        }
+        until_ready(&shutdown, ready).await;
+        let me = self.clone();
+        tasks.workers(
+            &self.queue,
+            WORKERS,
+            move |key| {
+                let me = me.clone();
+                async move { me.reconcile(&key).await }
+            },
+            |key, error| tracing::warn!(work = %key, %error, "syncing work failed"),
+        );
         shutdown.cancelled().await;
         self.queue.shut_down();
-        for task in tasks {
-            task.abort();
-        }
+        tasks.abort();
     }
 
-    async fn watch_works(self: Arc<Self>, api: Api<Work>, writer: reflector::store::Writer<Work>) {
-        use futures::StreamExt;
-        use kube::runtime::WatchStreamExt;
-        let stream =
-            reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
-                .default_backoff();
-        let mut stream = std::pin::pin!(stream);
-        while let Some(event) = stream.next().await {
-            match event {
-                Ok(watcher::Event::Apply(work)) => self.work_seen(&work, Priority::High),
-                Ok(watcher::Event::InitApply(work)) => self.work_seen(&work, Priority::Low),
-                Ok(watcher::Event::Delete(work)) => {
-                    let key = WorkKey::of(&work);
-                    self.seen.lock().remove(&key);
-                    self.queue.add(key);
-                }
-                Ok(watcher::Event::Init | watcher::Event::InitDone) => {}
-                Err(error) => tracing::warn!(%error, "watching works"),
+    fn work_event(&self, event: watcher::Event<Work>) {
+        match event {
+            watcher::Event::Apply(work) => self.work_seen(&work, Priority::High),
+            watcher::Event::InitApply(work) => self.work_seen(&work, Priority::Low),
+            watcher::Event::Delete(work) => {
+                let key = WorkKey::of(&work);
+                self.seen.lock().remove(&key);
+                self.queue.add(key);
             }
+            watcher::Event::Init | watcher::Event::InitDone => {}
         }
     }
 
@@ -237,34 +236,24 @@ impl Execution {
         self.queue.add_with(key, priority);
     }
 
-    async fn watch_clusters(self: Arc<Self>, writer: reflector::store::Writer<Cluster>) {
-        use futures::StreamExt;
-        use kube::runtime::WatchStreamExt;
-        let api: Api<Cluster> = Api::all(self.ctx.client.clone());
-        let stream =
-            reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
-                .default_backoff();
-        let mut stream = std::pin::pin!(stream);
-        while let Some(event) = stream.next().await {
-            match event {
-                Ok(watcher::Event::Apply(cluster) | watcher::Event::InitApply(cluster)) => {
-                    let name = cluster.name().to_owned();
-                    let ready = is_ready(&cluster);
-                    let before = self.ready.lock().insert(name.clone(), ready);
-                    // A cluster that became Ready gets its pending Works at once.
-                    if ready && before != Some(true) {
-                        self.queue_cluster(&name);
-                    }
+    fn cluster_event(&self, event: watcher::Event<Cluster>) {
+        match event {
+            watcher::Event::Apply(cluster) | watcher::Event::InitApply(cluster) => {
+                let name = cluster.name().to_owned();
+                let ready = is_ready(&cluster);
+                let before = self.ready.lock().insert(name.clone(), ready);
+                // A cluster that became Ready gets its pending Works at once.
+                if ready && before != Some(true) {
+                    self.queue_cluster(&name);
                 }
-                Ok(watcher::Event::Delete(cluster)) => {
-                    self.ready.lock().remove(cluster.name());
-                    self.members.forget_cluster(cluster.name());
-                    self.ctx.members.invalidate(cluster.name());
-                    self.queue_cluster(cluster.name());
-                }
-                Ok(watcher::Event::Init | watcher::Event::InitDone) => {}
-                Err(error) => tracing::warn!(%error, "watching clusters"),
             }
+            watcher::Event::Delete(cluster) => {
+                self.ready.lock().remove(cluster.name());
+                self.members.forget_cluster(cluster.name());
+                self.ctx.members.invalidate(cluster.name());
+                self.queue_cluster(cluster.name());
+            }
+            watcher::Event::Init | watcher::Event::InitDone => {}
         }
     }
 
@@ -322,19 +311,6 @@ impl Execution {
         if changed {
             tracing::debug!(%cluster, %work, "member object drifted; re-applying");
             self.queue.add(work);
-        }
-    }
-
-    async fn work(self: Arc<Self>) {
-        while let Some(key) = self.queue.next().await {
-            match self.reconcile(&key).await {
-                Ok(()) => self.queue.forget(&key),
-                Err(error) => {
-                    tracing::warn!(work = %key, %error, "syncing work failed");
-                    self.queue.add_rate_limited(key.clone());
-                }
-            }
-            self.queue.done(&key);
         }
     }
 

@@ -122,8 +122,9 @@ pub struct TemplateId {
 /// unschedulable) costs a few entries, not a growing list.
 const MAX_PENDING_PER_TEMPLATE: usize = 16;
 
-/// Per template, the changes whose propagation clock runs.
-type Pending = HashMap<TemplateId, Vec<(i64, Instant)>>;
+/// Per template: the newest generation the detector saw, and the changes whose propagation
+/// clock runs.
+type Pending = HashMap<TemplateId, (i64, Vec<(i64, Instant)>)>;
 
 /// Every controller metric. Clones share their values.
 #[derive(Debug, Clone)]
@@ -337,18 +338,30 @@ impl Metrics {
             .inc();
     }
 
-    /// The detector saw `template` at `generation` (a change, not the initial list): the
-    /// propagation clock starts.
-    pub fn template_changed(&self, template: TemplateId, generation: i64, now: Instant) {
+    /// The detector saw `template` at `generation`. A generation newer than any seen before
+    /// starts the propagation clock, unless it comes from the initial list (`initial`: a
+    /// restart, whose changes were not seen happening); a change that left the generation as
+    /// it was (labels, annotations, the claim) starts nothing.
+    pub fn template_seen(
+        &self,
+        template: TemplateId,
+        generation: i64,
+        initial: bool,
+        now: Instant,
+    ) {
         let mut pending = self.pending.lock();
-        let entries = pending.entry(template).or_default();
-        if entries.iter().any(|(g, _)| *g >= generation) {
+        let (latest, clocks) = pending.entry(template).or_insert((0, Vec::new()));
+        if generation <= *latest {
             return;
         }
-        if entries.len() == MAX_PENDING_PER_TEMPLATE {
-            entries.remove(0);
+        *latest = generation;
+        if initial {
+            return;
         }
-        entries.push((generation, now));
+        if clocks.len() == MAX_PENDING_PER_TEMPLATE {
+            clocks.remove(0);
+        }
+        clocks.push((generation, now));
     }
 
     /// The template is gone: nothing of it is pending any more.
@@ -360,10 +373,10 @@ impl Metrics {
     /// latency of every change up to it.
     pub fn template_applied(&self, template: &TemplateId, generation: i64, now: Instant) {
         let mut pending = self.pending.lock();
-        let Some(entries) = pending.get_mut(template) else {
+        let Some((_, clocks)) = pending.get_mut(template) else {
             return;
         };
-        entries.retain(|(g, started)| {
+        clocks.retain(|(g, started)| {
             if *g > generation {
                 return true;
             }
@@ -371,14 +384,15 @@ impl Metrics {
                 .observe(now.saturating_duration_since(*started).as_secs_f64());
             false
         });
-        if entries.is_empty() {
-            pending.remove(template);
-        }
     }
 
     /// Templates whose propagation clock runs.
     pub fn pending_templates(&self) -> usize {
-        self.pending.lock().len()
+        self.pending
+            .lock()
+            .values()
+            .filter(|(_, clocks)| !clocks.is_empty())
+            .count()
     }
 
     /// Records a binding's state (`key` names the binding uniquely across both kinds).

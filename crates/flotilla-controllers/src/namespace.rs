@@ -11,16 +11,17 @@ use std::sync::Arc;
 use flotilla_api::karmada::names::{execution_space_name, work_name};
 use flotilla_api::karmada::{Cluster, ClusterOverridePolicy, Work, WorkSpec, WorkloadTemplate};
 use flotilla_api::validation::karmada::{CPP_PERMANENT_ID, prune_manifest};
+use flotilla_runtime::controller::{Tasks, until_ready};
 use flotilla_runtime::{Priority, Shutdown, WorkQueue};
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use kube::api::Api;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::Event as WatchEvent;
 use serde_json::Value;
 use tracing::{info, warn};
 
 use crate::binding::render::{EXECUTION_FINALIZER, MANAGED_LABEL};
-use crate::binding::spawn_reflector;
 use crate::binding::works::{WorkWrite, ensure_work};
 use crate::detector::is_reserved_namespace;
 use crate::manager::{Context, ControllerTask};
@@ -124,61 +125,62 @@ async fn run(client: kube::Client, shutdown: Shutdown) {
         cluster_overrides,
         works,
     });
-    let mut tasks = Vec::new();
+    let mut tasks = Tasks::new();
     let me = this.clone();
-    spawn_reflector!(tasks, client, Namespace, ns_writer, move |e: WatchEvent<
-        Namespace,
-    >| match e {
-        WatchEvent::Apply(ns) => me.queue.add(ns.metadata.name.unwrap_or_default()),
-        WatchEvent::InitApply(ns) => me
-            .queue
-            .add_with(ns.metadata.name.unwrap_or_default(), Priority::Low),
-        _ => {}
-    });
+    tasks.reflect(
+        Api::all(client.clone()),
+        ns_writer,
+        move |e: WatchEvent<Namespace>| match e {
+            WatchEvent::Apply(ns) => me.queue.add(ns.metadata.name.unwrap_or_default()),
+            WatchEvent::InitApply(ns) => me
+                .queue
+                .add_with(ns.metadata.name.unwrap_or_default(), Priority::Low),
+            _ => {}
+        },
+    );
     let me = this.clone();
-    spawn_reflector!(
-        tasks,
-        client,
-        Cluster,
+    tasks.reflect(
+        Api::all(client.clone()),
         cluster_writer,
         move |e: WatchEvent<Cluster>| {
             if matches!(e, WatchEvent::Apply(_)) {
                 me.enqueue_all();
             }
-        }
+        },
     );
     let me = this.clone();
-    spawn_reflector!(
-        tasks,
-        client,
-        ClusterOverridePolicy,
+    tasks.reflect(
+        Api::all(client.clone()),
         cop_writer,
         move |e: WatchEvent<ClusterOverridePolicy>| {
             if matches!(e, WatchEvent::Apply(_) | WatchEvent::Delete(_)) {
                 me.enqueue_all();
             }
-        }
+        },
     );
-    spawn_reflector!(tasks, client, Work, work_writer, |_: WatchEvent<Work>| {});
+    tasks.reflect(Api::<Work>::all(client.clone()), work_writer, |_| {});
     let ready = async {
         let _ = this.clusters.wait_until_ready().await;
         let _ = this.cluster_overrides.wait_until_ready().await;
         let _ = this.works.wait_until_ready().await;
     };
-    tokio::select! {
-        _ = ready => {}
-        _ = shutdown.cancelled() => {
-            for task in &tasks { task.abort(); }
-            return;
-        }
+    if !until_ready(&shutdown, ready).await {
+        return;
     }
-    tasks.push(tokio::spawn(this.clone().work()));
+    let me = this.clone();
+    tasks.workers(
+        &this.queue,
+        1,
+        move |name| {
+            let me = me.clone();
+            async move { me.reconcile(&name).await }
+        },
+        |name, error| warn!(namespace = %name, %error, "syncing the namespace to clusters failed"),
+    );
     info!("namespace sync running");
     shutdown.cancelled().await;
     this.queue.shut_down();
-    for task in tasks {
-        task.abort();
-    }
+    tasks.abort();
 }
 
 impl NamespaceSync {
@@ -188,19 +190,6 @@ impl NamespaceSync {
                 namespace.metadata.name.clone().unwrap_or_default(),
                 Priority::Low,
             );
-        }
-    }
-
-    async fn work(self: Arc<Self>) {
-        while let Some(name) = self.queue.next().await {
-            match self.reconcile(&name).await {
-                Ok(()) => self.queue.forget(&name),
-                Err(error) => {
-                    warn!(namespace = %name, %error, "syncing the namespace to clusters failed");
-                    self.queue.add_rate_limited(name.clone());
-                }
-            }
-            self.queue.done(&name);
         }
     }
 

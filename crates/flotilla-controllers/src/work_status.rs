@@ -17,10 +17,9 @@ use flotilla_api::karmada::{
     Cluster, ManifestStatus, ResourceIdentifier, WORK_NAME_ANNOTATION, WORK_NAMESPACE_ANNOTATION,
     Work, names,
 };
+use flotilla_runtime::controller::{Tasks, until_ready};
 use flotilla_runtime::{Backoff, Priority, Shutdown, WorkQueue};
-use futures::StreamExt;
 use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::WatchStreamExt;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher;
@@ -136,45 +135,45 @@ impl WorkStatus {
             ),
             None => Api::all(self.ctx.client.clone()),
         };
-        let mut tasks = vec![
-            tokio::spawn(self.clone().watch_works(works_api, works_writer)),
-            tokio::spawn(self.clone().watch_clusters(clusters_writer)),
-        ];
+        let mut tasks = Tasks::new();
+        let me = self.clone();
+        tasks.reflect(works_api, works_writer, move |event| me.work_event(event));
+        let me = self.clone();
+        tasks.reflect(
+            Api::all(self.ctx.client.clone()),
+            clusters_writer,
+            move |event| me.cluster_event(event),
+        );
         let ready = async {
             let _ = self.clusters.wait_until_ready().await;
             let _ = self.works.wait_until_ready().await;
         };
-        tokio::select! {
-            _ = ready => {}
-            _ = shutdown.cancelled() => {}
-        }
-        for _ in 0..WORKERS {
-            tasks.push(tokio::spawn(self.clone().work()));
-        }
+        until_ready(&shutdown, ready).await;
+        let me = self.clone();
+        tasks.workers(
+            &self.queue,
+            WORKERS,
+            move |key| {
+                let me = me.clone();
+                async move { me.reconcile(&key).await }
+            },
+            |key, error| tracing::warn!(work = %key, %error, "reflecting work status failed"),
+        );
         shutdown.cancelled().await;
         self.queue.shut_down();
-        for task in tasks {
-            task.abort();
-        }
+        tasks.abort();
     }
 
-    async fn watch_works(self: Arc<Self>, api: Api<Work>, writer: reflector::store::Writer<Work>) {
-        let stream =
-            reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
-                .default_backoff();
-        let mut stream = std::pin::pin!(stream);
-        while let Some(event) = stream.next().await {
-            match event {
-                Ok(watcher::Event::Apply(work)) => self.work_seen(&work, Priority::High),
-                Ok(watcher::Event::InitApply(work)) => self.work_seen(&work, Priority::Low),
-                Ok(watcher::Event::Delete(work)) => {
-                    let key = WorkKey::of(&work);
-                    self.seen.lock().remove(&key);
-                    self.queue.add(key);
-                }
-                Ok(watcher::Event::Init | watcher::Event::InitDone) => {}
-                Err(error) => tracing::warn!(%error, "watching works"),
+    fn work_event(&self, event: watcher::Event<Work>) {
+        match event {
+            watcher::Event::Apply(work) => self.work_seen(&work, Priority::High),
+            watcher::Event::InitApply(work) => self.work_seen(&work, Priority::Low),
+            watcher::Event::Delete(work) => {
+                let key = WorkKey::of(&work);
+                self.seen.lock().remove(&key);
+                self.queue.add(key);
             }
+            watcher::Event::Init | watcher::Event::InitDone => {}
         }
     }
 
@@ -197,33 +196,9 @@ impl WorkStatus {
         self.queue.add_with(key, priority);
     }
 
-    async fn watch_clusters(self: Arc<Self>, writer: reflector::store::Writer<Cluster>) {
-        let api: Api<Cluster> = Api::all(self.ctx.client.clone());
-        let stream =
-            reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
-                .default_backoff();
-        let mut stream = std::pin::pin!(stream);
-        while let Some(event) = stream.next().await {
-            match event {
-                Ok(watcher::Event::Delete(cluster)) => {
-                    self.members.forget_cluster(cluster.name());
-                }
-                Ok(_) => {}
-                Err(error) => tracing::warn!(%error, "watching clusters"),
-            }
-        }
-    }
-
-    async fn work(self: Arc<Self>) {
-        while let Some(key) = self.queue.next().await {
-            match self.reconcile(&key).await {
-                Ok(()) => self.queue.forget(&key),
-                Err(error) => {
-                    tracing::warn!(work = %key, %error, "reflecting work status failed");
-                    self.queue.add_rate_limited(key.clone());
-                }
-            }
-            self.queue.done(&key);
+    fn cluster_event(&self, event: watcher::Event<Cluster>) {
+        if let watcher::Event::Delete(cluster) = event {
+            self.members.forget_cluster(cluster.name());
         }
     }
 

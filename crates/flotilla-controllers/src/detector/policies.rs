@@ -282,17 +282,18 @@ impl Detector {
         );
     }
 
-    pub(super) async fn work_policies(self: Arc<Self>) {
-        while let Some(key) = self.policy_queue.next().await {
-            match self.handle_policy_deletion(&key).await {
-                Ok(()) => self.policy_queue.forget(&key),
-                Err(error) => {
-                    warn!(policy = ?key, %error, "cleaning up after a deleted policy failed");
-                    self.policy_queue.add_rate_limited(key.clone());
-                }
-            }
-            self.policy_queue.done(&key);
-        }
+    /// The policy-deletion worker.
+    pub(super) fn work_policies(self: &Arc<Self>, tasks: &mut flotilla_runtime::Tasks) {
+        let me = self.clone();
+        tasks.workers(
+            &self.policy_queue,
+            1,
+            move |key| {
+                let me = me.clone();
+                async move { me.handle_policy_deletion(&key).await }
+            },
+            |key, error| warn!(policy = ?key, %error, "cleaning up after a deleted policy failed"),
+        );
     }
 
     /// Unclaims every template (and its binding) the deleting policy claims, then removes the

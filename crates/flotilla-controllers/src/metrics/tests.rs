@@ -133,10 +133,14 @@ fn the_agent_registers_only_the_member_side_metrics() {
 async fn propagation_latency_runs_from_the_change_to_every_member_at_its_generation() {
     let metrics = Metrics::default();
     let t0 = Instant::now();
-    metrics.template_changed(web(), 2, t0);
-    // The detector sees the same generation again (its own claim patch): the clock keeps t0.
-    metrics.template_changed(web(), 2, t0 + Duration::from_millis(50));
-    metrics.template_changed(web(), 3, t0 + Duration::from_millis(100));
+    // Generation 1 came with the initial list (a restart): no clock.
+    metrics.template_seen(web(), 1, true, t0);
+    assert_eq!(metrics.pending_templates(), 0);
+    metrics.template_seen(web(), 2, false, t0);
+    // The detector sees the same generation again (its own claim patch, a label edit): the
+    // clock keeps t0.
+    metrics.template_seen(web(), 2, false, t0 + Duration::from_millis(50));
+    metrics.template_seen(web(), 3, false, t0 + Duration::from_millis(100));
     // Members still at generation 1: nothing observed.
     metrics.template_applied(&web(), 1, t0 + Duration::from_millis(200));
     assert_eq!(metrics.pending_templates(), 1);
@@ -161,8 +165,11 @@ async fn propagation_latency_runs_from_the_change_to_every_member_at_its_generat
         "karmada_propagation_latency_seconds_bucket{le=\"131.072\"} 2",
     );
     assert_eq!(metrics.pending_templates(), 0);
-    // Once observed, a later status update of the same generation observes nothing more.
+    // Once observed, a later status update of the same generation observes nothing more, and
+    // an edit that keeps the generation starts no clock.
     metrics.template_applied(&web(), 3, t0 + Duration::from_secs(5));
+    metrics.template_seen(web(), 3, false, t0 + Duration::from_secs(6));
+    assert_eq!(metrics.pending_templates(), 0);
     has(
         &encoded(&metrics),
         "karmada_propagation_latency_seconds_count 2",
@@ -174,10 +181,10 @@ async fn a_deleted_or_never_converging_template_keeps_a_bounded_clock() {
     let metrics = Metrics::default();
     let t0 = Instant::now();
     for generation in 1..=40 {
-        metrics.template_changed(web(), generation, t0);
+        metrics.template_seen(web(), generation, false, t0);
     }
     assert_eq!(
-        metrics.pending.lock()[&web()].len(),
+        metrics.pending.lock()[&web()].1.len(),
         MAX_PENDING_PER_TEMPLATE
     );
     metrics.template_deleted(&web());

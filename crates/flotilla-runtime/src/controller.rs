@@ -1,0 +1,119 @@
+//! The run-loop scaffolding every controller repeats, in one place: reflectors that fill a cache
+//! and hand each watch event to the controller, waiting for caches before work starts, workers
+//! draining a [`WorkQueue`] (forget on success, per-key backoff on failure), and stopping every
+//! task together. A controller keeps its own state, event handlers and reconcile function.
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::hash::Hash;
+
+use futures::StreamExt as _;
+use k8s_openapi::serde::de::DeserializeOwned;
+use kube::api::Api;
+use kube::runtime::WatchStreamExt as _;
+use kube::runtime::reflector::{self, store::Writer};
+use kube::runtime::watcher;
+use tokio::task::JoinHandle;
+
+use crate::{Shutdown, WorkQueue};
+
+/// A controller's tasks (watches, workers); aborted together by [`Tasks::abort`] or on drop.
+#[derive(Debug, Default)]
+pub struct Tasks(Vec<JoinHandle<()>>);
+
+impl Tasks {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Spawns a task of the controller.
+    pub fn spawn(&mut self, task: impl Future<Output = ()> + Send + 'static) {
+        self.0.push(tokio::spawn(task));
+    }
+
+    /// Watches `api` into `writer` (re-listing with kube-runtime's default backoff) and hands
+    /// every event, after the cache has applied it, to `on_event`. Watch errors are logged and
+    /// retried.
+    pub fn reflect<K>(
+        &mut self,
+        api: Api<K>,
+        writer: Writer<K>,
+        mut on_event: impl FnMut(watcher::Event<K>) + Send + 'static,
+    ) where
+        K: kube::Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,
+    {
+        self.spawn(async move {
+            let stream =
+                reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
+                    .default_backoff();
+            let mut stream = std::pin::pin!(stream);
+            while let Some(event) = stream.next().await {
+                match event {
+                    Ok(event) => on_event(event),
+                    Err(error) => {
+                        let kind = K::kind(&K::DynamicType::default()).into_owned();
+                        tracing::warn!(%error, %kind, "watch failed");
+                    }
+                }
+            }
+        });
+    }
+
+    /// Spawns `count` workers over `queue`: each takes a key, runs `reconcile` on it, forgets
+    /// its failures on success, or reports the error to `on_error` and re-queues the key after
+    /// its backoff; a key is marked done either way. Workers end when the queue shuts down.
+    pub fn workers<K, E, F, Fut>(
+        &mut self,
+        queue: &WorkQueue<K>,
+        count: usize,
+        reconcile: F,
+        on_error: fn(&K, &E),
+    ) where
+        K: Clone + Eq + Hash + Send + Sync + 'static,
+        E: Send + 'static,
+        F: Fn(K) -> Fut + Clone + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), E>> + Send + 'static,
+    {
+        for _ in 0..count {
+            let queue = queue.clone();
+            let reconcile = reconcile.clone();
+            self.spawn(async move {
+                while let Some(key) = queue.next().await {
+                    match reconcile(key.clone()).await {
+                        Ok(()) => queue.forget(&key),
+                        Err(error) => {
+                            on_error(&key, &error);
+                            queue.add_rate_limited(key.clone());
+                        }
+                    }
+                    queue.done(&key);
+                }
+            });
+        }
+    }
+
+    /// Aborts every task.
+    pub fn abort(self) {
+        drop(self);
+    }
+}
+
+impl Drop for Tasks {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
+}
+
+/// Waits until `ready` resolves (the caches listed); `false` when `shutdown` came first.
+pub async fn until_ready(shutdown: &Shutdown, ready: impl Future) -> bool {
+    tokio::select! {
+        _ = ready => true,
+        _ = shutdown.cancelled() => false,
+    }
+}
+
+#[cfg(test)]
+mod tests;
