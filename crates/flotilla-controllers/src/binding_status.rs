@@ -13,6 +13,7 @@ use flotilla_api::karmada::{
     WORK_CONDITION_APPLIED, Work,
 };
 use flotilla_api::validation::karmada::{CRB_PERMANENT_ID, RB_PERMANENT_ID};
+use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
 use flotilla_runtime::{Priority, Shutdown, WorkQueue};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::api::PostParams;
@@ -24,7 +25,9 @@ use tracing::{debug, info};
 
 use crate::binding::render::{CRB_NAME_ANNOTATION, RB_NAME_ANNOTATION, RB_NAMESPACE_ANNOTATION};
 use crate::binding::works::WorkIndex;
-use crate::binding::{BindingKey, BindingView, patch_binding_status, spawn_reflector};
+use crate::binding::{
+    BindingKey, BindingView, binding_reference, patch_binding_status, spawn_reflector,
+};
 use crate::manager::{Context, ControllerTask};
 use crate::resources::{ResolveError, Resources};
 
@@ -149,6 +152,7 @@ pub struct BindingStatusController {
     index: WorkIndex,
     shapes: Mutex<HashMap<BindingKey, u64>>,
     work_statuses: Mutex<HashMap<(String, String), u64>>,
+    recorder: Recorder,
 }
 
 impl std::fmt::Debug for BindingStatusController {
@@ -186,6 +190,13 @@ impl BindingStatusController {
             index: WorkIndex::default(),
             shapes: Mutex::new(HashMap::new()),
             work_statuses: Mutex::new(HashMap::new()),
+            recorder: Recorder::new(
+                client.clone(),
+                Reporter {
+                    controller: "binding-status-controller".into(),
+                    instance: None,
+                },
+            ),
         });
         let mut tasks = Vec::new();
         let me = this.clone();
@@ -340,9 +351,56 @@ impl BindingStatusController {
                 "metadata": {"resourceVersion": binding.metadata.resource_version},
                 "status": {"aggregatedStatus": items, "conditions": conditions},
             });
-            patch_binding_status(&self.client, key, &patch).await?;
+            let reference = binding_reference(&binding);
+            if let Err(error) = patch_binding_status(&self.client, key, &patch).await {
+                // A conflict is retried from the newer binding, not reported.
+                if !is_conflict(&error) {
+                    self.publish(
+                        reference,
+                        EventType::Warning,
+                        "AggregateStatusFailed",
+                        error.to_string(),
+                    );
+                }
+                return Err(error.into());
+            }
+            let what = match key {
+                BindingKey::Namespaced { namespace, name } => {
+                    format!("ResourceBinding({namespace}/{name})")
+                }
+                BindingKey::Cluster { name } => format!("ClusterResourceBinding({name})"),
+            };
+            self.publish(
+                reference,
+                EventType::Normal,
+                "AggregateStatusSucceed",
+                format!("Update {what} with AggregatedStatus successfully."),
+            );
         }
         self.aggregate_template(&binding, &items).await
+    }
+
+    /// Karmada's `AggregateStatusSucceed/Failed` events, sent without holding up the queue.
+    fn publish(
+        &self,
+        reference: k8s_openapi::api::core::v1::ObjectReference,
+        type_: EventType,
+        reason: &str,
+        note: String,
+    ) {
+        let event = Event {
+            type_,
+            reason: reason.to_owned(),
+            note: Some(note),
+            action: "AggregateStatus".to_owned(),
+            secondary: None,
+        };
+        let recorder = self.recorder.clone();
+        tokio::spawn(async move {
+            if let Err(error) = recorder.publish(&event, &reference).await {
+                debug!(%error, "publishing an event failed");
+            }
+        });
     }
 
     async fn aggregate_template(
@@ -369,11 +427,41 @@ impl BindingStatusController {
         if let Some(map) = template.data.as_object_mut() {
             map.insert("status".into(), status);
         }
-        api.replace_status(&resource.name, &PostParams::default(), &template)
-            .await?;
+        let reference = k8s_openapi::api::core::v1::ObjectReference {
+            api_version: Some(resource.api_version.clone()),
+            kind: Some(resource.kind.clone()),
+            namespace: (!resource.namespace.is_empty()).then(|| resource.namespace.clone()),
+            name: Some(resource.name.clone()),
+            uid: (!resource.uid.is_empty()).then(|| resource.uid.clone()),
+            ..Default::default()
+        };
+        if let Err(error) = api
+            .replace_status(&resource.name, &PostParams::default(), &template)
+            .await
+        {
+            if !is_conflict(&error) {
+                self.publish(
+                    reference,
+                    EventType::Warning,
+                    "AggregateStatusFailed",
+                    error.to_string(),
+                );
+            }
+            return Err(error.into());
+        }
+        self.publish(
+            reference,
+            EventType::Normal,
+            "AggregateStatusSucceed",
+            "Update Resource with AggregatedStatus successfully.".to_owned(),
+        );
         debug!(template = %resource.name, "template status aggregated");
         Ok(())
     }
+}
+
+fn is_conflict(error: &kube::Error) -> bool {
+    matches!(error, kube::Error::Api(status) if status.code == 409)
 }
 
 #[cfg(test)]

@@ -23,9 +23,9 @@ use std::sync::Arc;
 use flotilla_api::karmada::{
     ClusterResourceBinding, PropagationSpec, ResourceBinding, ResourceBindingSpec,
 };
+use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
 use flotilla_runtime::{Priority, Shutdown, WorkQueue};
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use parking_lot::Mutex;
 use serde_json::Value;
 use tracing::{debug, info, warn};

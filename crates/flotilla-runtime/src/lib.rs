@@ -5,6 +5,7 @@
 //! Depends on no other workspace crate: controllers, the scheduler and the agent build on it and
 //! talk to the control plane only through a `kube::Client`.
 
+pub mod events;
 pub mod leader;
 pub mod queue;
 pub mod selection;
