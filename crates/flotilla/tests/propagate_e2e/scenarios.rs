@@ -136,6 +136,22 @@ pub async fn duplicated_overridden_then_deleted(plane: &ControlPlane) {
         )
         .await;
 
+    // What a user reads: `kubectl describe` lists them under Events.
+    let described = plane
+        .kubectl(&["-n", ns, "describe", "deployment", "web"])
+        .await;
+    let events = described.split_once("Events:").map_or("", |(_, e)| e);
+    for reason in [
+        "ApplyPolicySucceed",
+        "ScheduleBindingSucceed",
+        "SyncWorkSucceed",
+    ] {
+        assert!(
+            events.contains(reason),
+            "describe shows {reason}:\n{described}"
+        );
+    }
+
     // An OverridePolicy for cn-shanghai: only that member changes.
     let image_and_tier = "{.spec.template.spec.containers[0].image} {.metadata.labels.tier}";
     plane.apply(None, OVERRIDES).await;
@@ -423,10 +439,10 @@ pub async fn conflict_abort_then_overwrite(plane: &ControlPlane) {
             Some("us-west-2"),
             ns,
             "deployment/legacy",
-            "{.spec.replicas} {.spec.template.spec.containers[0].image} {.metadata.labels.karmada\\.io/managed}",
+            "{.spec.replicas} {.spec.template.spec.containers[0].image} {.metadata.labels.karmada\\.io/managed} {.metadata.labels.owner}",
         )
     };
-    assert_eq!(member().await, "1 busybox:1.36 ");
+    assert_eq!(member().await, "1 busybox:1.36  team-a");
 
     plane
         .apply(None, &CONFLICT.replace("RESOLUTION", "Abort"))
@@ -481,7 +497,7 @@ pub async fn conflict_abort_then_overwrite(plane: &ControlPlane) {
         .await;
     assert_eq!(
         member().await,
-        "1 busybox:1.36 ",
+        "1 busybox:1.36  team-a",
         "abort leaves the member's own object alone"
     );
 
@@ -489,8 +505,8 @@ pub async fn conflict_abort_then_overwrite(plane: &ControlPlane) {
         .apply(None, &CONFLICT.replace("RESOLUTION", "Overwrite"))
         .await;
     await_value(
-        "overwrite: the member object is taken over",
-        "2 nginx:1.27 true",
+        "overwrite: the member object is taken over (its own label kept)",
+        "2 nginx:1.27 true team-a",
         member,
     )
     .await;
