@@ -149,3 +149,6 @@ impl Recorder {
         seen.insert(key, (name, namespace, count));
     }
 }
+
+#[cfg(test)]
+mod tests;
