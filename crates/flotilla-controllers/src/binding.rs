@@ -18,10 +18,10 @@ use flotilla_api::karmada::{
     ResourceBindingSpec, Work,
 };
 use flotilla_runtime::controller::{Tasks, until_ready};
+use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
 use flotilla_runtime::{Priority, Shutdown, WorkQueue};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::Event as WatchEvent;
 use parking_lot::Mutex;
@@ -363,6 +363,7 @@ impl BindingController {
         let cluster_overrides = self.cluster_overrides.state();
         let mut failures = Vec::new();
         let mut written = Vec::new();
+        let mut overridden = Vec::new();
         for (cluster_name, replicas) in &targets {
             let cluster = self
                 .clusters
@@ -400,9 +401,13 @@ impl BindingController {
                 &ObjectRef::new(work.metadata.name.as_deref().unwrap_or(""))
                     .within(work.metadata.namespace.as_deref().unwrap_or("")),
             );
+            let applied = applied_override_notes(&work, &resource.namespace, cluster_name);
             match works::ensure_work(&self.client, work, stored.as_deref()).await {
                 Ok(WorkWrite::Unchanged) => {}
-                Ok(_) => written.push(cluster_name.clone()),
+                Ok(_) => {
+                    written.push(cluster_name.clone());
+                    overridden.extend(applied);
+                }
                 Err(error) => failures.push(SyncError::Kube(error)),
             }
         }
@@ -420,6 +425,23 @@ impl BindingController {
             )
             .await;
             return Err(error);
+        }
+        // Karmada's override manager reports each policy it applied, on the template.
+        for note in overridden {
+            let event = Event {
+                type_: EventType::Normal,
+                reason: "ApplyOverridePolicySucceed".to_owned(),
+                note: Some(note),
+                action: "ApplyOverridePolicy".to_owned(),
+                secondary: None,
+            };
+            if let Err(error) = self
+                .recorder
+                .publish(&event, &template_reference(&template))
+                .await
+            {
+                debug!(%error, "publishing an event failed");
+            }
         }
         if !written.is_empty() {
             self.publish(
@@ -551,6 +573,32 @@ pub fn binding_reference(binding: &BindingView) -> k8s_openapi::api::core::v1::O
         uid: binding.metadata.uid.clone(),
         ..Default::default()
     }
+}
+
+/// The `ApplyOverridePolicySucceed` messages for the policies recorded on a rendered Work
+/// (Karmada's wording: cluster policies by name, namespaced ones as `namespace/name`).
+fn applied_override_notes(work: &Work, namespace: &str, cluster: &str) -> Vec<String> {
+    let annotations = work.metadata.annotations.as_ref();
+    let names = |key: &str| -> Vec<String> {
+        annotations
+            .and_then(|a| a.get(key))
+            .and_then(|v| serde_json::from_str::<Vec<Value>>(v).ok())
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p.get("policyName")?.as_str().map(str::to_owned))
+            .collect()
+    };
+    let cluster_policies = names(crate::overrides::ANNOTATION_APPLIED_CLUSTER_OVERRIDES)
+        .into_iter()
+        .map(|name| {
+            format!("Apply cluster override policy({name}) for cluster({cluster}) succeed.")
+        });
+    let policies = names(crate::overrides::ANNOTATION_APPLIED_OVERRIDES)
+        .into_iter()
+        .map(|name| {
+            format!("Apply override policy({namespace}/{name}) for cluster({cluster}) succeed.")
+        });
+    cluster_policies.chain(policies).collect()
 }
 
 /// An event reference to a template.

@@ -14,6 +14,7 @@ use flotilla_api::karmada::{
 };
 use flotilla_api::validation::karmada::{CRB_PERMANENT_ID, RB_PERMANENT_ID};
 use flotilla_runtime::controller::{Tasks, until_ready};
+use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
 use flotilla_runtime::{Priority, Shutdown, WorkQueue};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::api::{Api, PostParams};
@@ -25,7 +26,7 @@ use tracing::{debug, info};
 
 use crate::binding::render::{CRB_NAME_ANNOTATION, RB_NAME_ANNOTATION, RB_NAMESPACE_ANNOTATION};
 use crate::binding::works::WorkIndex;
-use crate::binding::{BindingKey, BindingView, patch_binding_status};
+use crate::binding::{BindingKey, BindingView, binding_reference, patch_binding_status};
 use crate::manager::{Context, ControllerTask};
 use crate::metrics::{BindingState, Metrics, TemplateId};
 use crate::resources::{ResolveError, Resources};
@@ -181,6 +182,7 @@ pub struct BindingStatusController {
     shapes: Mutex<HashMap<BindingKey, u64>>,
     work_statuses: Mutex<HashMap<(String, String), u64>>,
     metrics: Metrics,
+    recorder: Recorder,
 }
 
 impl std::fmt::Debug for BindingStatusController {
@@ -223,6 +225,13 @@ impl BindingStatusController {
             shapes: Mutex::new(HashMap::new()),
             work_statuses: Mutex::new(HashMap::new()),
             metrics,
+            recorder: Recorder::new(
+                client.clone(),
+                Reporter {
+                    controller: "binding-status-controller".into(),
+                    instance: None,
+                },
+            ),
         });
         let mut tasks = Tasks::new();
         let me = this.clone();
@@ -383,9 +392,56 @@ impl BindingStatusController {
                 "metadata": {"resourceVersion": binding.metadata.resource_version},
                 "status": {"aggregatedStatus": items, "conditions": conditions},
             });
-            patch_binding_status(&self.client, key, &patch).await?;
+            let reference = binding_reference(&binding);
+            if let Err(error) = patch_binding_status(&self.client, key, &patch).await {
+                // A conflict is retried from the newer binding, not reported.
+                if !is_conflict(&error) {
+                    self.publish(
+                        reference,
+                        EventType::Warning,
+                        "AggregateStatusFailed",
+                        error.to_string(),
+                    );
+                }
+                return Err(error.into());
+            }
+            let what = match key {
+                BindingKey::Namespaced { namespace, name } => {
+                    format!("ResourceBinding({namespace}/{name})")
+                }
+                BindingKey::Cluster { name } => format!("ClusterResourceBinding({name})"),
+            };
+            self.publish(
+                reference,
+                EventType::Normal,
+                "AggregateStatusSucceed",
+                format!("Update {what} with AggregatedStatus successfully."),
+            );
         }
         self.aggregate_template(&binding, &items).await
+    }
+
+    /// Karmada's `AggregateStatusSucceed/Failed` events, sent without holding up the queue.
+    fn publish(
+        &self,
+        reference: k8s_openapi::api::core::v1::ObjectReference,
+        type_: EventType,
+        reason: &str,
+        note: String,
+    ) {
+        let event = Event {
+            type_,
+            reason: reason.to_owned(),
+            note: Some(note),
+            action: "AggregateStatus".to_owned(),
+            secondary: None,
+        };
+        let recorder = self.recorder.clone();
+        tokio::spawn(async move {
+            if let Err(error) = recorder.publish(&event, &reference).await {
+                debug!(%error, "publishing an event failed");
+            }
+        });
     }
 
     async fn aggregate_template(
@@ -412,11 +468,41 @@ impl BindingStatusController {
         if let Some(map) = template.data.as_object_mut() {
             map.insert("status".into(), status);
         }
-        api.replace_status(&resource.name, &PostParams::default(), &template)
-            .await?;
+        let reference = k8s_openapi::api::core::v1::ObjectReference {
+            api_version: Some(resource.api_version.clone()),
+            kind: Some(resource.kind.clone()),
+            namespace: (!resource.namespace.is_empty()).then(|| resource.namespace.clone()),
+            name: Some(resource.name.clone()),
+            uid: (!resource.uid.is_empty()).then(|| resource.uid.clone()),
+            ..Default::default()
+        };
+        if let Err(error) = api
+            .replace_status(&resource.name, &PostParams::default(), &template)
+            .await
+        {
+            if !is_conflict(&error) {
+                self.publish(
+                    reference,
+                    EventType::Warning,
+                    "AggregateStatusFailed",
+                    error.to_string(),
+                );
+            }
+            return Err(error.into());
+        }
+        self.publish(
+            reference,
+            EventType::Normal,
+            "AggregateStatusSucceed",
+            "Update Resource with AggregatedStatus successfully.".to_owned(),
+        );
         debug!(template = %resource.name, "template status aggregated");
         Ok(())
     }
+}
+
+fn is_conflict(error: &kube::Error) -> bool {
+    matches!(error, kube::Error::Api(status) if status.code == 409)
 }
 
 #[cfg(test)]

@@ -24,9 +24,9 @@ use flotilla_api::karmada::{
     ClusterResourceBinding, PropagationSpec, ResourceBinding, ResourceBindingSpec,
 };
 use flotilla_runtime::controller::{Tasks, until_ready};
+use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
 use flotilla_runtime::{Priority, Shutdown, WorkQueue};
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use parking_lot::Mutex;
 use serde_json::Value;
 use tracing::{debug, info, warn};

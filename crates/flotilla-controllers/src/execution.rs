@@ -26,10 +26,10 @@ use flotilla_api::karmada::{
 };
 use flotilla_api::validation::karmada::prune_manifest;
 use flotilla_runtime::controller::{Tasks, until_ready};
+use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
 use flotilla_runtime::{Backoff, Priority, Shutdown, WorkQueue};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher;
 use parking_lot::Mutex;

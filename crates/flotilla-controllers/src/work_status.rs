@@ -18,9 +18,9 @@ use flotilla_api::karmada::{
     Work, names,
 };
 use flotilla_runtime::controller::{Tasks, until_ready};
+use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
 use flotilla_runtime::{Backoff, Priority, Shutdown, WorkQueue};
 use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher;
 use parking_lot::Mutex;

@@ -7,6 +7,7 @@
 //! talk to the control plane only through a `kube::Client`.
 
 pub mod controller;
+pub mod events;
 pub mod leader;
 pub mod queue;
 pub mod selection;

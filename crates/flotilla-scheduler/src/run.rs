@@ -21,13 +21,13 @@ use flotilla_api::karmada::{
     Cluster, ClusterResourceBinding, DEFAULT_SCHEDULER_NAME, MESSAGE_SCHEDULED, REASON_SUCCESS,
     ResourceBinding, ResourceBindingSpec, ResourceBindingStatus,
 };
+use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
 use flotilla_runtime::{Backoff, Priority, Shutdown, WorkQueue};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::WatchStreamExt;
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::watcher::{self, Event as WatchEvent};
 use serde_json::Value;

@@ -23,6 +23,39 @@ pub fn pod_template(template: &mut Obj) {
 
 pub fn secret(secret: &mut Obj) {
     or_insert_str(secret, "type", "Opaque");
+    string_data(secret);
+}
+
+/// `stringData` is write-only: its entries are base64-encoded into `data` (replacing a key
+/// both set) and the field is dropped, as the v1 → internal conversion does
+/// (k8s.io/kubernetes pkg/apis/core/v1/conversion.go, `Convert_v1_Secret_To_core_Secret`,
+/// v1.32). A non-string entry is left for validation to reject.
+fn string_data(secret: &mut Obj) {
+    use base64::Engine as _;
+    let Some(Value::Object(plain)) = secret.get("stringData") else {
+        return;
+    };
+    if plain.values().any(|v| !v.is_string()) {
+        return;
+    }
+    let encoded: Vec<(String, Value)> = plain
+        .iter()
+        .map(|(k, v)| {
+            let text = v.as_str().unwrap_or_default();
+            let b64 = base64::engine::general_purpose::STANDARD.encode(text);
+            (k.clone(), Value::String(b64))
+        })
+        .collect();
+    secret.remove("stringData");
+    let data = secret
+        .entry("data")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if data.is_null() {
+        *data = Value::Object(serde_json::Map::new());
+    }
+    if let Some(data) = data.as_object_mut() {
+        data.extend(encoded);
+    }
 }
 
 /// A claim, standalone or as a StatefulSet's volume claim template.

@@ -459,6 +459,22 @@ fn services_get_type_ports_traffic_policies_and_ip_families() {
 }
 
 #[test]
+fn secret_string_data_is_merged_into_data() {
+    let secret = defaulted(
+        "",
+        "v1",
+        "Secret",
+        json!({"data": {"a": "b2xk", "keep": "eA=="}, "stringData": {"a": "new", "token": "s3cr3t"}}),
+    );
+    assert_eq!(
+        secret,
+        json!({"type": "Opaque", "data": {"a": "bmV3", "keep": "eA==", "token": "czNjcjN0"}})
+    );
+    let only = defaulted("", "v1", "Secret", json!({"stringData": {"k": "v"}}));
+    assert_eq!(only, json!({"type": "Opaque", "data": {"k": "dg=="}}));
+}
+
+#[test]
 fn other_core_kinds_get_their_defaults() {
     assert_eq!(defaulted("", "v1", "Secret", json!({}))["type"], "Opaque");
     assert_eq!(

@@ -1,0 +1,30 @@
+//! Propagation end to end through the real binary and the real kubectl: `flotilla up --demo`
+//! (three simulated GPU members) driven the way a user drives it — `kubectl apply` of
+//! Deployments, PropagationPolicies and OverridePolicies on the control plane, `kubectl scale`,
+//! `kubectl --context <member>` to look at (and tamper with) the members — and a control plane
+//! killed with SIGKILL in the middle of propagating, restarted on its redb data directory.
+
+#[path = "propagate_e2e/support.rs"]
+mod support;
+
+#[path = "propagate_e2e/restart.rs"]
+mod restart;
+#[path = "propagate_e2e/scenarios.rs"]
+mod scenarios;
+
+/// One control plane for every scenario (each in its own namespace), run concurrently: starting
+/// `up --demo` once keeps the target fast; a failure names its scenario.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn user_scenarios_through_kubectl_against_up_demo() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let plane = support::ControlPlane::demo(dir.path()).await;
+    tokio::join!(
+        scenarios::duplicated_overridden_then_deleted(&plane),
+        scenarios::weighted_scale_up_and_down(&plane),
+        scenarios::policy_change_replaces_the_workload(&plane),
+        scenarios::propagate_deps_carries_config_along(&plane),
+        scenarios::conflict_abort_then_overwrite(&plane),
+        scenarios::drift_in_a_member_is_repaired(&plane),
+    );
+    scenarios::nothing_left_behind(&plane).await;
+}
