@@ -86,8 +86,6 @@ fn condition(kind: &str) -> String {
 
 /// Every built-in resource, in no particular order.
 pub fn builtin_resources() -> Vec<ResourceInfo> {
-    let scheduled = condition("Scheduled");
-    let fully_applied = condition("FullyApplied");
     let applied = condition("Applied");
     let policy_columns: &[(&str, &str, &str, i32)] = &[
         (
@@ -97,10 +95,6 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
             0,
         ),
         ("PRIORITY", "string", ".spec.priority", 0),
-    ];
-    let binding_columns: &[(&str, &str, &str, i32)] = &[
-        ("SCHEDULED", "string", &scheduled, 0),
-        ("FULLYAPPLIED", "string", &fully_applied, 0),
     ];
     let defs = vec![
         // core/v1
@@ -360,8 +354,7 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
         .short(&["rb"])
         .cat(KARMADA)
         .status()
-        .generation()
-        .columns(binding_columns),
+        .generation(),
         def(
             "work.karmada.io",
             "v1alpha2",
@@ -371,8 +364,7 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
         .short(&["crb"])
         .cat(KARMADA)
         .status()
-        .generation()
-        .columns(binding_columns),
+        .generation(),
         // config.karmada.io/v1alpha1
         def(
             "config.karmada.io",

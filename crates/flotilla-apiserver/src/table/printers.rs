@@ -31,6 +31,15 @@ fn or_none(text: String) -> Value {
     }
 }
 
+/// An absent value prints as kube-apiserver prints a CRD column without a match.
+fn null_if_empty(text: String) -> Value {
+    if text.is_empty() {
+        Value::Null
+    } else {
+        text.into()
+    }
+}
+
 fn containers(spec: &Value) -> (String, String) {
     let list = spec["containers"].as_array().cloned().unwrap_or_default();
     let names = list.iter().map(|c| string(&c["name"])).collect::<Vec<_>>();
@@ -82,6 +91,48 @@ fn condition(object: &Value, kind: &str) -> String {
 }
 
 /// The printer of a built-in kind, if it has one.
+/// `cluster:ready/desired` per target cluster in the scheduler's order (`cluster` alone for
+/// bindings without replicas, e.g. a ConfigMap).
+fn binding_clusters(binding: &Value) -> String {
+    let with_replicas = binding["spec"]["replicas"].as_i64().unwrap_or(0) > 0;
+    let statuses = binding["status"]["aggregatedStatus"].as_array();
+    binding["spec"]["clusters"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|target| {
+            let cluster = string(&target["name"]);
+            if !with_replicas {
+                return cluster;
+            }
+            let ready = statuses
+                .into_iter()
+                .flatten()
+                .find(|s| s["clusterName"].as_str() == Some(cluster.as_str()))
+                .map(|s| int(&s["status"]["readyReplicas"]))
+                .unwrap_or(0);
+            format!("{cluster}:{ready}/{}", int(&target["replicas"]))
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// GPUs the placement holds: per-replica `nvidia.com/gpu` times the replicas of every target.
+fn binding_gpus(binding: &Value) -> i64 {
+    let per_replica = binding["spec"]["replicaRequirements"]["resourceRequest"]["nvidia.com/gpu"]
+        .as_str()
+        .and_then(|q| flotilla_api::Quantity::parse(q).ok())
+        .and_then(|q| q.as_i64())
+        .unwrap_or(0);
+    let replicas: i64 = binding["spec"]["clusters"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| int(&t["replicas"]))
+        .sum();
+    per_replica.saturating_mul(replicas)
+}
+
 pub(super) fn builtin(
     info: &ResourceInfo,
     now: jiff::Timestamp,
@@ -357,6 +408,28 @@ pub(super) fn builtin(
                 ]
             }),
         ),
+        // Karmada's CRD columns (SCHEDULED, FULLYAPPLIED, AGE); wide adds, per target cluster,
+        // ready/desired replicas from the aggregated status and the GPUs the placement holds.
+        ("work.karmada.io", "ResourceBinding" | "ClusterResourceBinding") => (
+            vec![
+                col("Name", "string", 0),
+                col("Scheduled", "string", 0),
+                col("FullyApplied", "string", 0),
+                col("Age", "string", 0),
+                col("Clusters", "string", 1),
+                col("GPUs", "integer", 1),
+            ],
+            Box::new(move |o: &Value| {
+                vec![
+                    name(o),
+                    null_if_empty(condition(o, "Scheduled")),
+                    null_if_empty(condition(o, "FullyApplied")),
+                    age(o, now).into(),
+                    or_none(binding_clusters(o)),
+                    binding_gpus(o).into(),
+                ]
+            }),
+        ),
         ("apiextensions.k8s.io", "CustomResourceDefinition") => (
             vec![col("Name", "string", 0), col("Created At", "date", 0)],
             Box::new(move |o: &Value| vec![name(o), o["metadata"]["creationTimestamp"].clone()]),
@@ -364,4 +437,46 @@ pub(super) fn builtin(
         _ => return None,
     };
     Some(printer)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn binding(replicas: i64) -> Value {
+        json!({
+            "spec": {
+                "replicas": replicas,
+                "replicaRequirements": {"resourceRequest": {"cpu": "4", "nvidia.com/gpu": "2"}},
+                "clusters": [
+                    {"name": "us-west-2", "replicas": 3},
+                    {"name": "cn-shanghai", "replicas": 5},
+                    {"name": "eu-central-1", "replicas": 2},
+                ],
+            },
+            "status": {"aggregatedStatus": [
+                {"clusterName": "cn-shanghai", "status": {"readyReplicas": 5}},
+                {"clusterName": "us-west-2", "status": {"readyReplicas": 1}},
+            ]},
+        })
+    }
+
+    #[test]
+    fn binding_wide_columns_show_ready_over_desired_per_cluster_and_the_gpus_held() {
+        assert_eq!(
+            binding_clusters(&binding(10)),
+            "us-west-2:1/3,cn-shanghai:5/5,eu-central-1:0/2"
+        );
+        assert_eq!(binding_gpus(&binding(10)), 20);
+    }
+
+    #[test]
+    fn a_binding_without_replicas_lists_its_clusters_only() {
+        let mut b = binding(0);
+        b["spec"]["replicaRequirements"] = Value::Null;
+        assert_eq!(binding_clusters(&b), "us-west-2,cn-shanghai,eu-central-1");
+        assert_eq!(binding_gpus(&b), 0);
+    }
 }

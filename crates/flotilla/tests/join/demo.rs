@@ -221,5 +221,40 @@ async fn up_demo_comes_up_with_three_gpu_clusters_and_propagates_the_vllm_exampl
     ] {
         assert_eq!(ready_in(Some(context)).await, replicas, "{context}");
     }
+    // One command shows the placement: per cluster ready/desired, and the GPUs it holds
+    // (10 replicas × 2 GPUs). The binding's status may trail the template's by a write.
+    let mut wide = String::new();
+    for _ in 0..100 {
+        wide = kubectl(
+            "1.33",
+            &kubeconfig,
+            home,
+            &["get", "rb", "-n", "default", "-o", "wide", "--no-headers"],
+        )
+        .await;
+        if wide.contains("cn-shanghai:5/5") && wide.contains("us-west-2:3/3") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let row: Vec<&str> = wide
+        .lines()
+        .find(|l| l.starts_with("vllm-inference-deployment "))
+        .unwrap_or_else(|| panic!("the vLLM binding in:\n{wide}"))
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        row[1..3],
+        ["True", "True"],
+        "SCHEDULED, FULLYAPPLIED: {wide}"
+    );
+    let mut clusters: Vec<&str> = row[4].split(',').collect();
+    clusters.sort_unstable();
+    assert_eq!(
+        clusters,
+        ["cn-shanghai:5/5", "eu-central-1:2/2", "us-west-2:3/3"],
+        "{wide}"
+    );
+    assert_eq!(row[5], "20", "GPUs: {wide}");
     let _ = child.start_kill();
 }
