@@ -301,3 +301,71 @@ fn impersonation_acts_as_the_requested_user_once_allowed() {
         "{err}"
     );
 }
+
+#[test]
+fn review_resources_are_discoverable_and_create_only() {
+    let flotilla = Flotilla::start();
+    for version in VERSIONS {
+        let listed = flotilla.ok(
+            version,
+            &[
+                "api-resources",
+                "--api-group=authorization.k8s.io",
+                "-o",
+                "wide",
+            ],
+        );
+        for (name, kind, namespaced) in [
+            (
+                "localsubjectaccessreviews",
+                "LocalSubjectAccessReview",
+                "true",
+            ),
+            (
+                "selfsubjectaccessreviews",
+                "SelfSubjectAccessReview",
+                "false",
+            ),
+            ("selfsubjectrulesreviews", "SelfSubjectRulesReview", "false"),
+            ("subjectaccessreviews", "SubjectAccessReview", "false"),
+        ] {
+            let line = listed
+                .lines()
+                .find(|l| l.starts_with(name))
+                .unwrap_or_else(|| panic!("kubectl.{version}: {name} missing: {listed}"));
+            let columns: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(
+                columns[..5],
+                [name, "authorization.k8s.io/v1", namespaced, kind, "create"],
+                "kubectl.{version}: {line}"
+            );
+        }
+        let listed = flotilla.ok(
+            version,
+            &["api-resources", "--api-group=authentication.k8s.io"],
+        );
+        for name in ["selfsubjectreviews", "tokenreviews"] {
+            assert!(
+                listed.lines().any(|l| l.starts_with(name)),
+                "kubectl.{version}: {name} missing: {listed}"
+            );
+        }
+        // can-i resolves the resource through discovery: no "doesn't have a resource type".
+        let output = flotilla.kubectl(
+            version,
+            &["auth", "can-i", "create", "subjectaccessreviews"],
+        );
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "kubectl.{version}: {err}");
+        assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "yes");
+        assert!(!err.contains("resource type"), "kubectl.{version}: {err}");
+        let output = flotilla.kubectl(
+            version,
+            &["auth", "can-i", "create", "tokenreviews", "--as", "jane"],
+        );
+        assert!(!output.status.success());
+        assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "no");
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert!(!err.contains("resource type"), "kubectl.{version}: {err}");
+    }
+}
