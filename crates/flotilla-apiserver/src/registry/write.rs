@@ -12,9 +12,18 @@ use crate::error::ApiError;
 use crate::object;
 use crate::request::{FieldValidation, Query};
 
+/// A last check on an object about to be written, after defaulting and validation: what the
+/// server adds per request that the registry cannot judge alone (RBAC escalation prevention,
+/// which needs the caller). `old` is the stored object on update.
+pub trait WriteGuard: std::fmt::Debug + Send + Sync {
+    fn check(&self, info: &ResourceInfo, new: &Value, old: Option<&Value>) -> Result<(), ApiError>;
+}
+
 /// Options shared by create, update and patch.
 #[derive(Debug, Clone)]
 pub struct WriteOptions {
+    /// Checked before the object is stored (see [`WriteGuard`]).
+    pub guard: Option<std::sync::Arc<dyn WriteGuard>>,
     pub dry_run: bool,
     pub field_manager: Option<String>,
     pub field_validation: FieldValidation,
@@ -28,6 +37,7 @@ pub struct WriteOptions {
 impl WriteOptions {
     pub fn from_query(query: &Query) -> Result<Self, ApiError> {
         Ok(WriteOptions {
+            guard: None,
             dry_run: query.dry_run()?,
             field_manager: query.get("fieldManager").map(str::to_owned),
             field_validation: query.field_validation()?,
@@ -53,6 +63,7 @@ impl WriteOptions {
 impl Default for WriteOptions {
     fn default() -> Self {
         WriteOptions {
+            guard: None,
             dry_run: false,
             field_manager: None,
             field_validation: FieldValidation::Warn,
@@ -212,6 +223,9 @@ impl Registry {
         admission::default_on_create(info, &mut body);
         let name = object::name(&body).unwrap_or("").to_owned();
         admission::validate(info, &body, None)?;
+        if let Some(guard) = &options.guard {
+            guard.check(info, &body, None)?;
+        }
         if let Some(ns) = namespace.filter(|_| info.namespaced) {
             self.check_namespace_open(ns).await?;
         }
@@ -422,6 +436,9 @@ impl Registry {
             object::metadata_mut(&mut new).insert("generation".into(), generation.into());
         }
         admission::validate(info, &new, Some(&old))?;
+        if let Some(guard) = &options.guard {
+            guard.check(info, &new, Some(&old))?;
+        }
         self.managed_fields_on_write(&mut new, Some(&old), options);
         let deleting = old["metadata"].get("deletionTimestamp").is_some();
         // A namespace also waits for its content (`spec.finalizers`, see `lifecycle`).
