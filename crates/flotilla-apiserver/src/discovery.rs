@@ -207,7 +207,6 @@ pub fn aggregated(catalog: &Catalog, legacy: bool, version: &str) -> Value {
                             "verbs": ["create"],
                         })
                     }));
-                    sort_by_resource(&mut resources, "resource");
                     json!({"version": version, "resources": resources, "freshness": "Current"})
                 })
                 .collect();
@@ -326,7 +325,6 @@ pub fn resource_list(catalog: &Catalog, group: &str, version: &str) -> Option<Va
             "verbs": ["create"],
         }));
     }
-    sort_by_resource(&mut resources, "name");
     let group_version = if group.is_empty() {
         version.to_owned()
     } else {
@@ -338,9 +336,4 @@ pub fn resource_list(catalog: &Catalog, group: &str, version: &str) -> Option<Va
         "groupVersion": group_version,
         "resources": resources,
     }))
-}
-
-/// Resources by name, as the catalog orders its own (a subresource right after its resource).
-fn sort_by_resource(resources: &mut [Value], field: &str) {
-    resources.sort_by(|a, b| a[field].as_str().cmp(&b[field].as_str()));
 }
