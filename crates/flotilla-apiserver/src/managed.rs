@@ -81,21 +81,19 @@ pub fn record_update(
 ) {
     let api_version = info.api_version();
     let cursor = cursor(info);
+    // Client-sent or stored managedFields take part in the comparison as one atomic field,
+    // which `strip` then leaves unowned.
+    let zero;
     let (base, managers) = match old {
-        Some(old) => (old.clone(), entries_of(old)),
-        None => (zero_object(info, new), Vec::new()),
+        Some(old) => (old, entries_of(old)),
+        None => {
+            zero = zero_object(info, new);
+            (&zero, Vec::new())
+        }
     };
-    let mut plain = new.clone();
-    if let Some(meta) = plain.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.remove("managedFields");
-    }
-    let mut base = base;
-    if let Some(meta) = base.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.remove("managedFields");
-    }
     match update::update(
-        &base,
-        &plain,
+        base,
+        new,
         &cursor,
         managers.clone(),
         manager,

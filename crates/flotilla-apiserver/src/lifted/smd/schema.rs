@@ -76,8 +76,9 @@ impl<'a> Cursor<'a> {
                 Cursor::Builtin { kind, path }
             }
             Cursor::Crd(node) => {
-                // `metadata` of a custom resource is ObjectMeta, whatever the schema says.
-                if matches!(name, "metadata") && node.is_some_and(|n| n.properties.is_empty()) {
+                // `metadata` of a custom resource (and of templates it embeds) is ObjectMeta,
+                // whatever its schema says.
+                if name == "metadata" {
                     return Cursor::Builtin {
                         kind: "",
                         path: vec!["metadata".into()],
