@@ -81,18 +81,37 @@ pub fn record_update(
 ) {
     let api_version = info.api_version();
     let cursor = cursor(info);
-    // Client-sent or stored managedFields take part in the comparison as one atomic field,
-    // which `strip` then leaves unowned.
-    let zero;
-    let (base, managers) = match old {
-        Some(old) => (old, entries_of(old)),
-        None => {
-            zero = zero_object(info, new);
-            (&zero, Vec::new())
+    let Some(old) = old else {
+        // Creating: one walk against the zero object (the hot path); nobody to take from.
+        let zero = zero_object(info, new);
+        let entries = match typed::created_fields_v1(&zero, new, &cursor) {
+            Ok(fields) if !fields.is_empty() => vec![json!({
+                "manager": manager,
+                "operation": "Update",
+                "apiVersion": api_version,
+                "time": time,
+                "fieldsType": "FieldsV1",
+                "fieldsV1": Value::Object(fields),
+            })],
+            Ok(_) => Vec::new(),
+            Err(error) => {
+                tracing::debug!(%error, "no managed fields: the object does not fit its schema");
+                Vec::new()
+            }
+        };
+        let meta = crate::object::metadata_mut(new);
+        if entries.is_empty() {
+            meta.remove("managedFields");
+        } else {
+            meta.insert("managedFields".into(), Value::Array(entries));
         }
+        return;
     };
+    // Stored managedFields take part in the comparison as one atomic field, which `strip` then
+    // leaves unowned.
+    let managers = entries_of(old);
     match update::update(
-        base,
+        old,
         new,
         &cursor,
         managers.clone(),

@@ -102,3 +102,69 @@ fn manager_names_come_from_the_user_agent() {
     );
     assert_eq!(manager_from_user_agent(""), "unknown");
 }
+
+/// The one-walk create encoding is the general update algorithm against the zero object.
+#[test]
+fn the_create_fast_path_matches_the_general_comparison() {
+    let objects = [
+        (
+            "apps",
+            "deployments",
+            json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "labels": {"app": "web"}, "finalizers": ["a/b"],
+                "managedFields": [{"manager": "client"}]},
+            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}, "paused": null,
+                "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}},
+                "template": {"metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [
+                        {"name": "b", "image": "b", "args": ["x"], "env": [{"name": "E", "value": "1"}],
+                         "resources": {"requests": {"cpu": "1"}}, "ports": [{"containerPort": 81}, {"containerPort": 80, "protocol": "UDP"}]},
+                        {"name": "a", "image": "a", "resources": {}}],
+                        "tolerations": [], "volumes": [], "nodeSelector": {}}}},
+            "status": {"replicas": 1}}),
+        ),
+        (
+            "",
+            "configmaps",
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "annotations": {"z": "1", "a": "2"}}, "data": {"k": "v"}, "immutable": false}),
+        ),
+        (
+            "",
+            "pods",
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "c", "image": "i"}], "restartPolicy": "Always"}}),
+        ),
+        (
+            "",
+            "namespaces",
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n"}}),
+        ),
+    ];
+    for (group, plural, object) in objects {
+        let info = info(group, plural);
+        let mut fast = object.clone();
+        record_update(&info, None, &mut fast, "m", "t");
+        let zero = zero_object(&info, &object);
+        let general = update::update(
+            &zero,
+            &object,
+            &cursor(&info),
+            Vec::new(),
+            "m",
+            &info.api_version(),
+            "t",
+        )
+        .expect("update");
+        let general = update::encode(&general);
+        let fast = fast["metadata"]
+            .get("managedFields")
+            .cloned()
+            .unwrap_or(json!([]));
+        assert_eq!(
+            serde_json::to_string(&fast).expect("JSON"),
+            serde_json::to_string(&general).expect("JSON"),
+            "{plural}"
+        );
+    }
+}

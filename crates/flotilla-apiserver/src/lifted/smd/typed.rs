@@ -434,3 +434,140 @@ pub fn remove_items(value: &Value, set: &Set, cursor: &Cursor<'_>) -> Value {
 pub fn describe(path: &[PathElement]) -> String {
     display_path(path)
 }
+
+/// The `fieldsV1` an update that creates `new` records, compared with the kind's `zero`
+/// object, built in one walk: the same as encoding `compare(zero, new).added ∪ modified` with
+/// `update::strip` applied, without the intermediate sets (creates are the hot path).
+pub fn created_fields_v1(
+    zero: &Value,
+    new: &Value,
+    cursor: &Cursor<'_>,
+) -> Result<Map<String, Value>, TypeError> {
+    let mut out = Map::new();
+    if let (Value::Object(new), Value::Object(zero)) = (new, zero) {
+        object_fields(new, Some(zero), cursor, Depth::Root, &mut out, "")?;
+    }
+    Ok(out)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Depth {
+    Root,
+    Metadata,
+    Other,
+}
+
+fn object_fields(
+    new: &Map<String, Value>,
+    zero: Option<&Map<String, Value>>,
+    cursor: &Cursor<'_>,
+    depth: Depth,
+    out: &mut Map<String, Value>,
+    path: &str,
+) -> Result<(), TypeError> {
+    let mut keys: Vec<&String> = new.keys().collect();
+    keys.sort_unstable();
+    for key in keys {
+        let skip = match depth {
+            Depth::Root => matches!(key.as_str(), "apiVersion" | "kind" | "status"),
+            Depth::Metadata => super::update::UNMANAGED_METADATA.contains(&key.as_str()),
+            Depth::Other => false,
+        };
+        if skip {
+            continue;
+        }
+        let child_depth = if depth == Depth::Root && key == "metadata" {
+            Depth::Metadata
+        } else {
+            Depth::Other
+        };
+        let pe = PathElement::Field(key.clone());
+        let node = node_fields(
+            &new[key],
+            zero.map(|z| z.get(key)),
+            &cursor.field(key),
+            child_depth,
+            &child_path(path, &pe),
+        )?;
+        if let Some(node) = node {
+            out.insert(pe.encode(), Value::Object(node));
+        }
+    }
+    Ok(())
+}
+
+/// The encoded node of `new` (`zero` is `None` when the parent itself is new, `Some(None)` when
+/// the field is absent from the zero object), or `None` when nothing under it changed.
+fn node_fields(
+    new: &Value,
+    zero: Option<Option<&Value>>,
+    cursor: &Cursor<'_>,
+    depth: Depth,
+    path: &str,
+) -> Result<Option<Map<String, Value>>, TypeError> {
+    let zero = zero.flatten();
+    let added = zero.is_none();
+    let with_dot = |children: Map<String, Value>| {
+        if added && !children.is_empty() {
+            let mut node = Map::new();
+            node.insert(".".into(), Value::Object(Map::new()));
+            node.extend(children);
+            node
+        } else {
+            children
+        }
+    };
+    match new {
+        Value::Object(map) if !cursor.atomic_map() => {
+            let zero_map = match zero {
+                Some(Value::Object(z)) => Some(z),
+                _ => None,
+            };
+            let mut children = Map::new();
+            object_fields(map, zero_map, cursor, depth, &mut children, path)?;
+            if children.is_empty() && !added {
+                return Ok(None);
+            }
+            Ok(Some(with_dot(children)))
+        }
+        Value::Array(items) => {
+            let list_type = cursor.list_type();
+            if list_type == ListType::Atomic {
+                return Ok((zero != Some(new)).then(Map::new));
+            }
+            let mut indexed = index_items(cursor, &list_type, items, path, false)?;
+            indexed.sort_by(|a, b| a.0.cmp(&b.0));
+            let item_cursor = cursor.items();
+            let mut children = Map::new();
+            for (pe, item) in indexed {
+                let item_path = child_path(path, &pe);
+                let node = match item {
+                    Value::Object(map) if !item_cursor.atomic_map() => {
+                        let mut fields = Map::new();
+                        object_fields(
+                            map,
+                            None,
+                            &item_cursor,
+                            Depth::Other,
+                            &mut fields,
+                            &item_path,
+                        )?;
+                        let mut node = Map::new();
+                        if !fields.is_empty() {
+                            node.insert(".".into(), Value::Object(Map::new()));
+                        }
+                        node.extend(fields);
+                        node
+                    }
+                    _ => Map::new(),
+                };
+                children.insert(pe.encode(), Value::Object(node));
+            }
+            if children.is_empty() && !added {
+                return Ok(None);
+            }
+            Ok(Some(with_dot(children)))
+        }
+        _ => Ok((zero != Some(new)).then(Map::new)),
+    }
+}

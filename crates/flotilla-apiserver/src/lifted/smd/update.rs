@@ -9,7 +9,7 @@ use super::schema::Cursor;
 use super::typed::{self, Comparison, TypeError};
 
 /// Metadata fields nobody owns (the `stripMetaManager` set, plus server-set bookkeeping).
-const UNMANAGED_METADATA: &[&str] = &[
+pub(crate) const UNMANAGED_METADATA: &[&str] = &[
     "name",
     "namespace",
     "uid",
