@@ -15,6 +15,7 @@ pub mod authn;
 pub mod authz;
 pub mod bootstrap;
 pub mod endpoints;
+pub mod escalation;
 mod files;
 pub mod impersonation;
 pub mod jwt;

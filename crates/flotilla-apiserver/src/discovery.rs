@@ -1,5 +1,7 @@
 //! Discovery documents: aggregated (`apidiscovery.k8s.io/v2`) and legacy (`APIVersions`,
-//! `APIGroupList`, `APIGroup`, `APIResourceList`), all built from the catalog.
+//! `APIGroupList`, `APIGroup`, `APIResourceList`), built from the catalog plus the create-only
+//! review resources of `authentication.k8s.io` and `authorization.k8s.io`, which are served by
+//! [`crate::auth::endpoints`] and stored nowhere, so the catalog does not hold them.
 
 use serde_json::{Value, json};
 
@@ -29,6 +31,89 @@ pub fn wants_aggregated(accept: &str) -> Option<&'static str> {
     })
 }
 
+/// A resource that is not a stored kind: the identity reviews, which only accept `create`.
+struct Review {
+    group: &'static str,
+    plural: &'static str,
+    singular: &'static str,
+    kind: &'static str,
+    namespaced: bool,
+}
+
+/// The review resources kube-apiserver 1.32 serves, all in version `v1` with the single verb
+/// `create` (`pkg/registry/authentication` and `pkg/registry/authorization` storage).
+const REVIEWS: &[Review] = &[
+    Review {
+        group: "authentication.k8s.io",
+        plural: "selfsubjectreviews",
+        singular: "selfsubjectreview",
+        kind: "SelfSubjectReview",
+        namespaced: false,
+    },
+    Review {
+        group: "authentication.k8s.io",
+        plural: "tokenreviews",
+        singular: "tokenreview",
+        kind: "TokenReview",
+        namespaced: false,
+    },
+    Review {
+        group: "authorization.k8s.io",
+        plural: "localsubjectaccessreviews",
+        singular: "localsubjectaccessreview",
+        kind: "LocalSubjectAccessReview",
+        namespaced: true,
+    },
+    Review {
+        group: "authorization.k8s.io",
+        plural: "selfsubjectaccessreviews",
+        singular: "selfsubjectaccessreview",
+        kind: "SelfSubjectAccessReview",
+        namespaced: false,
+    },
+    Review {
+        group: "authorization.k8s.io",
+        plural: "selfsubjectrulesreviews",
+        singular: "selfsubjectrulesreview",
+        kind: "SelfSubjectRulesReview",
+        namespaced: false,
+    },
+    Review {
+        group: "authorization.k8s.io",
+        plural: "subjectaccessreviews",
+        singular: "subjectaccessreview",
+        kind: "SubjectAccessReview",
+        namespaced: false,
+    },
+];
+
+/// The version every review resource is served in.
+const REVIEW_VERSION: &str = "v1";
+
+fn reviews_of<'a>(group: &'a str, version: &'a str) -> impl Iterator<Item = &'static Review> + 'a {
+    REVIEWS
+        .iter()
+        .filter(move |r| r.group == group && version == REVIEW_VERSION)
+}
+
+/// The catalog's groups and the review groups, each with its versions.
+fn all_groups(catalog: &Catalog) -> Vec<(String, Vec<String>)> {
+    let mut groups = catalog.groups();
+    for review in REVIEWS {
+        match groups.iter_mut().find(|(name, _)| name == review.group) {
+            Some((_, versions)) if versions.iter().any(|v| v == REVIEW_VERSION) => {}
+            Some((_, versions)) => versions.insert(0, REVIEW_VERSION.to_owned()),
+            None => groups.push((review.group.to_owned(), vec![REVIEW_VERSION.to_owned()])),
+        }
+    }
+    groups
+}
+
+/// Whether `serviceaccounts/token` (TokenRequest) hangs off this resource.
+fn has_token_subresource(info: &ResourceInfo) -> bool {
+    info.group.is_empty() && info.version == "v1" && info.plural == "serviceaccounts"
+}
+
 /// Group order: the core group first, then the built-in groups as kube-apiserver orders them,
 /// then everything else by name.
 fn ordered_groups(catalog: &Catalog) -> Vec<(String, Vec<String>)> {
@@ -36,6 +121,8 @@ fn ordered_groups(catalog: &Catalog) -> Vec<(String, Vec<String>)> {
         "",
         "apps",
         "events.k8s.io",
+        "authentication.k8s.io",
+        "authorization.k8s.io",
         "autoscaling",
         "batch",
         "networking.k8s.io",
@@ -44,7 +131,7 @@ fn ordered_groups(catalog: &Catalog) -> Vec<(String, Vec<String>)> {
         "coordination.k8s.io",
         "apiextensions.k8s.io",
     ];
-    let mut groups = catalog.groups();
+    let mut groups = all_groups(catalog);
     groups.sort_by_key(|(name, _)| {
         let rank = PRIORITY
             .iter()
@@ -84,6 +171,13 @@ fn aggregated_resource(info: &ResourceInfo) -> Value {
             "verbs": ["get", "patch", "update"],
         }));
     }
+    if has_token_subresource(info) {
+        subresources.push(json!({
+            "subresource": "token",
+            "responseKind": {"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"},
+            "verbs": ["create"],
+        }));
+    }
     if !subresources.is_empty() {
         resource["subresources"] = Value::Array(subresources);
     }
@@ -99,11 +193,20 @@ pub fn aggregated(catalog: &Catalog, legacy: bool, version: &str) -> Value {
             let versions: Vec<Value> = versions
                 .iter()
                 .map(|version| {
-                    let resources: Vec<Value> = catalog
+                    let mut resources: Vec<Value> = catalog
                         .resources(&group, version)
                         .iter()
                         .map(|info| aggregated_resource(info))
                         .collect();
+                    resources.extend(reviews_of(&group, version).map(|review| {
+                        json!({
+                            "resource": review.plural,
+                            "responseKind": {"group": review.group, "version": REVIEW_VERSION, "kind": review.kind},
+                            "scope": if review.namespaced { "Namespaced" } else { "Cluster" },
+                            "singularResource": review.singular,
+                            "verbs": ["create"],
+                        })
+                    }));
                     json!({"version": version, "resources": resources, "freshness": "Current"})
                 })
                 .collect();
@@ -151,8 +254,7 @@ pub fn group_list(catalog: &Catalog) -> Value {
 
 /// `APIGroup` for `/apis/<group>`.
 pub fn group(catalog: &Catalog, name: &str) -> Option<Value> {
-    let (group, versions) = catalog
-        .groups()
+    let (group, versions) = all_groups(catalog)
         .into_iter()
         .find(|(group, _)| group == name && !group.is_empty())?;
     let mut doc = group_doc(&group, &versions);
@@ -163,7 +265,7 @@ pub fn group(catalog: &Catalog, name: &str) -> Option<Value> {
 
 /// `APIResourceList` for `/api/v1` or `/apis/<group>/<version>`.
 pub fn resource_list(catalog: &Catalog, group: &str, version: &str) -> Option<Value> {
-    if !catalog.serves(group, version) {
+    if !catalog.serves(group, version) && reviews_of(group, version).next().is_none() {
         return None;
     }
     let mut resources = Vec::new();
@@ -202,6 +304,26 @@ pub fn resource_list(catalog: &Catalog, group: &str, version: &str) -> Option<Va
                 "verbs": ["get", "patch", "update"],
             }));
         }
+        if has_token_subresource(&info) {
+            resources.push(json!({
+                "name": "serviceaccounts/token",
+                "singularName": "",
+                "namespaced": true,
+                "group": "authentication.k8s.io",
+                "version": "v1",
+                "kind": "TokenRequest",
+                "verbs": ["create"],
+            }));
+        }
+    }
+    for review in reviews_of(group, version) {
+        resources.push(json!({
+            "name": review.plural,
+            "singularName": review.singular,
+            "namespaced": review.namespaced,
+            "kind": review.kind,
+            "verbs": ["create"],
+        }));
     }
     let group_version = if group.is_empty() {
         version.to_owned()

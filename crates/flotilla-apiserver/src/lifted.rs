@@ -1,3 +1,4 @@
 //! Behaviour ported from Kubernetes, written in our own code. Each module names its source.
 
 pub mod duration;
+pub mod smd;

@@ -1,8 +1,6 @@
 //! How the registry applies patches: dispatch to the patch engines by content type, server-side
 //! apply (managed fields and conflicts), and the `fieldsV1` sets of managed fields.
 
-use std::collections::BTreeSet;
-
 use serde_json::Value;
 
 use crate::catalog::ResourceInfo;
@@ -88,134 +86,58 @@ pub fn apply_patch(
 }
 
 /// Server-side apply: merges the applied configuration into the live object, refusing to
-/// change fields another manager owns unless forced, removes fields this manager applied before
-/// and no longer applies (when nobody else owns them), and records what the manager owns.
+/// change fields another manager owns unless forced, removes fields and list items this
+/// manager applied before and no longer applies (when nobody else owns them), and records what
+/// the manager owns, per list item (see [`managed::apply`]).
 fn server_side_apply(
     info: &ResourceInfo,
     live: &Value,
     bytes: &[u8],
     options: &WriteOptions,
 ) -> Result<Value, ApiError> {
-    let applied = parse_apply_body(bytes)?;
+    let mut applied = parse_apply_body(bytes)?;
     crate::admission::check_type(info, &applied)?;
     let manager = options
         .field_manager
         .clone()
         .unwrap_or_else(|| "unknown".into());
-    let name = crate::object::name(live).unwrap_or("").to_owned();
-    let mut entries: Vec<Value> = live["metadata"]["managedFields"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let applied_paths = managed::leaf_paths(&applied);
-    let mine = |e: &Value| e["manager"] == manager.as_str() && e["operation"] == "Apply";
-    let mut conflicts: Vec<(String, String, managed::Path)> = Vec::new();
-    for path in &applied_paths {
-        if managed::value_at(live, path) == managed::value_at(&applied, path) {
-            continue;
-        }
-        for entry in entries
-            .iter()
-            .filter(|e| !mine(e) && e["manager"] != manager.as_str())
-        {
-            if managed::overlaps(&managed::from_fields_v1(&entry["fieldsV1"]), path) {
-                conflicts.push((
-                    entry["manager"].as_str().unwrap_or("").to_owned(),
-                    entry["apiVersion"].as_str().unwrap_or("").to_owned(),
-                    path.clone(),
-                ));
-            }
-        }
-    }
-    if !conflicts.is_empty() && !options.force {
-        let causes: Vec<Cause> = conflicts
-            .iter()
-            .map(|(m, _, path)| Cause {
-                reason: "FieldManagerConflict".into(),
-                message: format!("conflict with \"{m}\""),
-                field: format!(".{}", path.join(".")),
-            })
-            .collect();
-        let list = conflicts
-            .iter()
-            .map(|(m, v, path)| format!("- conflict with \"{m}\" using {v}: .{}", path.join(".")))
-            .collect::<Vec<_>>()
-            .join("\n");
-        let message = format!(
-            "Apply failed with {} conflict{}: {}",
-            conflicts.len(),
-            if conflicts.len() == 1 { "" } else { "s" },
-            list
-        );
-        return Err(
-            ApiError::new(409, "Conflict", message).with_details(Details {
-                name,
-                group: info.group.clone(),
-                kind: info.plural.clone(),
-                causes,
-            }),
-        );
-    }
-    let gvk = GroupVersionKindRef::new(&info.group, &info.version, &info.kind);
-    let mut applied_body = applied.clone();
-    if let Some(meta) = applied_body
-        .get_mut("metadata")
-        .and_then(Value::as_object_mut)
-    {
+    if let Some(meta) = applied.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.remove("managedFields");
         meta.remove("resourceVersion");
     }
-    let mut merged =
-        if info.crd.is_none() && patch::strategic::supported(gvk.group, gvk.version, gvk.kind) {
-            patch::strategic::merge(&gvk, live, &applied_body).map_err(patch_error)?
-        } else {
-            patch::merge_patch(live, &applied_body).map_err(patch_error)?
-        };
-    // Fields this manager applied before and no longer applies go, unless someone else owns them.
-    let previous: BTreeSet<managed::Path> = entries
-        .iter()
-        .filter(|e| mine(e))
-        .flat_map(|e| managed::from_fields_v1(&e["fieldsV1"]))
-        .collect();
-    for path in previous {
-        if managed::overlaps(&applied_paths, &path) {
-            continue;
+    managed::apply(info, live, &applied, &manager, options.force, &options.now)
+        .map_err(|error| apply_error(info, error))
+}
+
+/// A 409 with one `FieldManagerConflict` cause per path, or the 500 kube-apiserver answers for
+/// a configuration its schema cannot type (a list-map item without its key).
+pub fn apply_error(info: &ResourceInfo, error: managed::ApplyError) -> ApiError {
+    match error {
+        managed::ApplyError::Conflicts(conflicts) => {
+            let causes = conflicts
+                .items
+                .iter()
+                .map(|(manager, path)| Cause {
+                    reason: "FieldManagerConflict".into(),
+                    message: format!("conflict with {manager}"),
+                    field: path.clone(),
+                })
+                .collect();
+            ApiError::new(409, "Conflict", conflicts.message()).with_details(Details {
+                name: String::new(),
+                group: String::new(),
+                kind: String::new(),
+                causes,
+            })
         }
-        let owned_by_others = entries
-            .iter()
-            .filter(|e| !mine(e))
-            .any(|e| managed::overlaps(&managed::from_fields_v1(&e["fieldsV1"]), &path));
-        if !owned_by_others {
-            managed::remove_at(&mut merged, &path);
-        }
+        managed::ApplyError::Type(error) => ApiError::new(
+            500,
+            "InternalError",
+            format!(
+                "failed to create typed patch object ({}, Kind={}): {error}",
+                info.api_version(),
+                info.kind
+            ),
+        ),
     }
-    // Forced: the other managers lose the fields taken over.
-    if options.force {
-        for entry in entries.iter_mut().filter(|e| !mine(e)) {
-            let mut owned = managed::from_fields_v1(&entry["fieldsV1"]);
-            owned.retain(|p| {
-                !conflicts
-                    .iter()
-                    .any(|(_, _, c)| p.starts_with(c) || c.starts_with(p))
-            });
-            entry["fieldsV1"] = managed::to_fields_v1(&owned);
-        }
-        entries.retain(|e| !managed::from_fields_v1(&e["fieldsV1"]).is_empty());
-    }
-    // An apply of the same fields keeps its entry (and its time): nothing changed.
-    let unchanged = entries
-        .iter()
-        .any(|e| mine(e) && managed::from_fields_v1(&e["fieldsV1"]) == applied_paths);
-    if !unchanged {
-        entries.retain(|e| !mine(e));
-        entries.push(managed::entry(
-            &manager,
-            "Apply",
-            &info.api_version(),
-            &options.now,
-            &applied_paths,
-        ));
-    }
-    crate::object::metadata_mut(&mut merged).insert("managedFields".into(), Value::Array(entries));
-    Ok(merged)
 }

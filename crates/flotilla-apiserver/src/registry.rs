@@ -14,7 +14,7 @@ use flotilla_store::{Revision, Store};
 use serde_json::Value;
 
 pub use list::{ListOptions, ListPage};
-pub use write::{DeleteOptions, PatchKind, WriteOptions};
+pub use write::{DeleteOptions, PatchKind, WriteGuard, WriteOptions};
 
 use crate::cache::WatchCache;
 use crate::catalog::{Catalog, ResourceInfo};

@@ -204,7 +204,7 @@ async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Res
                     ),
                 ));
             };
-            resource::handle(&server, info, target, method, query, accept, request).await
+            resource::handle(&server, &user, info, target, method, query, accept, request).await
         }
     }
 }

@@ -136,6 +136,11 @@ impl Rbac {
         }
     }
 
+    /// Recompiles the policy from the cache now, without waiting for [`Rbac::follow`].
+    pub fn refresh(&self) {
+        self.recompile();
+    }
+
     fn recompile(&self) {
         let policy = Arc::new(Policy::compile(&self.cache));
         *self.policy.write() = policy;
@@ -174,6 +179,17 @@ impl Rbac {
             policy.collect(bindings, user, namespace, &mut rules, &mut errors);
         }
         (rules, errors)
+    }
+}
+
+impl Rbac {
+    /// The rules of Role `namespace/name`, or of ClusterRole `name` when `namespace` is empty.
+    pub fn role_rules(&self, namespace: &str, name: &str) -> Option<Arc<Vec<PolicyRule>>> {
+        let policy = self.policy.read().clone();
+        policy
+            .roles
+            .get(&(namespace.to_owned(), name.to_owned()))
+            .cloned()
     }
 }
 

@@ -42,6 +42,12 @@ pub struct Node {
     pub int_or_string: bool,
     pub embedded_resource: bool,
     pub default: Option<Value>,
+    /// `x-kubernetes-list-type`: `atomic` (the default), `set` or `map`.
+    pub list_type: Option<String>,
+    /// `x-kubernetes-list-map-keys` of a `map` list.
+    pub list_map_keys: Vec<String>,
+    /// `x-kubernetes-map-type`: `granular` (the default) or `atomic`.
+    pub map_type: Option<String>,
 }
 
 /// The parsed schema of one CRD version, with the JSON it came from (served in OpenAPI).
@@ -131,6 +137,23 @@ fn parse_node(
         int_or_string: flag("x-kubernetes-int-or-string"),
         embedded_resource: flag("x-kubernetes-embedded-resource"),
         default: map.get("default").cloned(),
+        list_type: map
+            .get("x-kubernetes-list-type")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        list_map_keys: map
+            .get("x-kubernetes-list-map-keys")
+            .and_then(Value::as_array)
+            .map(|keys| {
+                keys.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        map_type: map
+            .get("x-kubernetes-map-type")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
         ..Node::default()
     };
     if let Some(type_) = &node.type_

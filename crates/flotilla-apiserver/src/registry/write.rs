@@ -12,9 +12,18 @@ use crate::error::ApiError;
 use crate::object;
 use crate::request::{FieldValidation, Query};
 
+/// A last check on an object about to be written, after defaulting and validation: what the
+/// server adds per request that the registry cannot judge alone (RBAC escalation prevention,
+/// which needs the caller). `old` is the stored object on update.
+pub trait WriteGuard: std::fmt::Debug + Send + Sync {
+    fn check(&self, info: &ResourceInfo, new: &Value, old: Option<&Value>) -> Result<(), ApiError>;
+}
+
 /// Options shared by create, update and patch.
 #[derive(Debug, Clone)]
 pub struct WriteOptions {
+    /// Checked before the object is stored (see [`WriteGuard`]).
+    pub guard: Option<std::sync::Arc<dyn WriteGuard>>,
     pub dry_run: bool,
     pub field_manager: Option<String>,
     pub field_validation: FieldValidation,
@@ -28,6 +37,7 @@ pub struct WriteOptions {
 impl WriteOptions {
     pub fn from_query(query: &Query) -> Result<Self, ApiError> {
         Ok(WriteOptions {
+            guard: None,
             dry_run: query.dry_run()?,
             field_manager: query.get("fieldManager").map(str::to_owned),
             field_validation: query.field_validation()?,
@@ -53,6 +63,7 @@ impl WriteOptions {
 impl Default for WriteOptions {
     fn default() -> Self {
         WriteOptions {
+            guard: None,
             dry_run: false,
             field_manager: None,
             field_validation: FieldValidation::Warn,
@@ -151,7 +162,16 @@ impl Registry {
     ) -> Result<Value, ApiError> {
         admission::check_type(info, &body)?;
         // What an apply that creates the object owns: the fields it sent, not the defaults.
-        let applied_paths = options.apply.then(|| crate::managed::leaf_paths(&body));
+        let applied_entries = if options.apply {
+            let manager = options.field_manager.as_deref().unwrap_or("unknown");
+            let entries = crate::managed::created_by_apply(info, &body, manager, &options.now)
+                .map_err(|e| {
+                    crate::patch_apply::apply_error(info, crate::managed::ApplyError::Type(e))
+                })?;
+            Some(entries)
+        } else {
+            None
+        };
         let meta = object::metadata_mut(&mut body);
         match (namespace, meta.get("namespace").and_then(Value::as_str)) {
             (Some(url), Some(obj)) if !obj.is_empty() && obj != url => {
@@ -212,16 +232,15 @@ impl Registry {
         admission::default_on_create(info, &mut body);
         let name = object::name(&body).unwrap_or("").to_owned();
         admission::validate(info, &body, None)?;
+        if let Some(guard) = &options.guard {
+            guard.check(info, &body, None)?;
+        }
         if let Some(ns) = namespace.filter(|_| info.namespaced) {
             self.check_namespace_open(ns).await?;
         }
-        self.managed_fields_on_write(&mut body, None, options);
-        if let Some(paths) = &applied_paths {
-            let manager = options.field_manager.as_deref().unwrap_or("unknown");
-            let entry =
-                crate::managed::entry(manager, "Apply", &info.api_version(), &options.now, paths);
-            object::metadata_mut(&mut body)
-                .insert("managedFields".into(), Value::Array(vec![entry]));
+        self.managed_fields_on_write(info, &mut body, None, options);
+        if let Some(entries) = applied_entries {
+            object::metadata_mut(&mut body).insert("managedFields".into(), entries);
         }
         if options.dry_run {
             return Ok(body);
@@ -422,7 +441,10 @@ impl Registry {
             object::metadata_mut(&mut new).insert("generation".into(), generation.into());
         }
         admission::validate(info, &new, Some(&old))?;
-        self.managed_fields_on_write(&mut new, Some(&old), options);
+        if let Some(guard) = &options.guard {
+            guard.check(info, &new, Some(&old))?;
+        }
+        self.managed_fields_on_write(info, &mut new, Some(&old), options);
         let deleting = old["metadata"].get("deletionTimestamp").is_some();
         // A namespace also waits for its content (`spec.finalizers`, see `lifecycle`).
         let namespace_held = info.group.is_empty()
@@ -586,9 +608,10 @@ impl Registry {
         Ok(())
     }
 
-    /// Records the writing manager in `metadata.managedFields`.
+    /// Records the writing manager in `metadata.managedFields` (an apply records its own).
     fn managed_fields_on_write(
         &self,
+        info: &ResourceInfo,
         object: &mut Value,
         old: Option<&Value>,
         options: &WriteOptions,
@@ -596,19 +619,11 @@ impl Registry {
         let Some(manager) = options.field_manager.as_deref() else {
             return;
         };
-        let api_version = object["apiVersion"].as_str().unwrap_or("").to_owned();
-        let time = format_time(self.clock.now());
         if options.apply {
-            if old.is_none() {
-                // Created by an apply: the manager owns what it applied.
-                let paths = crate::managed::leaf_paths(object);
-                let entry = crate::managed::entry(manager, "Apply", &api_version, &time, &paths);
-                object::metadata_mut(object)
-                    .insert("managedFields".into(), Value::Array(vec![entry]));
-            }
             return;
         }
-        crate::managed::record_update(old, object, manager, &api_version, &time);
+        let time = format_time(self.clock.now());
+        crate::managed::record_update(info, old, object, manager, &time);
     }
 }
 

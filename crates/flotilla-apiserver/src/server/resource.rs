@@ -8,6 +8,8 @@ use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::{ApiServer, body, error_response, json_response};
+use crate::auth::authn::UserInfo;
+use crate::auth::escalation::EscalationGuard;
 use crate::catalog::ResourceInfo;
 use crate::error::ApiError;
 use crate::object;
@@ -32,8 +34,10 @@ pub fn verb(method: &Method, target: &ResourcePath, query: &Query) -> &'static s
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 pub async fn handle(
     server: &Arc<ApiServer>,
+    user: &UserInfo,
     info: Arc<ResourceInfo>,
     target: ResourcePath,
     method: Method,
@@ -41,7 +45,11 @@ pub async fn handle(
     accept: String,
     request: Request,
 ) -> Response {
-    match handle_inner(server, &info, &target, &method, &query, &accept, request).await {
+    match handle_inner(
+        server, user, &info, &target, &method, &query, &accept, request,
+    )
+    .await
+    {
         Ok(response) => response,
         Err(error) => error_response(&error),
     }
@@ -50,6 +58,7 @@ pub async fn handle(
 #[allow(clippy::too_many_arguments)]
 async fn handle_inner(
     server: &Arc<ApiServer>,
+    user: &UserInfo,
     info: &Arc<ResourceInfo>,
     target: &ResourcePath,
     method: &Method,
@@ -87,7 +96,23 @@ async fn handle_inner(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_owned();
-    let write_options = |query: &Query| WriteOptions::for_request(query, &user_agent);
+    let guard = EscalationGuard::for_request(
+        info,
+        user,
+        &server.authorizer,
+        request.uri().path(),
+        ns,
+        target.name.as_deref(),
+    );
+    if guard.is_some() && matches!(method.as_str(), "POST" | "PUT" | "PATCH") {
+        crate::auth::escalation::catch_up(registry, &server.authorizer).await?;
+    }
+    let write_options = |query: &Query| {
+        WriteOptions::for_request(query, &user_agent).map(|options| WriteOptions {
+            guard: guard.clone(),
+            ..options
+        })
+    };
     let table_wanted = table::wants_table(accept);
     match (method.as_str(), target.name.as_deref()) {
         ("GET", None) if query.flag("watch")? => {

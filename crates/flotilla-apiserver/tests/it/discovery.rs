@@ -1,6 +1,7 @@
 //! Discovery, version, health and OpenAPI documents.
 
 use http::StatusCode;
+use serde_json::{Value, json};
 
 use crate::support::*;
 
@@ -126,4 +127,93 @@ async fn anonymous_requests_get_401() {
     assert_eq!(reply.status, StatusCode::UNAUTHORIZED);
     assert_eq!(reply.body["kind"], "Status");
     assert_eq!(reply.body["reason"], "Unauthorized");
+}
+
+/// The identity reviews are served by handlers, not stored, yet discovery lists them as
+/// kube-apiserver does: version v1, verb `create` only, and `serviceaccounts/token`.
+#[tokio::test]
+async fn review_resources_appear_in_both_discovery_formats() {
+    let cp = control_plane().await;
+    let accept =
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
+    let mut request = get("/apis");
+    request
+        .headers_mut()
+        .insert(http::header::ACCEPT, accept.parse().expect("header"));
+    let reply = send(&cp, request).await;
+    let items = reply.body["items"].as_array().expect("items");
+    let group = |name: &str| {
+        items
+            .iter()
+            .find(|g| g["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("{name} missing"))
+    };
+    let authorization = &group("authorization.k8s.io")["versions"][0];
+    assert_eq!(authorization["version"], "v1");
+    let resources: Vec<(&str, &str, &Value)> = authorization["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .map(|r| {
+            (
+                r["resource"].as_str().expect("resource"),
+                r["scope"].as_str().expect("scope"),
+                &r["verbs"],
+            )
+        })
+        .collect();
+    let create = json!(["create"]);
+    assert_eq!(
+        resources,
+        vec![
+            ("localsubjectaccessreviews", "Namespaced", &create),
+            ("selfsubjectaccessreviews", "Cluster", &create),
+            ("selfsubjectrulesreviews", "Cluster", &create),
+            ("subjectaccessreviews", "Cluster", &create),
+        ]
+    );
+    let authentication = &group("authentication.k8s.io")["versions"][0]["resources"];
+    assert_eq!(authentication[0]["resource"], "selfsubjectreviews");
+    assert_eq!(authentication[1]["resource"], "tokenreviews");
+    assert_eq!(authentication[1]["responseKind"]["kind"], "TokenReview");
+
+    let legacy = send(&cp, get("/apis")).await;
+    let names: Vec<&str> = legacy.body["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .map(|g| g["name"].as_str().expect("name"))
+        .collect();
+    assert!(names.contains(&"authorization.k8s.io"), "{names:?}");
+    let reply = send(&cp, get("/apis/authentication.k8s.io")).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert_eq!(
+        reply.body["preferredVersion"]["groupVersion"],
+        "authentication.k8s.io/v1"
+    );
+    let reply = send(&cp, get("/apis/authorization.k8s.io/v1")).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    let sar = reply.body["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .find(|r| r["name"] == "localsubjectaccessreviews")
+        .expect("localsubjectaccessreviews");
+    assert_eq!(
+        *sar,
+        json!({"name": "localsubjectaccessreviews", "singularName": "localsubjectaccessreview",
+            "namespaced": true, "kind": "LocalSubjectAccessReview", "verbs": ["create"]})
+    );
+    let reply = send(&cp, get("/api/v1")).await;
+    let token = reply.body["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .find(|r| r["name"] == "serviceaccounts/token")
+        .expect("serviceaccounts/token");
+    assert_eq!(token["kind"], "TokenRequest");
+    assert_eq!(token["group"], "authentication.k8s.io");
+    assert_eq!(token["verbs"], json!(["create"]));
+    let reply = send(&cp, get("/apis/authorization.k8s.io/v2")).await;
+    assert_eq!(reply.status, StatusCode::NOT_FOUND);
 }

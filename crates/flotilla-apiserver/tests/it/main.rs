@@ -7,6 +7,7 @@ mod auth;
 mod crd;
 mod defaults;
 mod discovery;
+mod escalation;
 mod fieldvalidation;
 mod fuzz;
 mod gc;

@@ -301,3 +301,218 @@ fn impersonation_acts_as_the_requested_user_once_allowed() {
         "{err}"
     );
 }
+
+#[test]
+fn review_resources_are_discoverable_and_create_only() {
+    let flotilla = Flotilla::start();
+    for version in VERSIONS {
+        let listed = flotilla.ok(
+            version,
+            &[
+                "api-resources",
+                "--api-group=authorization.k8s.io",
+                "-o",
+                "wide",
+            ],
+        );
+        for (name, kind, namespaced) in [
+            (
+                "localsubjectaccessreviews",
+                "LocalSubjectAccessReview",
+                "true",
+            ),
+            (
+                "selfsubjectaccessreviews",
+                "SelfSubjectAccessReview",
+                "false",
+            ),
+            ("selfsubjectrulesreviews", "SelfSubjectRulesReview", "false"),
+            ("subjectaccessreviews", "SubjectAccessReview", "false"),
+        ] {
+            let line = listed
+                .lines()
+                .find(|l| l.starts_with(name))
+                .unwrap_or_else(|| panic!("kubectl.{version}: {name} missing: {listed}"));
+            let columns: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(
+                columns[..5],
+                [name, "authorization.k8s.io/v1", namespaced, kind, "create"],
+                "kubectl.{version}: {line}"
+            );
+        }
+        let listed = flotilla.ok(
+            version,
+            &["api-resources", "--api-group=authentication.k8s.io"],
+        );
+        for name in ["selfsubjectreviews", "tokenreviews"] {
+            assert!(
+                listed.lines().any(|l| l.starts_with(name)),
+                "kubectl.{version}: {name} missing: {listed}"
+            );
+        }
+        // can-i resolves the resource through discovery: no "doesn't have a resource type".
+        let output = flotilla.kubectl(
+            version,
+            &["auth", "can-i", "create", "subjectaccessreviews"],
+        );
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "kubectl.{version}: {err}");
+        assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "yes");
+        assert!(!err.contains("resource type"), "kubectl.{version}: {err}");
+        let output = flotilla.kubectl(
+            version,
+            &["auth", "can-i", "create", "tokenreviews", "--as", "jane"],
+        );
+        assert!(!output.status.success());
+        assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "no");
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert!(!err.contains("resource type"), "kubectl.{version}: {err}");
+    }
+}
+
+/// Escalation prevention through impersonation: jane may write Roles and RoleBindings in
+/// `default` but only grant or bind what she holds herself.
+#[test]
+fn roles_and_bindings_cannot_escalate_privileges() {
+    let flotilla = Flotilla::start();
+    let admin = VERSIONS[VERSIONS.len() - 1];
+    flotilla.ok(
+        admin,
+        &[
+            "create",
+            "role",
+            "rbac-writer",
+            "--verb=create,get,update,patch",
+            "--resource=roles.rbac.authorization.k8s.io,rolebindings.rbac.authorization.k8s.io,configmaps",
+        ],
+    );
+    flotilla.ok(
+        admin,
+        &[
+            "create",
+            "rolebinding",
+            "jane-writes",
+            "--role=rbac-writer",
+            "--user=jane",
+        ],
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while flotilla
+        .ok(admin, &["auth", "can-i", "create", "roles", "--as", "jane"])
+        .trim()
+        != "yes"
+    {
+        assert!(Instant::now() < deadline, "the binding never took effect");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    for version in VERSIONS {
+        let suffix = version.replace('.', "-");
+        let err = flotilla.fails(
+            version,
+            &[
+                "create",
+                "role",
+                &format!("secret-reader-{suffix}"),
+                "--verb=get,list",
+                "--resource=secrets",
+                "--as",
+                "jane",
+            ],
+        );
+        assert!(
+            err.contains(&format!(
+                "Error from server (Forbidden): roles.rbac.authorization.k8s.io \"secret-reader-{suffix}\" is forbidden: user \"jane\" (groups=[\"system:authenticated\"]) is attempting to grant RBAC permissions not currently held:\n{{APIGroups:[\"\"], Resources:[\"secrets\"], Verbs:[\"get\" \"list\"]}}"
+            )),
+            "kubectl.{version}: {err}"
+        );
+        let ok = flotilla.ok(
+            version,
+            &[
+                "create",
+                "role",
+                &format!("cm-reader-{suffix}"),
+                "--verb=get",
+                "--resource=configmaps",
+                "--as",
+                "jane",
+            ],
+        );
+        assert!(ok.contains("created"), "kubectl.{version}: {ok}");
+        flotilla.ok(
+            version,
+            &[
+                "create",
+                "rolebinding",
+                &format!("bob-reads-{suffix}"),
+                &format!("--role=cm-reader-{suffix}"),
+                "--user=bob",
+                "--as",
+                "jane",
+            ],
+        );
+        let err = flotilla.fails(
+            version,
+            &[
+                "create",
+                "rolebinding",
+                &format!("bob-admin-{suffix}"),
+                "--clusterrole=admin",
+                "--user=bob",
+                "--as",
+                "jane",
+            ],
+        );
+        assert!(
+            err.contains(&format!(
+                "rolebindings.rbac.authorization.k8s.io \"bob-admin-{suffix}\" is forbidden: user \"jane\" (groups=[\"system:authenticated\"]) is attempting to grant RBAC permissions not currently held:"
+            )),
+            "kubectl.{version}: {err}"
+        );
+    }
+    // With `bind` on the admin ClusterRole, jane may bind it (and still not write it).
+    flotilla.ok(
+        admin,
+        &[
+            "create",
+            "clusterrole",
+            "bind-admin",
+            "--verb=bind",
+            "--resource=clusterroles.rbac.authorization.k8s.io",
+            "--resource-name=admin",
+        ],
+    );
+    flotilla.ok(
+        admin,
+        &[
+            "create",
+            "rolebinding",
+            "jane-binds",
+            "--clusterrole=bind-admin",
+            "--user=jane",
+        ],
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let output = flotilla.kubectl(
+            admin,
+            &[
+                "create",
+                "rolebinding",
+                "bob-admin",
+                "--clusterrole=admin",
+                "--user=bob",
+                "--as",
+                "jane",
+            ],
+        );
+        if output.status.success() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "bind never took effect: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

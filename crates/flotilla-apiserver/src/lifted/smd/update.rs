@@ -1,0 +1,315 @@
+//! The apply and update algorithms of structured-merge-diff's `merge.Updater` (v4.4), and
+//! kube-apiserver's `managedFields` entries around them (`k8s.io/apiserver/pkg/util/managedfields`:
+//! manager identity, the stripped metadata fields, entry order, conflict wording).
+
+use serde_json::{Value, json};
+
+use super::fieldpath::{Path, PathElement, Set, display_path};
+use super::schema::Cursor;
+use super::typed::{self, Comparison, TypeError};
+
+/// Metadata fields nobody owns (the `stripMetaManager` set, plus server-set bookkeeping).
+pub(crate) const UNMANAGED_METADATA: &[&str] = &[
+    "name",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "managedFields",
+    "selfLink",
+    "generateName",
+];
+
+/// One `managedFields` entry with its field set parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Manager {
+    pub manager: String,
+    pub operation: String,
+    pub api_version: String,
+    pub time: Option<String>,
+    pub subresource: Option<String>,
+    pub set: Set,
+}
+
+impl Manager {
+    fn is(&self, manager: &str, operation: &str, api_version: &str) -> bool {
+        self.manager == manager
+            && self.operation == operation
+            && self.subresource.is_none()
+            && (operation == "Apply" || self.api_version == api_version)
+    }
+
+    /// How conflict messages name the manager (`printManager`): appliers by name, updaters
+    /// with their API version.
+    fn label(&self) -> String {
+        let name = crate::auth::lifted::forbidden::go_quote(&self.manager);
+        if self.operation == "Update" {
+            format!("{name} using {}", self.api_version)
+        } else {
+            name
+        }
+    }
+}
+
+/// Parses `metadata.managedFields`.
+pub fn parse(entries: &Value) -> Vec<Manager> {
+    let Some(entries) = entries.as_array() else {
+        return Vec::new();
+    };
+    entries
+        .iter()
+        .map(|e| Manager {
+            manager: e["manager"].as_str().unwrap_or("").to_owned(),
+            operation: e["operation"].as_str().unwrap_or("").to_owned(),
+            api_version: e["apiVersion"].as_str().unwrap_or("").to_owned(),
+            time: e["time"].as_str().map(str::to_owned),
+            subresource: e["subresource"].as_str().map(str::to_owned),
+            set: Set::from_fields_v1(&e["fieldsV1"]),
+        })
+        .collect()
+}
+
+/// Encodes entries in kube-apiserver's order: operation, time, manager, API version.
+pub fn encode(managers: &[Manager]) -> Value {
+    let mut sorted: Vec<&Manager> = managers.iter().filter(|m| !m.set.is_empty()).collect();
+    sorted.sort_by(|a, b| {
+        (
+            &a.operation,
+            &a.time,
+            &a.manager,
+            &a.api_version,
+            &a.subresource,
+        )
+            .cmp(&(
+                &b.operation,
+                &b.time,
+                &b.manager,
+                &b.api_version,
+                &b.subresource,
+            ))
+    });
+    Value::Array(
+        sorted
+            .into_iter()
+            .map(|m| {
+                let mut entry = json!({
+                    "manager": m.manager,
+                    "operation": m.operation,
+                    "apiVersion": m.api_version,
+                });
+                if let Some(time) = &m.time {
+                    entry["time"] = time.clone().into();
+                }
+                entry["fieldsType"] = "FieldsV1".into();
+                entry["fieldsV1"] = m.set.to_fields_v1();
+                if let Some(sub) = &m.subresource {
+                    entry["subresource"] = sub.clone().into();
+                }
+                entry
+            })
+            .collect(),
+    )
+}
+
+/// A set without the fields nobody owns: `apiVersion`, `kind`, `status` (reset by the main
+/// resource) and identity metadata.
+pub fn strip(mut set: Set) -> Set {
+    for field in ["apiVersion", "kind", "status"] {
+        set.children.remove(&PathElement::Field(field.into()));
+    }
+    if let Some(meta) = set.children.get_mut(&PathElement::Field("metadata".into())) {
+        meta.member = false;
+        for field in UNMANAGED_METADATA {
+            meta.children.remove(&PathElement::Field((*field).into()));
+        }
+    }
+    set.children.retain(|_, child| !child.is_empty());
+    set
+}
+
+/// Conflicts of an apply, as kube-apiserver reports them (409 with one cause per path).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conflicts {
+    /// (manager label, path) in manager order, paths in set order.
+    pub items: Vec<(String, String)>,
+}
+
+impl Conflicts {
+    /// `Apply failed with N conflicts: ...`.
+    pub fn message(&self) -> String {
+        if let [(manager, path)] = self.items.as_slice() {
+            return format!("Apply failed with 1 conflict: conflict with {manager}: {path}");
+        }
+        let mut lines = Vec::new();
+        let mut last: Option<&str> = None;
+        for (manager, path) in &self.items {
+            if last != Some(manager.as_str()) {
+                lines.push(format!("conflicts with {manager}:"));
+                last = Some(manager);
+            }
+            lines.push(format!("- {path}"));
+        }
+        format!(
+            "Apply failed with {} conflicts: {}",
+            self.items.len(),
+            lines.join("\n")
+        )
+    }
+}
+
+/// Why an apply failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ApplyError {
+    #[error("{0}")]
+    Type(#[from] TypeError),
+    #[error("{}", .0.message())]
+    Conflicts(Conflicts),
+}
+
+/// Takes what changed from the other managers (`Updater.update`): refuses, unless forced, when
+/// another manager owns a field the change sets; forced or not, removed fields leave every
+/// other manager. `mine` says which entry is the writer's.
+fn take_from_others(
+    managers: &mut Vec<Manager>,
+    comparison: &Comparison,
+    mine: impl Fn(&Manager) -> bool,
+    force: bool,
+) -> Result<(), Conflicts> {
+    let changed = comparison.modified.union(&comparison.added);
+    let mut conflicts: Vec<(String, Path)> = Vec::new();
+    for other in managers.iter().filter(|m| !mine(m)) {
+        let owned = other.set.intersection(&changed);
+        for path in owned.paths() {
+            conflicts.push((other.label(), path));
+        }
+    }
+    if !force && !conflicts.is_empty() {
+        conflicts.sort_by(|a, b| a.0.cmp(&b.0));
+        return Err(Conflicts {
+            items: conflicts
+                .into_iter()
+                .map(|(m, p)| (m, display_path(&p)))
+                .collect(),
+        });
+    }
+    for other in managers.iter_mut().filter(|m| !mine(m)) {
+        other.set = other
+            .set
+            .difference(&changed)
+            .difference(&comparison.removed);
+    }
+    managers.retain(|m| !m.set.is_empty());
+    Ok(())
+}
+
+/// Server-side apply of `config` by `manager` to `live` (`Updater.Apply`): the merged object
+/// and the new entries. `now` stamps the applier's entry when the object or its set changed.
+#[allow(clippy::too_many_arguments)]
+pub fn apply(
+    live: &Value,
+    config: &Value,
+    cursor: &Cursor<'_>,
+    mut managers: Vec<Manager>,
+    manager: &str,
+    api_version: &str,
+    force: bool,
+    now: &str,
+) -> Result<(Value, Vec<Manager>), ApplyError> {
+    let is_mine = |m: &Manager| m.is(manager, "Apply", api_version);
+    let merged = typed::merge(live, config, cursor)?;
+    let previous = managers.iter().find(|m| is_mine(m)).cloned();
+    let applied = strip(typed::to_set(config, cursor)?);
+    let last = previous.as_ref().map(|m| m.set.clone()).unwrap_or_default();
+    // Everyone's sets with the applier's new one: what prune must keep.
+    let mut everyone = applied.clone();
+    for other in managers.iter().filter(|m| !is_mine(m)) {
+        everyone = everyone.union(&other.set);
+    }
+    let new_object = prune(&merged, &last, &everyone, cursor)?;
+    let comparison = typed::compare(live, &new_object, cursor)?;
+    take_from_others(&mut managers, &comparison, is_mine, force).map_err(ApplyError::Conflicts)?;
+    let time = match &previous {
+        Some(p) if p.set == applied && comparison.is_same() => p.time.clone(),
+        _ => Some(now.to_owned()),
+    };
+    managers.retain(|m| !is_mine(m));
+    if applied.is_empty() {
+        return Ok((new_object, managers));
+    }
+    managers.push(Manager {
+        manager: manager.to_owned(),
+        operation: "Apply".into(),
+        api_version: api_version.to_owned(),
+        time,
+        subresource: None,
+        set: applied,
+    });
+    Ok((new_object, managers))
+}
+
+/// Removes what the applier owned before and no longer applies, unless someone (the applier's
+/// new configuration included) owns it (`Updater.prune`, `addBackOwnedItems`,
+/// `addBackDanglingItems`).
+fn prune(
+    merged: &Value,
+    last: &Set,
+    everyone: &Set,
+    cursor: &Cursor<'_>,
+) -> Result<Value, TypeError> {
+    if last.is_empty() {
+        return Ok(merged.clone());
+    }
+    let last = last.all_members();
+    let merged_set = typed::to_set(merged, cursor)?.all_members();
+    let pruned = typed::remove_items(merged, &last, cursor);
+    let pruned_set = typed::to_set(&pruned, cursor)?.all_members();
+    let managed = everyone.all_members();
+    let unowned = merged_set.difference(&pruned_set.union(&managed));
+    let pruned = typed::remove_items(merged, &unowned, cursor);
+    let pruned_set = typed::to_set(&pruned, cursor)?.all_members();
+    let dangling = merged_set.difference(&pruned_set).intersection(&last);
+    Ok(typed::remove_items(merged, &dangling, cursor))
+}
+
+/// A non-apply write by `manager` from `old` (`None`: a create, compared with the kind's empty
+/// object) to `new` (`Updater.Update` through kube's `managedFieldsUpdater`): the manager gains
+/// what changed, others lose it, removed fields leave everyone; the manager's time moves only
+/// when it gained something.
+pub fn update(
+    old: &Value,
+    new: &Value,
+    cursor: &Cursor<'_>,
+    mut managers: Vec<Manager>,
+    manager: &str,
+    api_version: &str,
+    now: &str,
+) -> Result<Vec<Manager>, TypeError> {
+    let comparison = typed::compare(old, new, cursor)?;
+    if comparison.is_same() {
+        return Ok(managers);
+    }
+    let is_mine = |m: &Manager| m.is(manager, "Update", api_version);
+    // Forced: an update never conflicts.
+    let _ = take_from_others(&mut managers, &comparison, |_| false, true);
+    let gained = strip(comparison.modified.union(&comparison.added));
+    if gained.is_empty() {
+        return Ok(managers);
+    }
+    let previous = managers
+        .iter()
+        .position(is_mine)
+        .map(|i| managers.remove(i).set)
+        .unwrap_or_default();
+    managers.push(Manager {
+        manager: manager.to_owned(),
+        operation: "Update".into(),
+        api_version: api_version.to_owned(),
+        time: Some(now.to_owned()),
+        subresource: None,
+        set: previous.union(&gained),
+    });
+    Ok(managers)
+}

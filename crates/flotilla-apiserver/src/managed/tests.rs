@@ -1,0 +1,170 @@
+use serde_json::json;
+
+use super::*;
+use crate::catalog::Catalog;
+
+fn info(group: &str, plural: &str) -> std::sync::Arc<ResourceInfo> {
+    let catalog = Catalog::with_builtins();
+    catalog
+        .resources(group, "v1")
+        .into_iter()
+        .find(|i| i.plural == plural)
+        .expect("built-in resource")
+}
+
+#[test]
+fn a_create_gives_its_manager_every_field_with_dots_on_added_maps() {
+    let cm = info("", "configmaps");
+    let mut object = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "a", "labels": {"x": "1"}}, "data": {"k": "v"}});
+    record_update(&cm, None, &mut object, "alice", "t0");
+    let entries = object["metadata"]["managedFields"]
+        .as_array()
+        .expect("entries");
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0]["manager"], "alice");
+    assert_eq!(entries[0]["operation"], "Update");
+    assert_eq!(entries[0]["time"], "t0");
+    // As kube-apiserver records `kubectl create configmap a --from-literal=k=v` (labels added
+    // and data added are members of their own: `.`).
+    assert_eq!(
+        serde_json::to_string(&entries[0]["fieldsV1"]).expect("JSON"),
+        r#"{"f:data":{".":{},"f:k":{}},"f:metadata":{"f:labels":{".":{},"f:x":{}}}}"#
+    );
+    let mut bare = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b",
+        "managedFields": [{"manager": "sent-by-the-client"}]}});
+    record_update(&cm, None, &mut bare, "alice", "t0");
+    assert!(bare["metadata"].get("managedFields").is_none());
+}
+
+#[test]
+fn a_created_deployment_owns_containers_by_name() {
+    let deployments = info("apps", "deployments");
+    let mut object = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "labels": {"app": "web"}},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "nginx", "image": "nginx",
+                    "ports": [{"containerPort": 80}], "resources": {}}]}}}});
+    record_update(&deployments, None, &mut object, "kubectl-create", "t0");
+    assert_eq!(
+        object["metadata"]["managedFields"][0]["fieldsV1"],
+        json!({
+            "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+            "f:spec": {
+                "f:replicas": {},
+                "f:selector": {},
+                "f:template": {
+                    "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+                    "f:spec": {"f:containers": {"k:{\"name\":\"nginx\"}": {
+                        ".": {}, "f:image": {}, "f:name": {},
+                        // A list added inside an added item is itself added: `.`.
+                        "f:ports": {".": {}, "k:{\"containerPort\":80,\"protocol\":\"TCP\"}": {
+                            ".": {}, "f:containerPort": {}}},
+                        "f:resources": {},
+                    }}},
+                },
+            },
+        })
+    );
+}
+
+#[test]
+fn an_update_takes_changed_fields_from_other_managers() {
+    let deployments = info("apps", "deployments");
+    let mut old = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "a"}, "spec": {"replicas": 2, "paused": false}});
+    record_update(&deployments, None, &mut old, "alice", "t0");
+    let mut new = old.clone();
+    new["spec"]["replicas"] = 5.into();
+    record_update(&deployments, Some(&old), &mut new, "bob", "t1");
+    let entries = new["metadata"]["managedFields"]
+        .as_array()
+        .expect("entries");
+    let fields = |who: &str| {
+        entries
+            .iter()
+            .find(|e| e["manager"] == who)
+            .map(|e| e["fieldsV1"].clone())
+            .expect("entry")
+    };
+    assert_eq!(fields("alice"), json!({"f:spec": {"f:paused": {}}}));
+    assert_eq!(fields("bob"), json!({"f:spec": {"f:replicas": {}}}));
+    // Entries in kube's order: operation, then time.
+    assert_eq!(entries[0]["manager"], "alice");
+}
+
+#[test]
+fn manager_names_come_from_the_user_agent() {
+    assert_eq!(
+        manager_from_user_agent("kubectl.1.33/v1.33.1 (linux/amd64) kubernetes/abc"),
+        "kubectl.1.33"
+    );
+    assert_eq!(manager_from_user_agent(""), "unknown");
+}
+
+/// The one-walk create encoding is the general update algorithm against the zero object.
+#[test]
+fn the_create_fast_path_matches_the_general_comparison() {
+    let objects = [
+        (
+            "apps",
+            "deployments",
+            json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "labels": {"app": "web"}, "finalizers": ["a/b"],
+                "managedFields": [{"manager": "client"}]},
+            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}, "paused": null,
+                "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}},
+                "template": {"metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [
+                        {"name": "b", "image": "b", "args": ["x"], "env": [{"name": "E", "value": "1"}],
+                         "resources": {"requests": {"cpu": "1"}}, "ports": [{"containerPort": 81}, {"containerPort": 80, "protocol": "UDP"}]},
+                        {"name": "a", "image": "a", "resources": {}}],
+                        "tolerations": [], "volumes": [], "nodeSelector": {}}}},
+            "status": {"replicas": 1}}),
+        ),
+        (
+            "",
+            "configmaps",
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "annotations": {"z": "1", "a": "2"}}, "data": {"k": "v"}, "immutable": false}),
+        ),
+        (
+            "",
+            "pods",
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "c", "image": "i"}], "restartPolicy": "Always"}}),
+        ),
+        (
+            "",
+            "namespaces",
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n"}}),
+        ),
+    ];
+    for (group, plural, object) in objects {
+        let info = info(group, plural);
+        let mut fast = object.clone();
+        record_update(&info, None, &mut fast, "m", "t");
+        let zero = zero_object(&info, &object);
+        let general = update::update(
+            &zero,
+            &object,
+            &cursor(&info),
+            Vec::new(),
+            "m",
+            &info.api_version(),
+            "t",
+        )
+        .expect("update");
+        let general = update::encode(&general);
+        let fast = fast["metadata"]
+            .get("managedFields")
+            .cloned()
+            .unwrap_or(json!([]));
+        assert_eq!(
+            serde_json::to_string(&fast).expect("JSON"),
+            serde_json::to_string(&general).expect("JSON"),
+            "{plural}"
+        );
+    }
+}
