@@ -8,10 +8,12 @@
 //! Beyond Karmada: a binding that was unschedulable for lack of capacity is retried as soon as
 //! any cluster's status changes (Karmada waits up to five minutes, karmada-io/karmada#4434).
 
+pub mod events;
 pub mod extensions;
 pub mod members;
 pub mod metrics;
 pub mod status;
+mod write;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
@@ -25,9 +27,9 @@ use flotilla_runtime::{Backoff, Priority, Shutdown, WorkQueue};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::Api;
 use kube::runtime::WatchStreamExt;
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::events::{Event, EventType, Reporter};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::watcher::{self, Event as WatchEvent};
 use serde_json::Value;
@@ -36,6 +38,7 @@ use tracing::{debug, info, warn};
 use crate::core::{ScheduleError, ScheduleOptions, Snapshot};
 use crate::decide::ScheduleTrigger;
 use crate::framework::Framework;
+use events::Recorder;
 use extensions::Extensions;
 pub use extensions::REPLICA_DIVISION_ANNOTATION;
 pub use metrics::Metrics;
@@ -671,47 +674,19 @@ impl Scheduler {
         if status::result_unchanged(applied, &binding.spec.clusters, placement, clusters) {
             return Ok(None);
         }
-        let patched = self
-            .patch(key, &status::result_patch(placement, clusters))
-            .await?;
-        Ok(patched.generation)
-    }
-
-    async fn patch(&self, key: &BindingKey, patch: &Value) -> Result<ObjectMeta, kube::Error> {
-        let params = PatchParams::default();
-        match key {
-            BindingKey::Namespaced { namespace, name } => {
-                let api = Api::<ResourceBinding>::namespaced(self.client.clone(), namespace);
-                Ok(api
-                    .patch(name, &params, &Patch::Merge(patch))
-                    .await?
-                    .metadata)
-            }
-            BindingKey::Cluster { name } => {
-                let api = Api::<ClusterResourceBinding>::all(self.client.clone());
-                Ok(api
-                    .patch(name, &params, &Patch::Merge(patch))
-                    .await?
-                    .metadata)
-            }
-        }
+        write::patch(
+            &self.client,
+            key,
+            &status::result_patch(placement, clusters),
+            false,
+        )
+        .await
     }
 
     async fn patch_status(&self, key: &BindingKey, patch: &Value) -> Result<(), kube::Error> {
-        let params = PatchParams::default();
-        match key {
-            BindingKey::Namespaced { namespace, name } => {
-                Api::<ResourceBinding>::namespaced(self.client.clone(), namespace)
-                    .patch_status(name, &params, &Patch::Merge(patch))
-                    .await?;
-            }
-            BindingKey::Cluster { name } => {
-                Api::<ClusterResourceBinding>::all(self.client.clone())
-                    .patch_status(name, &params, &Patch::Merge(patch))
-                    .await?;
-            }
-        }
-        Ok(())
+        write::patch(&self.client, key, patch, true)
+            .await
+            .map(|_| ())
     }
 
     /// Records the decision on the binding and on its template, as Karmada does.
