@@ -229,6 +229,65 @@ async fn bindings_are_placed_by_weight_and_follow_replica_changes() {
             ("us-west-2".to_owned(), 6)
         ]
     );
+
+    // Both decisions were recorded on the binding and on its template, the repeat counting in
+    // the series of the first Event (what kube-runtime's recorder writes).
+    for (kind, name) in [
+        ("ResourceBinding", "vllm-deployment"),
+        ("Deployment", "vllm"),
+    ] {
+        let events = eventually_events(&w.client, kind, name, |events| {
+            events
+                .iter()
+                .any(|e| e.series.as_ref().is_some_and(|s| s.count >= 2))
+        })
+        .await;
+        let [event] = events.as_slice() else {
+            panic!("one Event per object expected: {events:#?}");
+        };
+        assert_eq!(event.reason.as_deref(), Some("ScheduleBindingSucceed"));
+        assert_eq!(event.type_.as_deref(), Some("Normal"));
+        assert_eq!(
+            event.reporting_controller.as_deref(),
+            Some("karmada-scheduler")
+        );
+        assert_eq!(
+            event.note.as_deref(),
+            Some(
+                "Binding has been scheduled successfully. Result: {cn-shanghai:5, eu-central-1:2, us-west-2:3}"
+            )
+        );
+    }
+}
+
+/// Waits for the scheduler's events about `kind`/`name` in `default` to satisfy `done`.
+async fn eventually_events(
+    client: &kube::Client,
+    kind: &str,
+    name: &str,
+    done: impl Fn(&[k8s_openapi::api::events::v1::Event]) -> bool,
+) -> Vec<k8s_openapi::api::events::v1::Event> {
+    let api = Api::<k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), "default");
+    let mut last = Vec::new();
+    for _ in 0..600 {
+        last = api
+            .list(&Default::default())
+            .await
+            .expect("list events")
+            .items
+            .into_iter()
+            .filter(|e| {
+                e.regarding.as_ref().is_some_and(|r| {
+                    r.kind.as_deref() == Some(kind) && r.name.as_deref() == Some(name)
+                })
+            })
+            .collect();
+        if done(&last) {
+            return last;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("events about {kind} {name} never reached the expected state: {last:#?}");
 }
 
 #[tokio::test]

@@ -142,9 +142,7 @@ impl Recorder {
         };
         let object = {
             let mut cache = self.cache();
-            let due = cache
-                .swept
-                .is_none_or(|swept| swept + SWEEP_PERIOD <= now);
+            let due = cache.swept.is_none_or(|swept| swept + SWEEP_PERIOD <= now);
             if due {
                 cache.events.retain(|_, e| live(e, now));
                 cache.swept = Some(now);
