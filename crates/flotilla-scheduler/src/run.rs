@@ -12,6 +12,7 @@ pub mod extensions;
 pub mod members;
 pub mod metrics;
 pub mod status;
+mod write;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
@@ -26,7 +27,7 @@ use flotilla_runtime::{Backoff, Priority, Shutdown, WorkQueue};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::Api;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::watcher::{self, Event as WatchEvent};
@@ -671,47 +672,19 @@ impl Scheduler {
         if status::result_unchanged(applied, &binding.spec.clusters, placement, clusters) {
             return Ok(None);
         }
-        let patched = self
-            .patch(key, &status::result_patch(placement, clusters))
-            .await?;
-        Ok(patched.generation)
-    }
-
-    async fn patch(&self, key: &BindingKey, patch: &Value) -> Result<ObjectMeta, kube::Error> {
-        let params = PatchParams::default();
-        match key {
-            BindingKey::Namespaced { namespace, name } => {
-                let api = Api::<ResourceBinding>::namespaced(self.client.clone(), namespace);
-                Ok(api
-                    .patch(name, &params, &Patch::Merge(patch))
-                    .await?
-                    .metadata)
-            }
-            BindingKey::Cluster { name } => {
-                let api = Api::<ClusterResourceBinding>::all(self.client.clone());
-                Ok(api
-                    .patch(name, &params, &Patch::Merge(patch))
-                    .await?
-                    .metadata)
-            }
-        }
+        write::patch(
+            &self.client,
+            key,
+            &status::result_patch(placement, clusters),
+            false,
+        )
+        .await
     }
 
     async fn patch_status(&self, key: &BindingKey, patch: &Value) -> Result<(), kube::Error> {
-        let params = PatchParams::default();
-        match key {
-            BindingKey::Namespaced { namespace, name } => {
-                Api::<ResourceBinding>::namespaced(self.client.clone(), namespace)
-                    .patch_status(name, &params, &Patch::Merge(patch))
-                    .await?;
-            }
-            BindingKey::Cluster { name } => {
-                Api::<ClusterResourceBinding>::all(self.client.clone())
-                    .patch_status(name, &params, &Patch::Merge(patch))
-                    .await?;
-            }
-        }
-        Ok(())
+        write::patch(&self.client, key, patch, true)
+            .await
+            .map(|_| ())
     }
 
     /// Records the decision on the binding and on its template, as Karmada does.

@@ -229,6 +229,66 @@ async fn bindings_are_placed_by_weight_and_follow_replica_changes() {
             ("us-west-2".to_owned(), 6)
         ]
     );
+
+    // Both decisions were recorded on the binding and on its template: client-go's recorder
+    // (what Karmada uses) counts a repeat of the same message on the first Event and writes a
+    // new Event for a new message, so the rescale is a second Event.
+    let expected = [
+        "Binding has been scheduled successfully. Result: {cn-shanghai:5, eu-central-1:2, us-west-2:3}",
+        "Binding has been scheduled successfully. Result: {cn-shanghai:10, eu-central-1:4, us-west-2:6}",
+    ];
+    for (kind, name) in [
+        ("ResourceBinding", "vllm-deployment"),
+        ("Deployment", "vllm"),
+    ] {
+        let events = eventually_events(&w.client, kind, name, |events| events.len() >= 2).await;
+        let mut messages: Vec<&str> = events
+            .iter()
+            .map(|e| e.message.as_deref().unwrap_or_default())
+            .collect();
+        messages.sort_unstable();
+        let mut want = expected.to_vec();
+        want.sort_unstable();
+        assert_eq!(messages, want, "{kind} {name}: {events:#?}");
+        for event in &events {
+            assert_eq!(event.reason.as_deref(), Some("ScheduleBindingSucceed"));
+            assert_eq!(event.type_.as_deref(), Some("Normal"));
+            assert_eq!(event.count, Some(1));
+            assert_eq!(
+                event.reporting_component.as_deref(),
+                Some("karmada-scheduler")
+            );
+        }
+    }
+}
+
+/// Waits for the scheduler's events about `kind`/`name` in `default` to satisfy `done`.
+async fn eventually_events(
+    client: &kube::Client,
+    kind: &str,
+    name: &str,
+    done: impl Fn(&[k8s_openapi::api::core::v1::Event]) -> bool,
+) -> Vec<k8s_openapi::api::core::v1::Event> {
+    let api = Api::<k8s_openapi::api::core::v1::Event>::namespaced(client.clone(), "default");
+    let mut last = Vec::new();
+    for _ in 0..600 {
+        last = api
+            .list(&Default::default())
+            .await
+            .expect("list events")
+            .items
+            .into_iter()
+            .filter(|e| {
+                e.involved_object.kind.as_deref() == Some(kind)
+                    && e.involved_object.name.as_deref() == Some(name)
+            })
+            .collect();
+        if done(&last) {
+            return last;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("events about {kind} {name} never reached the expected state: {last:#?}");
 }
 
 #[tokio::test]
