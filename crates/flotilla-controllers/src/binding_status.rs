@@ -33,6 +33,8 @@ use crate::resources::{ResolveError, Resources};
 
 /// Condition type: every Work of the binding is applied.
 pub const CONDITION_FULLY_APPLIED: &str = "FullyApplied";
+/// Write conflicts retried at once from a fresh read before backing off.
+const CONFLICT_RETRIES: u32 = 3;
 const REASON_FULLY_APPLIED: &str = "FullyAppliedSuccess";
 const MESSAGE_FULLY_APPLIED: &str = "All works have been successfully applied";
 const REASON_NOT_FULLY_APPLIED: &str = "FullyAppliedFailed";
@@ -345,10 +347,52 @@ impl BindingStatusController {
         }
     }
 
+    /// Reads the binding from the API server (after a conflict: the cache may lag behind
+    /// this controller's own last write).
+    async fn fetch(&self, key: &BindingKey) -> Result<Option<BindingView>, kube::Error> {
+        Ok(match key {
+            BindingKey::Namespaced { namespace, name } => {
+                Api::<ResourceBinding>::namespaced(self.client.clone(), namespace)
+                    .get_opt(name)
+                    .await?
+                    .map(|b| BindingView::from_rb(&b))
+            }
+            BindingKey::Cluster { name } => Api::<ClusterResourceBinding>::all(self.client.clone())
+                .get_opt(name)
+                .await?
+                .map(|b| BindingView::from_crb(&b)),
+        })
+    }
+
+    /// Aggregates from the cached binding; on a write conflict, again from a fresh read (a few
+    /// times) instead of backing off: the conflict is usually with this controller's own
+    /// previous write, which the cache has not seen yet.
     async fn reconcile(&self, key: &BindingKey) -> Result<(), StatusError> {
-        let Some(binding) = self.view(key) else {
+        let Some(mut binding) = self.view(key) else {
             return Ok(());
         };
+        let mut attempts = 0;
+        loop {
+            match self.reconcile_view(key, &binding).await {
+                Err(StatusError::Kube(kube::Error::Api(status)))
+                    if status.code == 409 && attempts < CONFLICT_RETRIES =>
+                {
+                    attempts += 1;
+                    match self.fetch(key).await? {
+                        Some(fresh) => binding = fresh,
+                        None => return Ok(()),
+                    }
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn reconcile_view(
+        &self,
+        key: &BindingKey,
+        binding: &BindingView,
+    ) -> Result<(), StatusError> {
         if binding.metadata.deletion_timestamp.is_some()
             || binding.status.last_scheduled_time.is_none()
         {
@@ -392,7 +436,7 @@ impl BindingStatusController {
                 "metadata": {"resourceVersion": binding.metadata.resource_version},
                 "status": {"aggregatedStatus": items, "conditions": conditions},
             });
-            let reference = binding_reference(&binding);
+            let reference = binding_reference(binding);
             if let Err(error) = patch_binding_status(&self.client, key, &patch).await {
                 // A conflict is retried from the newer binding, not reported.
                 if !is_conflict(&error) {
@@ -418,7 +462,7 @@ impl BindingStatusController {
                 format!("Update {what} with AggregatedStatus successfully."),
             );
         }
-        self.aggregate_template(&binding, &items).await
+        self.aggregate_template(binding, &items).await
     }
 
     /// Karmada's `AggregateStatusSucceed/Failed` events, sent without holding up the queue.

@@ -342,16 +342,19 @@ impl Execution {
             return self.remove_finalizer(&work).await;
         }
         self.ensure_finalizer(&mut work).await?;
-        self.update_dispatching(&mut work).await?;
+        // A newly dispatching Work's `Dispatching` condition is written together with the
+        // `Applied` result (one status write instead of two); a suspension at once.
+        let dispatching = self.update_dispatching(&mut work).await?;
         if work.is_suspended() {
             tracing::debug!(work = %key, "dispatching is suspended");
             return Ok(());
         }
         if !is_ready(&cluster) {
+            self.write_dispatching(&mut work, dispatching).await?;
             return Err(SyncError::ClusterNotReady(cluster_name.to_owned()));
         }
         let started = std::time::Instant::now();
-        let synced = self.sync(&mut work, cluster_name).await;
+        let synced = self.sync(&mut work, cluster_name, dispatching).await;
         self.ctx
             .metrics
             .observe_sync_workload(synced.is_ok(), started.elapsed());
@@ -359,10 +362,21 @@ impl Execution {
     }
 
     /// Applies every manifest and records the `Applied` condition.
-    async fn sync(&self, work: &mut Work, cluster: &str) -> Result<(), SyncError> {
+    async fn sync(
+        &self,
+        work: &mut Work,
+        cluster: &str,
+        dispatching: Option<Condition>,
+    ) -> Result<(), SyncError> {
         let started = std::time::Instant::now();
         let key = WorkKey::of(work);
-        let client = self.ctx.members.client(cluster).await?;
+        let client = match self.ctx.members.client(cluster).await {
+            Ok(client) => client,
+            Err(error) => {
+                self.write_dispatching(work, dispatching).await?;
+                return Err(error.into());
+            }
+        };
         let applier = Applier {
             cache: &self.members,
             versions: &self.versions,
@@ -386,9 +400,14 @@ impl Execution {
                 ));
             }
         }
-        self.members
+        if let Err(error) = self
+            .members
             .use_informers(&key.to_string(), informers)
-            .await?;
+            .await
+        {
+            self.write_dispatching(work, dispatching).await?;
+            return Err(error.into());
+        }
         let mut errors = Vec::new();
         let mut succeeded = 0;
         for manifest in &manifests {
@@ -428,17 +447,16 @@ impl Execution {
             }
         }
         tracing::debug!(work = %key, elapsed = ?started.elapsed(), "synced work");
+        let mut conditions: Vec<Condition> = dispatching.iter().cloned().collect();
         if errors.is_empty() {
-            self.set_condition(
-                work,
-                condition(
-                    WORK_APPLIED,
-                    "True",
-                    "AppliedSuccessful",
-                    "Manifest has been successfully applied",
-                ),
-            )
-            .await?;
+            conditions.push(condition(
+                WORK_APPLIED,
+                "True",
+                "AppliedSuccessful",
+                "Manifest has been successfully applied",
+            ));
+            self.set_conditions(work, conditions).await?;
+            self.dispatching_event(work, dispatching).await;
             return Ok(());
         }
         let message = format!(
@@ -456,11 +474,9 @@ impl Execution {
             ),
         )
         .await;
-        self.set_condition(
-            work,
-            condition(WORK_APPLIED, "False", "AppliedFailed", &message),
-        )
-        .await?;
+        conditions.push(condition(WORK_APPLIED, "False", "AppliedFailed", &message));
+        self.set_conditions(work, conditions).await?;
+        self.dispatching_event(work, dispatching).await;
         Err(SyncError::Failed(message))
     }
 
@@ -541,8 +557,9 @@ impl Execution {
             .await
     }
 
-    /// Karmada's `updateWorkDispatchingConditionIfNeeded`.
-    async fn update_dispatching(&self, work: &mut Work) -> Result<(), SyncError> {
+    /// Karmada's `updateWorkDispatchingConditionIfNeeded`: a suspension is written at once;
+    /// a newly wanted `Dispatching=True` is returned to be written with the apply result.
+    async fn update_dispatching(&self, work: &mut Work) -> Result<Option<Condition>, SyncError> {
         let wanted = if work.is_suspended() {
             condition(
                 WORK_DISPATCHING,
@@ -562,18 +579,47 @@ impl Execution {
             .condition(WORK_DISPATCHING)
             .is_some_and(|c| c.status == wanted.status)
         {
-            return Ok(());
+            return Ok(None);
         }
-        let message = wanted.message.clone();
-        self.set_condition(work, wanted).await?;
-        self.event_on_work(work, EventType::Normal, "WorkDispatching", message)
-            .await;
+        if work.is_suspended() {
+            self.write_dispatching(work, Some(wanted)).await?;
+            return Ok(None);
+        }
+        Ok(Some(wanted))
+    }
+
+    /// Writes a pending `Dispatching` condition on its own (when no `Applied` result follows).
+    async fn write_dispatching(
+        &self,
+        work: &mut Work,
+        dispatching: Option<Condition>,
+    ) -> Result<(), SyncError> {
+        if let Some(wanted) = dispatching.clone() {
+            self.set_conditions(work, vec![wanted]).await?;
+            self.dispatching_event(work, dispatching).await;
+        }
         Ok(())
     }
 
-    /// Sets a condition as `meta.SetStatusCondition` does (the transition time moves only when
+    async fn dispatching_event(&self, work: &Work, dispatching: Option<Condition>) {
+        if let Some(condition) = dispatching {
+            self.event_on_work(
+                work,
+                EventType::Normal,
+                "WorkDispatching",
+                condition.message,
+            )
+            .await;
+        }
+    }
+
+    /// Sets conditions as `meta.SetStatusCondition` does (the transition time moves only when
     /// the status changes) and writes the status if anything changed, retrying on conflicts.
-    async fn set_condition(&self, work: &mut Work, wanted: Condition) -> Result<(), SyncError> {
+    async fn set_conditions(
+        &self,
+        work: &mut Work,
+        wanted: Vec<Condition>,
+    ) -> Result<(), SyncError> {
         let key = WorkKey::of(work);
         let api: Api<Work> = Api::namespaced(self.ctx.client.clone(), &key.namespace);
         for _ in 0..5 {
@@ -582,7 +628,11 @@ impl Execution {
                 .as_ref()
                 .map(|s| s.conditions.clone())
                 .unwrap_or_default();
-            if !set_status_condition(&mut conditions, wanted.clone()) {
+            let mut changed = false;
+            for condition in &wanted {
+                changed |= set_status_condition(&mut conditions, condition.clone());
+            }
+            if !changed {
                 return Ok(());
             }
             let patch = json!({

@@ -3,6 +3,7 @@
 
 pub mod apiserver;
 pub mod clusters;
+pub mod propagate;
 pub mod schedule;
 pub mod schedule_e2e;
 pub mod sim;

@@ -84,6 +84,9 @@ enum BenchTarget {
     /// Member clusters joined to a control plane: registration time to Ready with summaries,
     /// status-collection CPU per cluster, RSS (100 × 5,000 nodes by default).
     Clusters(bench::clusters::ClustersBenchOptions),
+    /// Propagation end to end (control plane + sim members in push mode): apply→applied latency
+    /// one at a time, and a burst's time to all applied/ready, Works/s, RSS and CPU.
+    Propagate(bench::propagate::PropagateBenchOptions),
     /// Store backends: puts/s (1 and 64 writers), watch fan-out, range of 100,000 keys.
     Store {
         /// Backends to measure, comma separated: memory, redb, etcd.
@@ -152,6 +155,11 @@ fn main() -> anyhow::Result<()> {
                 BenchTarget::Clusters(options) => {
                     let figures = bench::clusters::run(&options).await?;
                     bench::clusters::report(&figures);
+                    Ok(())
+                }
+                BenchTarget::Propagate(options) => {
+                    let figures = bench::propagate::run(&options).await?;
+                    bench::propagate::report(&figures);
                     Ok(())
                 }
                 BenchTarget::Sim(options) => {

@@ -1,0 +1,247 @@
+//! What the bench watches on the control plane: every Work (applied per cluster, with the
+//! replicas of its manifest) and the templates' aggregated status (ready), recorded as the
+//! instant the watch first showed each condition.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context as _;
+use flotilla_api::karmada::Work;
+use futures::TryStreamExt;
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::api::Api;
+use kube::runtime::watcher;
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+
+/// `(namespace, name)` of a template.
+pub type Key = (String, String);
+
+/// One template's progress.
+#[derive(Debug, Default)]
+struct Progress {
+    /// Replicas of the applied Work's manifest, per cluster (Applied=True only).
+    applied: BTreeMap<String, i64>,
+    /// When `applied` first covered every expected cluster with the expected total.
+    applied_at: Option<Instant>,
+    /// When the template's `status.readyReplicas` first reached its replicas.
+    ready_at: Option<Instant>,
+}
+
+/// What a template must reach to count as applied.
+#[derive(Debug, Clone)]
+pub struct Expect {
+    pub clusters: Vec<String>,
+    pub replicas: i64,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    expect: HashMap<Key, Expect>,
+    progress: HashMap<Key, Progress>,
+    applied: usize,
+    ready: usize,
+    works_applied: usize,
+}
+
+/// Shared view of the watches; [`Tracker::changed`] wakes waiters after every event.
+#[derive(Debug, Clone, Default)]
+pub struct Tracker {
+    state: Arc<Mutex<State>>,
+    changed: Arc<Notify>,
+}
+
+fn condition_true(work: &Work, kind: &str) -> bool {
+    work.status.as_ref().is_some_and(|s| {
+        s.conditions
+            .iter()
+            .any(|c| c.type_ == kind && c.status == "True")
+    })
+}
+
+impl Tracker {
+    /// Registers what `key` must reach (before it is created, so no event is missed).
+    pub fn expect(&self, key: Key, expect: Expect) {
+        self.state.lock().expect.insert(key, expect);
+    }
+
+    /// Runs the two watches until one fails (the bench aborts the task at the end).
+    pub async fn run(self, control: kube::Client) -> anyhow::Result<()> {
+        let works = self.clone().watch_works(control.clone());
+        let templates = self.watch_templates(control);
+        tokio::try_join!(works, templates)?;
+        Ok(())
+    }
+
+    async fn watch_works(self, control: kube::Client) -> anyhow::Result<()> {
+        let api = Api::<Work>::all(control);
+        let stream = watcher(api, watcher::Config::default());
+        futures::pin_mut!(stream);
+        while let Some(event) = stream.try_next().await.context("watch Works")? {
+            let (watcher::Event::Apply(work) | watcher::Event::InitApply(work)) = event else {
+                continue;
+            };
+            let now = Instant::now();
+            let Some(cluster) = work
+                .metadata
+                .namespace
+                .as_deref()
+                .and_then(|n| n.strip_prefix("karmada-es-"))
+            else {
+                continue;
+            };
+            if !condition_true(&work, "Applied") {
+                continue;
+            }
+            let Some(manifest) = work.spec.workload.manifests.first() else {
+                continue;
+            };
+            if manifest["kind"] != "Deployment" {
+                continue;
+            }
+            let key = (
+                manifest["metadata"]["namespace"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                manifest["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            );
+            let replicas = manifest["spec"]["replicas"].as_i64().unwrap_or(1);
+            let mut state = self.state.lock();
+            let Some(expect) = state.expect.get(&key).cloned() else {
+                continue;
+            };
+            let progress = state.progress.entry(key).or_default();
+            let first = progress
+                .applied
+                .insert(cluster.to_owned(), replicas)
+                .is_none();
+            let mut newly_applied = false;
+            if progress.applied_at.is_none()
+                && expect
+                    .clusters
+                    .iter()
+                    .all(|c| progress.applied.contains_key(c))
+                && progress.applied.values().sum::<i64>() == expect.replicas
+            {
+                progress.applied_at = Some(now);
+                newly_applied = true;
+            }
+            if first {
+                state.works_applied += 1;
+            }
+            if newly_applied {
+                state.applied += 1;
+            }
+            drop(state);
+            self.changed.notify_waiters();
+        }
+        Ok(())
+    }
+
+    async fn watch_templates(self, control: kube::Client) -> anyhow::Result<()> {
+        let api = Api::<Deployment>::all(control);
+        let stream = watcher(api, watcher::Config::default());
+        futures::pin_mut!(stream);
+        while let Some(event) = stream.try_next().await.context("watch Deployments")? {
+            let (watcher::Event::Apply(d) | watcher::Event::InitApply(d)) = event else {
+                continue;
+            };
+            let now = Instant::now();
+            let key = (
+                d.metadata.namespace.clone().unwrap_or_default(),
+                d.metadata.name.clone().unwrap_or_default(),
+            );
+            let ready = d
+                .status
+                .as_ref()
+                .and_then(|s| s.ready_replicas)
+                .unwrap_or(0);
+            let mut state = self.state.lock();
+            let Some(expect) = state.expect.get(&key).cloned() else {
+                continue;
+            };
+            if i64::from(ready) < expect.replicas {
+                continue;
+            }
+            let progress = state.progress.entry(key).or_default();
+            if progress.ready_at.is_none() {
+                progress.ready_at = Some(now);
+                state.ready += 1;
+                drop(state);
+                self.changed.notify_waiters();
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until `done` holds for the counts (applied templates, ready templates, applied
+    /// Works), or `limit` passes.
+    pub async fn wait(
+        &self,
+        limit: std::time::Duration,
+        done: impl Fn(usize, usize, usize) -> bool,
+    ) -> bool {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let notified = self.changed.notified();
+            futures::pin_mut!(notified);
+            notified.as_mut().enable();
+            let (applied, ready, works) = self.counts();
+            if done(applied, ready, works) {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return false;
+            }
+        }
+    }
+
+    /// (applied templates, ready templates, applied Works).
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let state = self.state.lock();
+        (state.applied, state.ready, state.works_applied)
+    }
+
+    /// When `key` was first applied and first ready.
+    pub fn times(&self, key: &Key) -> (Option<Instant>, Option<Instant>) {
+        let state = self.state.lock();
+        state
+            .progress
+            .get(key)
+            .map_or((None, None), |p| (p.applied_at, p.ready_at))
+    }
+
+    /// Templates expected but not yet applied, or if all are, not yet ready (for a stall
+    /// message), at most `n`.
+    pub fn missing(&self, n: usize) -> Vec<String> {
+        let state = self.state.lock();
+        let all_applied = state.applied >= state.expect.len();
+        let mut out: Vec<String> = state
+            .expect
+            .iter()
+            .filter(|(k, _)| {
+                state
+                    .progress
+                    .get(*k)
+                    .is_none_or(|p| p.applied_at.is_none() || (all_applied && p.ready_at.is_none()))
+            })
+            .map(|((ns, name), e)| {
+                let got = state.progress.get(&(ns.clone(), name.clone()));
+                format!(
+                    "{ns}/{name} (want {:?} × {}, have {:?})",
+                    e.clusters,
+                    e.replicas,
+                    got.map(|p| &p.applied)
+                )
+            })
+            .collect();
+        out.sort();
+        out.truncate(n);
+        out
+    }
+}
