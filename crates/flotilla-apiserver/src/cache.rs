@@ -18,23 +18,43 @@ use crate::object;
 mod served;
 
 /// One object as served: its JSON with `resourceVersion` set, and what filters look at.
+///
+/// The served JSON is normally not kept: the object holds the stored bytes (the very
+/// allocation the store and its change log hold, not a copy) and where `resourceVersion`
+/// goes, and writes the served form on demand ([`CachedObject::json`]). A cluster's objects
+/// are therefore in memory once, not once in the store and once more in the cache.
 #[derive(Debug)]
 pub struct CachedObject {
     pub key: Bytes,
-    pub json: Bytes,
+    body: Body,
     pub revision: Revision,
     pub labels: Labels,
 }
 
+#[derive(Debug)]
+enum Body {
+    /// Stored bytes; `"resourceVersion":"<revision>"` (preceded by a comma unless metadata
+    /// is empty) goes in at byte `at`, just before metadata's closing brace.
+    Spliced { stored: Bytes, at: u32, comma: bool },
+    /// The served JSON itself (objects the splice does not handle).
+    Encoded(Bytes),
+}
+
 impl CachedObject {
     /// Builds the served form of stored bytes at `revision`.
-    pub fn from_stored(key: Bytes, bytes: &[u8], revision: Revision) -> Option<Self> {
-        if let Some((json, labels)) = served::splice(bytes, revision) {
+    pub fn from_stored(key: Bytes, bytes: &Bytes, revision: Revision) -> Option<Self> {
+        if let Some(splice) = served::locate(bytes)
+            && let Ok(at) = u32::try_from(splice.at)
+        {
             return Some(CachedObject {
                 key,
-                json,
+                body: Body::Spliced {
+                    stored: bytes.clone(),
+                    at,
+                    comma: splice.comma,
+                },
                 revision,
-                labels,
+                labels: splice.labels,
             });
         }
         let value = match object::decode_at(bytes, revision) {
@@ -48,14 +68,67 @@ impl CachedObject {
         let json = serde_json::to_vec(&value).ok()?.into();
         Some(CachedObject {
             key,
-            json,
+            body: Body::Encoded(json),
             revision,
             labels,
         })
     }
 
+    /// The served JSON (`resourceVersion` set).
+    pub fn json(&self) -> Bytes {
+        match &self.body {
+            Body::Encoded(json) => json.clone(),
+            Body::Spliced { .. } => {
+                let mut out = Vec::with_capacity(self.json_len());
+                self.write_json(&mut out);
+                out.into()
+            }
+        }
+    }
+
+    /// Appends the served JSON to `out`.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        match &self.body {
+            Body::Encoded(json) => out.extend_from_slice(json),
+            Body::Spliced { stored, at, comma } => {
+                let at = *at as usize;
+                out.extend_from_slice(&stored[..at]);
+                if *comma {
+                    out.push(b',');
+                }
+                out.extend_from_slice(b"\"resourceVersion\":\"");
+                out.extend_from_slice(self.revision.to_string().as_bytes());
+                out.push(b'"');
+                out.extend_from_slice(&stored[at..]);
+            }
+        }
+    }
+
+    /// The length of [`CachedObject::json`] (a size hint).
+    pub fn json_len(&self) -> usize {
+        match &self.body {
+            Body::Encoded(json) => json.len(),
+            Body::Spliced { stored, .. } => stored.len() + 40,
+        }
+    }
+
+    /// The object's JSON, possibly without `resourceVersion`: for readers that parse it and do
+    /// not look at the version (field selectors, the garbage collector, RBAC).
+    pub fn raw(&self) -> &[u8] {
+        match &self.body {
+            Body::Encoded(json) | Body::Spliced { stored: json, .. } => json,
+        }
+    }
+
     pub fn value(&self) -> serde_json::Value {
-        serde_json::from_slice(&self.json).expect("cached JSON was serialized by us")
+        match &self.body {
+            Body::Encoded(json) => {
+                serde_json::from_slice(json).expect("cached JSON was serialized by us")
+            }
+            Body::Spliced { stored, .. } => {
+                object::decode_at(stored, self.revision).expect("spliced objects are JSON")
+            }
+        }
     }
 
     /// Whether `metadata.deletionTimestamp` is set.
@@ -70,7 +143,7 @@ impl CachedObject {
             #[serde(rename = "deletionTimestamp")]
             deletion_timestamp: Option<serde::de::IgnoredAny>,
         }
-        serde_json::from_slice::<Object>(&self.json)
+        serde_json::from_slice::<Object>(self.raw())
             .is_ok_and(|object| object.metadata.deletion_timestamp.is_some())
     }
 }

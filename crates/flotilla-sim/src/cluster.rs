@@ -31,6 +31,13 @@ use crate::workloads::{self, Workloads};
 /// Recent changes each cluster's watch cache keeps for resuming watches.
 pub const CACHE_WINDOW: usize = 20_000;
 
+/// History each cluster's memory store keeps: superseded versions older than this (and more
+/// than [`HISTORY_REVISIONS`] revisions back) are compacted away, as kube-apiserver compacts
+/// etcd. Only the watch cache's own store watch and paged lists read history.
+pub const HISTORY_WINDOW: std::time::Duration = std::time::Duration::from_secs(10);
+/// See [`HISTORY_WINDOW`].
+pub const HISTORY_REVISIONS: i64 = 10_000;
+
 /// What every control loop of a cluster shares.
 pub struct Ctx {
     pub name: String,
@@ -128,6 +135,21 @@ impl SimCluster {
         let tls_config =
             tls::server_config(&pki, std::slice::from_ref(pki.ca_cert_der())).map_err(auth)?;
         let store = Arc::new(flotilla_store::MemoryStore::new());
+        let compactor = flotilla_store::Compactor::new(flotilla_store::Retention {
+            window: HISTORY_WINDOW,
+            revisions: HISTORY_REVISIONS,
+        });
+        let compaction = AbortOnDrop(tokio::spawn({
+            let store: Arc<dyn flotilla_store::Store> = store.clone();
+            async move {
+                if let Err(error) = compactor
+                    .run(store, std::time::Duration::from_secs(1))
+                    .await
+                {
+                    tracing::warn!(%error, "store compaction stopped");
+                }
+            }
+        }));
         // A smaller resume window than a control plane's: a hundred clusters each keeping 100,000
         // superseded versions would dominate the process, and our watchers are in-process.
         let running = flotilla_apiserver::Builder::new(store)
@@ -162,6 +184,7 @@ impl SimCluster {
             running.authenticator(),
             faults_rx,
         )))];
+        tasks.push(compaction);
         let ctx = Arc::new(Ctx {
             name: spec.name.clone(),
             client: client.clone(),

@@ -8,11 +8,11 @@ use std::hash::Hash;
 use std::sync::Arc;
 
 use futures::StreamExt;
-use kube::Resource;
 use kube::api::Api;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
+use kube::{Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 
 /// What a handler sees.
@@ -69,9 +69,17 @@ where
     pub fn start(self) -> (Store<K>, tokio::task::JoinHandle<()>) {
         let (reader, writer) = reflector::store();
         let handlers: Arc<Vec<Handler<K>>> = Arc::new(self.handlers);
+        // One unpaged list from the API server's watch cache (rv=0, no limit: pages would be
+        // read from the store at the list's revision, which compaction may have removed), and
+        // no managedFields in the cache: no loop reads them, and as typed trees they are the
+        // largest part of a cached pod.
+        let mut config = watcher::Config::default().any_semantic();
+        config.page_size = None;
         let stream = reflector::reflector(
             writer,
-            watcher::watcher(self.api, watcher::Config::default().any_semantic()).default_backoff(),
+            watcher::watcher(self.api, config)
+                .default_backoff()
+                .modify(|object| object.managed_fields_mut().clear()),
         );
         let cache = reader.clone();
         let task = tokio::spawn(async move {

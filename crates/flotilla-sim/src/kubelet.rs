@@ -9,10 +9,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::reflector::{ObjectRef, Store};
 use parking_lot::Mutex;
 use serde_json::{Value, json};
+use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 use crate::cluster::{Ctx, now};
@@ -43,7 +43,12 @@ pub struct Kubelet {
     pods: Mutex<HashMap<String, PodState>>,
     slots: Mutex<HashMap<String, HashSet<u8>>>,
     table: Arc<NodeTable>,
+    /// Pods with a status write in flight, and whether each was queued again meanwhile.
+    writing: Mutex<HashMap<PodKey, bool>>,
 }
+
+/// Status writes in flight at once (per cluster).
+const WRITE_CONCURRENCY: usize = 64;
 
 impl Kubelet {
     pub fn new(table: Arc<NodeTable>) -> Arc<Self> {
@@ -53,6 +58,7 @@ impl Kubelet {
             pods: Mutex::new(HashMap::new()),
             slots: Mutex::new(HashMap::new()),
             table,
+            writing: Mutex::new(HashMap::new()),
         })
     }
 
@@ -97,15 +103,42 @@ impl Kubelet {
         }
     }
 
+    /// Works the queue until the task is dropped. What each pod needs is decided in queue
+    /// order (so IP slots and timers do not depend on timing); the status writes go out
+    /// concurrently, at most one per pod at a time.
     pub async fn run(self: Arc<Self>, ctx: Arc<Ctx>, store: Store<Pod>) {
         let timers = tokio::spawn(self.timers.clone().run(self.queue.clone()));
         let _timers = crate::cluster::AbortOnDrop(timers);
+        let permits = Arc::new(Semaphore::new(WRITE_CONCURRENCY));
         loop {
             let key = self.queue.pop().await;
+            if let Some(again) = self.writing.lock().get_mut(&key) {
+                // Looked at again once its write is done.
+                *again = true;
+                continue;
+            }
             let Some(pod) = store.get(&ObjectRef::new(&key.1).within(&key.0)) else {
                 continue;
             };
-            self.step(&ctx, &pod, &key).await;
+            let Some(status) = self.step(&ctx, &pod, &key) else {
+                continue;
+            };
+            self.writing.lock().insert(key.clone(), false);
+            let permit = permits
+                .clone()
+                .acquire_owned()
+                .await
+                .expect("the semaphore is never closed");
+            let this = self.clone();
+            let ctx = ctx.clone();
+            tokio::spawn(async move {
+                write_status(&ctx, &key, &status).await;
+                let again = this.writing.lock().remove(&key);
+                if again == Some(true) {
+                    this.queue.add(key);
+                }
+                drop(permit);
+            });
         }
     }
 
@@ -118,19 +151,16 @@ impl Kubelet {
         base.mul_f64(1.0 + fraction)
     }
 
-    async fn step(&self, ctx: &Ctx, pod: &Pod, key: &PodKey) {
-        let Some(node_name) = pod.spec.as_ref().and_then(|s| s.node_name.clone()) else {
-            return;
-        };
+    /// The status the pod needs written now, if any (timers for later steps are set here).
+    fn step(&self, ctx: &Ctx, pod: &Pod, key: &PodKey) -> Option<Value> {
+        let node_name = pod.spec.as_ref().and_then(|s| s.node_name.clone())?;
         if is_terminal(pod)
             || pod.metadata.deletion_timestamp.is_some()
             || self.table.is_down(&node_name)
         {
-            return;
+            return None;
         }
-        let Some(node) = self.table.get(&node_name) else {
-            return;
-        };
+        let node = self.table.get(&node_name)?;
         let uid = pod.metadata.uid.clone().unwrap_or_default();
         let phase = pod
             .status
@@ -163,25 +193,19 @@ impl Kubelet {
                 first,
             )
         };
-        let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &key.0);
         if !running {
             let start_at = start_at.unwrap_or(now_instant);
             if start_at > now_instant {
-                if first && phase_reason(pod) != Some("ContainerCreating") {
-                    let status = creating_status(pod, &node.internal_ip);
-                    write_status(&api, &key.1, status).await;
-                }
                 self.timers.schedule(start_at, key.clone());
-                return;
+                if first && phase_reason(pod) != Some("ContainerCreating") {
+                    return Some(creating_status(pod, &node.internal_ip));
+                }
+                return None;
             }
-            let status = running_status(pod, &node.internal_ip, &node.pod_ip(slot));
-            write_status(&api, &key.1, status).await;
-            return;
+            return Some(running_status(pod, &node.internal_ip, &node.pod_ip(slot)));
         }
         // Running: does it ever finish?
-        let Some(run_for) = run_duration(ctx, pod) else {
-            return;
-        };
+        let run_for = run_duration(ctx, pod)?;
         let finish_at = match finish_at {
             Some(at) => at,
             None => {
@@ -194,9 +218,9 @@ impl Kubelet {
         };
         if finish_at > now_instant {
             self.timers.schedule(finish_at, key.clone());
-            return;
+            return None;
         }
-        write_status(&api, &key.1, succeeded_status(pod)).await;
+        Some(succeeded_status(pod))
     }
 }
 
@@ -233,16 +257,12 @@ fn phase_reason(pod: &Pod) -> Option<&str> {
         .as_deref()
 }
 
-async fn write_status(api: &Api<Pod>, name: &str, status: Value) {
-    if let Err(error) = api
-        .patch_status(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"status": status})),
-        )
-        .await
+async fn write_status(ctx: &Ctx, key: &PodKey, status: &Value) {
+    let patch = json!({"status": status});
+    if let Err(error) =
+        crate::writes::merge_patch::<Pod>(ctx, Some(&key.0), &key.1, Some("status"), &patch).await
     {
-        tracing::debug!(pod = %name, %error, "pod status write failed");
+        tracing::debug!(pod = %key.1, %error, "pod status write failed");
     }
 }
 

@@ -26,6 +26,7 @@ pub mod scheduler;
 pub mod serve;
 pub mod sim;
 pub mod workloads;
+pub mod writes;
 
 pub use cluster::SimCluster;
 pub use config::{ConfigError, SimConfig, SimSpec};

@@ -283,7 +283,6 @@ pub fn now_micro() -> String {
 /// Renews the Leases of live nodes, spreading one round over `interval`.
 pub async fn heartbeat(ctx: Arc<Ctx>, table: Arc<NodeTable>) {
     let interval = ctx.settings.lease_renew_interval;
-    let leases: Api<Lease> = Api::namespaced(ctx.client.clone(), "kube-node-lease");
     let chunk = 64usize;
     let rounds = table.nodes.len().div_ceil(chunk).max(1);
     let pause = interval / u32::try_from(rounds).unwrap_or(u32::MAX);
@@ -298,12 +297,17 @@ pub async fn heartbeat(ctx: Arc<Ctx>, table: Arc<NodeTable>) {
                 .collect();
             futures::stream::iter(names)
                 .map(|name| {
-                    let leases = leases.clone();
                     let patch = json!({"spec": {"renewTime": renew_time}});
+                    let ctx = &ctx;
                     async move {
-                        if let Err(error) = leases
-                            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-                            .await
+                        if let Err(error) = crate::writes::merge_patch::<Lease>(
+                            ctx,
+                            Some("kube-node-lease"),
+                            &name,
+                            None,
+                            &patch,
+                        )
+                        .await
                         {
                             tracing::debug!(node = %name, %error, "lease renewal failed");
                         }

@@ -193,17 +193,13 @@ impl Scheduler {
 
     async fn bind(&self, ctx: &Ctx, pod: &Pod, uid: &str, node: &str) {
         let (ns, name) = key_of(pod);
-        let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
         // No pods/binding subresource is served: set spec.nodeName with the resourceVersion we
         // decided on, so a pod that changed meanwhile (or was replaced) is not bound blindly.
         let patch = json!({
             "metadata": {"resourceVersion": pod.metadata.resource_version},
             "spec": {"nodeName": node},
         });
-        match api
-            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-        {
+        match crate::writes::merge_patch::<Pod>(ctx, Some(&ns), &name, None, &patch).await {
             Ok(_) => {
                 self.bound.fetch_add(1, Ordering::Relaxed);
                 tracing::trace!(cluster = %ctx.name, pod = %name, %node, "bound");

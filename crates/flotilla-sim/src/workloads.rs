@@ -19,7 +19,7 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Node, Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::Resource;
-use kube::api::{Api, DeleteParams, PostParams};
+use kube::api::{Api, DeleteParams};
 use parking_lot::Mutex;
 
 use crate::cluster::{AbortOnDrop, Ctx, Stores};
@@ -278,8 +278,7 @@ pub async fn create_pod(
         status: None,
     };
     adjust(&mut pod);
-    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), namespace);
-    api.create(&PostParams::default(), &pod).await.map(|_| ())
+    crate::writes::create(ctx, Some(namespace), &pod).await
 }
 
 pub async fn delete_pod(ctx: &Ctx, namespace: &str, name: &str) -> Result<(), kube::Error> {

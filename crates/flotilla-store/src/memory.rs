@@ -267,6 +267,10 @@ impl Store for MemoryStore {
                 _ => visible,
             };
             versions.drain(..keep_from);
+            // Most keys are down to one version: give back what their history grew to.
+            if versions.capacity() > 2 * versions.len() {
+                versions.shrink_to_fit();
+            }
             !versions.is_empty()
         });
         while state
@@ -275,6 +279,9 @@ impl Store for MemoryStore {
             .is_some_and(|batch| batch.revision < revision)
         {
             state.log.pop_front();
+        }
+        if state.log.capacity() > 2 * state.log.len().max(1024) {
+            state.log.shrink_to_fit();
         }
         state.compacted = revision;
         Ok(())

@@ -182,7 +182,7 @@ impl Graph {
     pub fn observe(&mut self, change: &Change) -> BTreeSet<Work> {
         let Some(node) = Node::parse(
             change.object.key.clone(),
-            &change.object.json,
+            change.object.raw(),
             change.revision,
         ) else {
             return BTreeSet::new();

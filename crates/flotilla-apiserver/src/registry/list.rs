@@ -166,7 +166,7 @@ impl Registry {
         for object in objects {
             if !options
                 .filter
-                .matches(info, &object.labels, &object.key, &object.json)
+                .matches(info, &object.labels, &object.key, object.raw())
             {
                 continue;
             }
@@ -175,7 +175,7 @@ impl Registry {
                 continue_token = Some(encode_continue(revision, &last));
                 break;
             }
-            items.push(crate::crd::convert_bytes(info, &object.json));
+            items.push(crate::crd::convert_bytes(info, &object.json()));
         }
         ListPage {
             items,

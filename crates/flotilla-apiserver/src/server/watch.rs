@@ -106,6 +106,17 @@ fn event_line(kind: &str, object: &[u8]) -> Bytes {
     line.into()
 }
 
+/// [`event_line`] of a cached object, written straight into the line.
+fn object_event_line(kind: &str, object: &crate::cache::CachedObject) -> Bytes {
+    let mut line = Vec::with_capacity(object.json_len() + 32);
+    line.extend_from_slice(b"{\"type\":\"");
+    line.extend_from_slice(kind.as_bytes());
+    line.extend_from_slice(b"\",\"object\":");
+    object.write_json(&mut line);
+    line.extend_from_slice(b"}\n");
+    line.into()
+}
+
 fn bookmark(info: &ResourceInfo, revision: i64, initial_end: bool) -> Bytes {
     let mut metadata = json!({"resourceVersion": revision.to_string()});
     if initial_end {
@@ -122,12 +133,12 @@ fn translate(info: &ResourceInfo, filter: &Filter, change: &Change) -> Option<By
         info,
         &change.object.labels,
         &change.object.key,
-        &change.object.json,
+        change.object.raw(),
     );
     let before = change
         .prev
         .as_ref()
-        .is_some_and(|prev| filter.matches(info, &prev.labels, &prev.key, &prev.json));
+        .is_some_and(|prev| filter.matches(info, &prev.labels, &prev.key, prev.raw()));
     let kind = match (change.kind, before, now) {
         (ChangeKind::Deleted, true, _) => "DELETED",
         (ChangeKind::Deleted, false, _) => return None,
@@ -137,9 +148,12 @@ fn translate(info: &ResourceInfo, filter: &Filter, change: &Change) -> Option<By
         (ChangeKind::Modified, true, false) => "DELETED",
         _ => return None,
     };
+    if info.crd.is_none() {
+        return Some(object_event_line(kind, &change.object));
+    }
     Some(event_line(
         kind,
-        &crate::crd::convert_bytes(info, &change.object.json),
+        &crate::crd::convert_bytes(info, &change.object.json()),
     ))
 }
 

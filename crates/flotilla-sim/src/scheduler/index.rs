@@ -6,6 +6,7 @@
 //! (`percentageOfNodesToScore`, adaptive) and rotates where the next search starts.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Node, Pod, Taint, Toleration};
 
@@ -44,7 +45,16 @@ pub struct NodeIndex {
     placed: HashMap<String, (String, PodRequest)>,
     next_start: usize,
     seed: u64,
+    /// Per pod shape (tolerations, nodeSelector, required node affinity), for every node, the
+    /// first failure of the filters that do not depend on placed pods (NodeUnschedulable,
+    /// TaintToleration, NodeAffinity) or none: the pods of one template share a shape, so each
+    /// node is checked once per template, not once per pod. Cleared when a node's labels,
+    /// taints or schedulability change, or a node comes or goes.
+    shapes: HashMap<String, Arc<[Option<NodeFailure>]>>,
 }
+
+/// The most shapes remembered (a cluster has few pod templates; this bounds odd workloads).
+const MAX_SHAPES: usize = 256;
 
 const CPU: &str = "cpu";
 const MEMORY: &str = "memory";
@@ -106,6 +116,12 @@ impl NodeIndex {
         match self.by_name.get(&name) {
             Some(&i) => {
                 let old = &mut self.nodes[i];
+                if old.labels != info.labels
+                    || old.taints != info.taints
+                    || old.unschedulable != info.unschedulable
+                {
+                    self.shapes.clear();
+                }
                 old.labels = info.labels;
                 old.taints = info.taints;
                 old.unschedulable = info.unschedulable;
@@ -115,6 +131,7 @@ impl NodeIndex {
             None => {
                 self.by_name.insert(name, self.nodes.len());
                 self.nodes.push(info);
+                self.shapes.clear();
             }
         }
     }
@@ -124,6 +141,7 @@ impl NodeIndex {
             return;
         };
         self.nodes.swap_remove(i);
+        self.shapes.clear();
         if let Some(moved) = self.nodes.get(i) {
             self.by_name.insert(moved.name.clone(), i);
         }
@@ -184,13 +202,13 @@ impl NodeIndex {
         (total * pct / 100).max(100)
     }
 
-    fn filter(
-        &self,
+    /// The filters that do not depend on what is placed: NodeUnschedulable, TaintToleration,
+    /// NodeAffinity, in kube-scheduler's order.
+    fn static_filter(
         node: &NodeInfo,
         pod: &Pod,
         tolerations: &[Toleration],
-        req: &PodRequest,
-    ) -> Result<(), NodeFailure> {
+    ) -> Option<NodeFailure> {
         let unresolvable = |reason: String| NodeFailure {
             reasons: vec![reason],
             resolvable_by_preemption: false,
@@ -208,22 +226,66 @@ impl NodeIndex {
                 )
             })
         {
-            return Err(unresolvable("node(s) were unschedulable".into()));
+            return Some(unresolvable("node(s) were unschedulable".into()));
         }
         if let Some(taint) = taints::first_untolerated(&node.taints, tolerations) {
-            return Err(unresolvable(taints::untolerated_message(taint)));
+            return Some(unresolvable(taints::untolerated_message(taint)));
         }
         if !affinity::pod_matches_node(pod, &node.name, &node.labels) {
-            return Err(unresolvable(NO_MATCH_MESSAGE.into()));
+            return Some(unresolvable(NO_MATCH_MESSAGE.into()));
         }
+        None
+    }
+
+    /// [`Self::static_filter`] of every node for the pod's shape, computed once per shape.
+    fn static_results(
+        &mut self,
+        pod: &Pod,
+        tolerations: &[Toleration],
+    ) -> Arc<[Option<NodeFailure>]> {
+        let spec = pod.spec.as_ref();
+        let required = spec
+            .and_then(|s| s.affinity.as_ref())
+            .and_then(|a| a.node_affinity.as_ref())
+            .and_then(|a| {
+                a.required_during_scheduling_ignored_during_execution
+                    .as_ref()
+            });
+        let shape = serde_json::to_string(&(
+            tolerations,
+            spec.and_then(|s| s.node_selector.as_ref()),
+            required,
+        ))
+        .unwrap_or_default();
+        if let Some(results) = self.shapes.get(&shape) {
+            return results.clone();
+        }
+        let results: Arc<[Option<NodeFailure>]> = self
+            .nodes
+            .iter()
+            .map(|node| Self::static_filter(node, pod, tolerations))
+            .collect();
+        if self.shapes.len() >= MAX_SHAPES {
+            self.shapes.clear();
+        }
+        self.shapes.insert(shape, results.clone());
+        results
+    }
+
+    /// NodeResourcesFit (pod count, then each requested resource).
+    fn fit(
+        &self,
+        node: &NodeInfo,
+        pods_id: Option<usize>,
+        req: &PodRequest,
+    ) -> Result<(), NodeFailure> {
         let mut reasons = Vec::new();
-        let pods_id = self.resource_ids.get("pods");
-        let max_pods = pods_id.map(|id| node.allocatable[*id]).unwrap_or(0);
+        let max_pods = pods_id.map(|id| node.allocatable[id]).unwrap_or(0);
         if node.pods + 1 > max_pods {
             reasons.push("Too many pods".to_owned());
         }
         for (id, v) in &req.amounts {
-            if Some(id) == pods_id {
+            if Some(*id) == pods_id {
                 continue;
             }
             if node.allocatable[*id] - node.requested[*id] < *v {
@@ -284,26 +346,33 @@ impl NodeIndex {
             .and_then(|s| s.tolerations.clone())
             .unwrap_or_default();
         let want = Self::feasible_to_find(total);
+        let statics = self.static_results(pod, &tolerations);
+        let pods_id = self.resource_ids.get("pods").copied();
         let mut feasible = Vec::new();
-        let mut failures = Vec::new();
         let mut processed = 0;
         for step in 0..total {
             let i = (self.next_start + step) % total;
             processed += 1;
-            match self.filter(&self.nodes[i], pod, &tolerations, req) {
-                Ok(()) => {
-                    feasible.push(i);
-                    if feasible.len() >= want {
-                        break;
-                    }
+            if statics[i].is_none() && self.fit(&self.nodes[i], pods_id, req).is_ok() {
+                feasible.push(i);
+                if feasible.len() >= want {
+                    break;
                 }
-                Err(f) => failures.push(f),
             }
         }
-        self.next_start = (self.next_start + processed) % total;
         if feasible.is_empty() {
+            // Every node failed: say why, node by node, in the order they were looked at.
+            let failures = (0..total)
+                .map(|step| (self.next_start + step) % total)
+                .filter_map(|i| match &statics[i] {
+                    Some(failure) => Some(failure.clone()),
+                    None => self.fit(&self.nodes[i], pods_id, req).err(),
+                })
+                .collect();
+            self.next_start = (self.next_start + processed) % total;
             return Err(failures);
         }
+        self.next_start = (self.next_start + processed) % total;
         // Highest score; ties broken by a draw seeded from the run's seed and the pod's name,
         // so one seed gives one placement.
         let key = format!(

@@ -195,3 +195,30 @@ fn least_allocated_spreads_pods() {
     let p = requesting("p", json!({"cpu": "100m", "memory": "1Gi"}));
     assert_eq!(decide(&mut index, &p), Ok("idle".into()));
 }
+
+#[test]
+fn pods_of_one_shape_see_node_changes() {
+    // The second pod has the first one's shape (same selector): what was decided for the
+    // shape must not outlive a relabelled node, a new node or a removed one.
+    let mut index = three_nodes();
+    let gpu_zone = |name: &str| {
+        pod(
+            name,
+            json!({"containers": [], "nodeSelector": {"zone": "d"}}),
+        )
+    };
+    assert!(
+        decide(&mut index, &gpu_zone("p1"))
+            .unwrap_err()
+            .starts_with(
+                "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."
+            )
+    );
+    index.upsert_node(&node("b", "4", None, json!({"zone": "d"}), json!([])));
+    assert_eq!(decide(&mut index, &gpu_zone("p2")), Ok("b".into()));
+    index.upsert_node(&node("d", "4", None, json!({"zone": "d"}), json!([])));
+    index.remove_node("b");
+    assert_eq!(decide(&mut index, &gpu_zone("p3")), Ok("d".into()));
+    index.remove_node("d");
+    assert!(decide(&mut index, &gpu_zone("p4")).is_err());
+}

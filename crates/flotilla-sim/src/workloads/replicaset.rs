@@ -12,7 +12,6 @@ use std::sync::Arc;
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::reflector::ObjectRef;
 use serde_json::json;
 
@@ -208,14 +207,10 @@ async fn update_status(w: &Workloads, ctx: &Ctx, stores: &Stores, rs: &ReplicaSe
     if same {
         return;
     }
-    let api: Api<ReplicaSet> = Api::namespaced(ctx.client.clone(), &ns);
-    if let Err(error) = api
-        .patch_status(
-            &name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"status": status})),
-        )
-        .await
+    let patch = json!({"status": status});
+    if let Err(error) =
+        crate::writes::merge_patch::<ReplicaSet>(ctx, Some(&ns), &name, Some("status"), &patch)
+            .await
     {
         tracing::debug!(replicaset = %name, %error, "status write failed");
         Workloads::requeue_after(
