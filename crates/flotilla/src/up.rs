@@ -69,9 +69,28 @@ fn parse_metrics_address(text: &str) -> Result<MetricsAddress, String> {
         .map_err(|_| format!("{text:?} is not host:port (or 0 to turn metrics off)"))
 }
 
+/// Compacts a memory store's history in the background, as kube-apiserver compacts etcd
+/// (redb compacts itself): superseded versions older than five minutes and more than 100,000
+/// revisions back go. Without it every version ever written stays in memory.
+pub fn spawn_compaction(store: Arc<dyn Store>) {
+    let compactor = flotilla_store::Compactor::new(flotilla_store::Retention::default());
+    tokio::spawn(async move {
+        if let Err(error) = compactor
+            .run(store, std::time::Duration::from_secs(10))
+            .await
+        {
+            tracing::warn!(%error, "store compaction stopped");
+        }
+    });
+}
+
 async fn open_store(options: &UpOptions) -> anyhow::Result<Arc<dyn Store>> {
     Ok(match options.store {
-        StoreKind::Memory => Arc::new(flotilla_store::MemoryStore::new()),
+        StoreKind::Memory => {
+            let store: Arc<dyn Store> = Arc::new(flotilla_store::MemoryStore::new());
+            spawn_compaction(store.clone());
+            store
+        }
         StoreKind::Redb => {
             let dir = options.data_dir.join("store");
             Arc::new(

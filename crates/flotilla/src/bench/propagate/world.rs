@@ -156,6 +156,7 @@ impl ControlPlane {
     pub async fn start() -> anyhow::Result<ControlPlane> {
         flotilla_apiserver::auth::tls::install_crypto_provider();
         let store: Arc<dyn flotilla_store::Store> = Arc::new(flotilla_store::MemoryStore::new());
+        crate::up::spawn_compaction(store.clone());
         let running = flotilla_apiserver::Builder::new(store.clone())
             .start()
             .await
