@@ -49,30 +49,12 @@ pub struct Figures {
 }
 
 fn rss_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.split_whitespace().next())
-                .and_then(|v| v.parse::<f64>().ok())
-        })
-        .map(|kib| kib / 1024.0)
-        .unwrap_or(0.0)
+    super::propagate::world::rss_mib()
 }
 
-/// Process CPU time (user + system) from /proc/self/stat, assuming Linux's 100 ticks/s.
+/// Process CPU time (user + system) of this process.
 fn cpu_seconds() -> f64 {
-    std::fs::read_to_string("/proc/self/stat")
-        .ok()
-        .and_then(|s| {
-            let after = s.rsplit_once(')')?.1;
-            let fields: Vec<&str> = after.split_whitespace().collect();
-            let utime: f64 = fields.get(11)?.parse().ok()?;
-            let stime: f64 = fields.get(12)?.parse().ok()?;
-            Some((utime + stime) / 100.0)
-        })
-        .unwrap_or(0.0)
+    super::propagate::world::cpu_seconds_of("/proc/self/stat")
 }
 
 fn admin(running: &flotilla_apiserver::Running, name: &str) -> kube::Client {

@@ -20,7 +20,7 @@
 
 mod baseline;
 mod track;
-mod world;
+pub(crate) mod world;
 mod writes;
 
 use std::collections::HashMap;
