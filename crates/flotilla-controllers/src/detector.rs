@@ -304,25 +304,22 @@ impl Detector {
             } else {
                 &selector.namespace
             };
-            for object in watch.store.state() {
-                let object_namespace = object.metadata.namespace.as_deref().unwrap_or("");
+            for (object_namespace, name) in watch.store.keys() {
                 if !namespace.is_empty() && object_namespace != namespace {
                     continue;
                 }
-                if !selector.name.is_empty()
-                    && object.metadata.name.as_deref() != Some(&selector.name)
-                {
+                if !selector.name.is_empty() && name != selector.name {
                     continue;
                 }
-                if is_skipped_namespace(object_namespace) {
+                if is_skipped_namespace(&object_namespace) {
                     continue;
                 }
                 self.queue.add_with(
                     TemplateKey {
                         api_version: selector.api_version.clone(),
                         kind: selector.kind.clone(),
-                        namespace: object_namespace.to_owned(),
-                        name: object.metadata.name.clone().unwrap_or_default(),
+                        namespace: object_namespace,
+                        name,
                     },
                     Priority::Low,
                 );

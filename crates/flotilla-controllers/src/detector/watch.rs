@@ -1,6 +1,7 @@
-//! One watch (with a reflector store) per propagatable kind, and the CRD watch that triggers
-//! discovery again.
+//! One watch (with a store of compact templates) per propagatable kind, and the CRD watch that
+//! triggers discovery again.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -8,8 +9,8 @@ use futures::StreamExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DynamicObject};
 use kube::runtime::WatchStreamExt;
-use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
+use parking_lot::RwLock;
 use tracing::warn;
 
 use super::Detector;
@@ -19,34 +20,114 @@ use crate::resources::ServedKind;
 #[derive(Debug)]
 pub(super) struct KindWatch {
     pub served: ServedKind,
-    pub store: Store<DynamicObject>,
+    pub store: Templates,
     pub task: tokio::task::JoinHandle<()>,
+}
+
+/// The templates of one kind, each kept as its compact JSON without `metadata.managedFields`.
+///
+/// The detector holds every object of every propagatable kind. Parsed into a `DynamicObject` a
+/// Deployment costs ~19 KB (a `serde_json::Value` tree is about ten times its JSON); as bytes it
+/// costs its JSON, ~1 KB. A template is parsed again only when it is reconciled, which reads and
+/// writes far more than that.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Templates {
+    by_name: Arc<RwLock<ByName>>,
+}
+
+/// Compact templates by `(namespace, name)`.
+type ByName = HashMap<(String, String), Box<[u8]>>;
+
+/// `(namespace, name)` of an object; empty namespace for cluster-scoped ones.
+fn key_of(object: &DynamicObject) -> (String, String) {
+    (
+        object.metadata.namespace.clone().unwrap_or_default(),
+        object.metadata.name.clone().unwrap_or_default(),
+    )
+}
+
+/// The stored form of `object`.
+fn compact(object: &DynamicObject) -> Option<Box<[u8]>> {
+    if object.metadata.managed_fields.is_none() {
+        return serde_json::to_vec(object).ok().map(Vec::into_boxed_slice);
+    }
+    let mut slim = object.clone();
+    slim.metadata.managed_fields = None;
+    serde_json::to_vec(&slim).ok().map(Vec::into_boxed_slice)
+}
+
+impl Templates {
+    fn insert_into(map: &mut ByName, object: &DynamicObject) {
+        match compact(object) {
+            Some(bytes) => {
+                map.insert(key_of(object), bytes);
+            }
+            None => warn!(name = ?object.metadata.name, "template does not serialize; not cached"),
+        }
+    }
+
+    fn apply(&self, object: &DynamicObject) {
+        Self::insert_into(&mut self.by_name.write(), object);
+    }
+
+    fn delete(&self, object: &DynamicObject) {
+        self.by_name.write().remove(&key_of(object));
+    }
+
+    fn replace(&self, listed: ByName) {
+        *self.by_name.write() = listed;
+    }
+
+    /// The template `namespace/name`, parsed.
+    pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<DynamicObject>> {
+        let by_name = self.by_name.read();
+        let bytes = by_name.get(&(namespace.to_owned(), name.to_owned()))?;
+        match serde_json::from_slice(bytes) {
+            Ok(object) => Some(Arc::new(object)),
+            Err(error) => {
+                warn!(%error, namespace, name, "cached template does not parse");
+                None
+            }
+        }
+    }
+
+    /// `(namespace, name)` of every template, sorted.
+    pub fn keys(&self) -> Vec<(String, String)> {
+        let mut keys: Vec<_> = self.by_name.read().keys().cloned().collect();
+        keys.sort_unstable();
+        keys
+    }
 }
 
 impl KindWatch {
     pub fn start(detector: Arc<Detector>, served: ServedKind) -> Self {
-        let writer = reflector::store::Writer::new(served.resource.clone());
-        let store = writer.as_reader();
+        let store = Templates::default();
+        let templates = store.clone();
         let api: Api<DynamicObject> = Api::all_with(detector.client.clone(), &served.resource);
         let api_version = served.resource.api_version.clone();
         let kind = served.resource.kind.clone();
         let task = tokio::spawn(async move {
-            let stream =
-                reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
-                    .default_backoff();
+            let stream = watcher::watcher(api, watcher::Config::default()).default_backoff();
             let mut stream = std::pin::pin!(stream);
+            // A (re)list is gathered apart and replaces the store when complete, as kube's
+            // reflector does: objects deleted while the watch was down disappear then.
+            let mut listed = HashMap::new();
             while let Some(event) = stream.next().await {
                 match event {
                     Ok(Event::Apply(object)) => {
+                        templates.apply(&object);
                         detector.template_seen(&object, &api_version, &kind, false)
                     }
                     Ok(Event::InitApply(object)) => {
+                        Templates::insert_into(&mut listed, &object);
                         detector.template_seen(&object, &api_version, &kind, true)
                     }
                     Ok(Event::Delete(object)) => {
+                        templates.delete(&object);
                         detector.template_gone(&object, &api_version, &kind)
                     }
-                    Ok(Event::Init | Event::InitDone) => {}
+                    Ok(Event::Init) => listed.clear(),
+                    Ok(Event::InitDone) => templates.replace(std::mem::take(&mut listed)),
                     Err(error) => warn!(%error, %api_version, %kind, "watching templates"),
                 }
             }
@@ -59,11 +140,7 @@ impl KindWatch {
     }
 
     pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<DynamicObject>> {
-        let mut reference = ObjectRef::new_with(name, self.served.resource.clone());
-        if !namespace.is_empty() {
-            reference = reference.within(namespace);
-        }
-        self.store.get(&reference)
+        self.store.get(namespace, name)
     }
 }
 
