@@ -600,7 +600,8 @@ fn run(args: &ScheduleArgs) -> anyhow::Result<Outcome> {
     } else {
         status.scheduler_observed_generation = generation;
     }
-    if spec.is_workload() {
+    // `--enable-empty-workload-propagation` lists selected clusters without replicas on purpose.
+    if spec.is_workload() && !args.enable_empty_workload_propagation {
         spec.clusters.retain(|c| c.replicas > 0);
     }
     spec.clusters.sort_by(|a, b| a.name.cmp(&b.name));

@@ -437,3 +437,20 @@ fn the_output_fed_back_is_a_steady_state() {
     );
     std::fs::remove_dir_all(&dir).expect("cleanup");
 }
+
+#[test]
+fn empty_workload_propagation_keeps_clusters_without_replicas() {
+    // Static weights give member2 nothing for 1 replica out of 2 equal clusters (the smaller name
+    // wins the tie); Karmada's flag lists it anyway.
+    let args = [
+        ("--clusters", fixture("clusters-typed-list.yaml")),
+        ("--binding", fixture("binding-static-one.yaml")),
+    ];
+    let plain = scheduled(&flotilla_schedule(&args, &["-o", "json"]));
+    assert_eq!(clusters(&plain), pairs(&[("member1", 1)]));
+    let listed = scheduled(&flotilla_schedule(
+        &args,
+        &["-o", "json", "--enable-empty-workload-propagation"],
+    ));
+    assert_eq!(clusters(&listed), pairs(&[("member1", 1), ("member2", 0)]));
+}
