@@ -1,7 +1,9 @@
 //! The general estimator (`TestMaxAvailableReplicasGeneral`, `TestGetAllowedPodNumber`,
 //! `TestGetMaximumReplicasBasedOnClusterSummary`, `TestGetMaximumReplicasBasedOnResourceModels`),
 //! observed through the core: one member, dynamic weights and more replicas than fit, so the
-//! `Unschedulable` message names the member's estimate.
+//! `Unschedulable` message names the member's estimate; and the accurate estimator on the
+//! fixture of karmada-scheduler-estimator's `TestAccurateSchedulerEstimatorServer_MaxAvailableReplicas`
+//! (`pkg/estimator/server/server_test.go`).
 
 use serde_json::{Value, json};
 
@@ -212,4 +214,139 @@ fn general_estimator_from_resource_models() {
             100,
         ),
     ]);
+}
+
+/// A node of Karmada's estimator fixture: `cpu` cores, `mem` GiB, `pods`, 16 GiB of ephemeral
+/// storage.
+fn node(
+    name: &str,
+    cpu: i64,
+    mem: i64,
+    pods: i64,
+    extra: Value,
+) -> k8s_openapi::api::core::v1::Node {
+    let base = json!({
+        "metadata": {"name": name},
+        "status": {"allocatable": {"cpu": cpu.to_string(), "memory": format!("{mem}Gi"),
+            "pods": pods.to_string(), "ephemeral-storage": "16Gi"}}
+    });
+    serde_json::from_value(super::merge(base, extra)).expect("node")
+}
+
+/// A running pod on `node` requesting `cpu` cores, `mem` GiB and `storage` GiB.
+fn pod(
+    name: &str,
+    node: &str,
+    cpu: i64,
+    mem: i64,
+    storage: i64,
+) -> k8s_openapi::api::core::v1::Pod {
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"nodeName": node, "containers": [{"name": "c", "resources": {"requests": {
+            "cpu": cpu.to_string(), "memory": format!("{mem}Gi"),
+            "ephemeral-storage": format!("{storage}Gi")}}}]},
+        "status": {"phase": "Running"}
+    }))
+    .expect("pod")
+}
+
+/// The five pods of Karmada's fixture: machine1 keeps 2 CPUs and 6 GiB free, machine2 3 CPUs
+/// and 5 GiB, machine3 everything.
+fn fixture_pods() -> Vec<k8s_openapi::api::core::v1::Pod> {
+    vec![
+        pod("pod1", "machine1", 1, 3, 0),
+        pod("pod2", "machine1", 3, 3, 0),
+        pod("pod3", "machine1", 2, 4, 2),
+        pod("pod4", "machine2", 4, 8, 2),
+        pod("pod5", "machine2", 1, 3, 2),
+    ]
+}
+
+#[test]
+fn accurate_estimator_counts_per_node() {
+    use flotilla_api::karmada::{Cluster, ReplicaRequirements};
+    use flotilla_scheduler::estimator::NodeIndex;
+    use flotilla_scheduler::{AccurateEstimator, ReplicaEstimator};
+
+    let plain = || json!({});
+    let labels = |l: Value| json!({"metadata": {"labels": l}});
+    let taints = |t: Value| json!({"spec": {"taints": t}});
+    let request = |claim: Value| -> ReplicaRequirements {
+        let mut r = json!({"resourceRequest": {"cpu": "1", "memory": "2Gi"}});
+        if !claim.is_null() {
+            r["nodeClaim"] = claim;
+        }
+        serde_json::from_value(r).expect("requirements")
+    };
+    type Row = (&'static str, [Value; 3], [i64; 3], Value, i32);
+    let table: Vec<Row> = vec![
+        (
+            "free room per node, summed (2 + 2 + 8)",
+            [plain(), plain(), plain()],
+            [11, 11, 11],
+            Value::Null,
+            12,
+        ),
+        (
+            "the pod count caps a node (1 + 1 + 8)",
+            [plain(), plain(), plain()],
+            [4, 3, 11],
+            Value::Null,
+            10,
+        ),
+        (
+            "a node selector",
+            [
+                labels(json!({"a": "1"})),
+                labels(json!({"a": "3", "b": "2"})),
+                plain(),
+            ],
+            [11, 11, 11],
+            json!({"nodeSelector": {"a": "3"}}),
+            2,
+        ),
+        (
+            "a required node affinity with Gt",
+            [
+                labels(json!({"a": "1"})),
+                labels(json!({"a": "3", "b": "2"})),
+                plain(),
+            ],
+            [11, 11, 11],
+            json!({"hardNodeAffinity": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "a", "operator": "Gt", "values": ["0"]}]}]}}),
+            4,
+        ),
+        (
+            "tolerations: a tolerated taint and an untolerated one",
+            [
+                taints(json!([{"key": "key1", "value": "value1", "effect": "NoSchedule"}])),
+                taints(json!([{"key": "key2", "value": "value2", "effect": "NoSchedule"}])),
+                plain(),
+            ],
+            [11, 11, 11],
+            json!({"tolerations": [{"key": "key1", "operator": "Equal", "value": "value1"}]}),
+            10,
+        ),
+    ];
+    let cluster: Cluster = serde_json::from_value(json!({"metadata": {"name": "fake"},
+        "spec": {"syncMode": "Push"}}))
+    .expect("cluster");
+    for (name, extras, pods, claim, want) in table {
+        let nodes: Vec<_> = extras
+            .into_iter()
+            .zip(pods)
+            .enumerate()
+            .map(|(i, (extra, p))| node(&format!("machine{}", i + 1), 8, 16, p, extra))
+            .collect();
+        let mut estimator = AccurateEstimator::default();
+        estimator.insert(
+            "fake",
+            NodeIndex::new(&nodes, &fixture_pods()).expect("index"),
+        );
+        let requirements = request(claim);
+        let got = estimator.max_available_replicas(&[&cluster], Some(&requirements));
+        assert_eq!(got, vec![want], "{name}");
+    }
 }
