@@ -384,3 +384,73 @@ fn duplicated_gives_every_cluster_all_replicas() {
         ),
     ]);
 }
+
+#[test]
+fn tie_breaks() {
+    let even_uid = "4858ca61-3ff8-4095-8267-f3d059d8074c";
+    check(vec![
+        Case::new(
+            "dynamic: an odd replica over equal clusters goes to the smaller name (empty UID)",
+            members(&[4, 4]),
+            dynamic(),
+            3,
+        )
+        .placed(&[("member1", 2), ("member2", 1)]),
+        Case::new(
+            "dynamic: the same with an even UID hash",
+            members(&[4, 4]),
+            dynamic(),
+            3,
+        )
+        .uid(even_uid)
+        .placed(&[("member1", 2), ("member2", 1)]),
+        Case::new(
+            "dynamic: an odd UID hash gives it to the larger name",
+            members(&[4, 4]),
+            dynamic(),
+            3,
+        )
+        .uid(ODD_UID)
+        .placed(&[("member1", 1), ("member2", 2)]),
+        Case::new(
+            "aggregated: equal room, the smaller name is filled first",
+            vec![member("zeta", 5), member("alpha", 5), member("mid", 3)],
+            aggregated(),
+            5,
+        )
+        .placed(&[("alpha", 5)]),
+        Case::new(
+            "aggregated: the UID does not choose the cluster, only Webster's ties",
+            vec![member("zeta", 5), member("alpha", 5), member("mid", 3)],
+            aggregated(),
+            5,
+        )
+        .uid(ODD_UID)
+        .placed(&[("alpha", 5)]),
+        Case::new(
+            "aggregated: more room wins over the name",
+            vec![member("alpha", 4), member("zeta", 6)],
+            aggregated(),
+            4,
+        )
+        .placed(&[("zeta", 4)]),
+        Case::new(
+            "aggregated: a cluster already used comes first, even with less room",
+            vec![member("alpha", 2), member("zeta", 10)],
+            aggregated(),
+            5,
+        )
+        .previous(&[("alpha", 1)])
+        // 4 new replicas over 2:10; Webster's third seat is an exact tie (2/1 = 10/5) that the
+        // party with fewer seats wins.
+        .placed(&[("alpha", 2), ("zeta", 3)]),
+        Case::new(
+            "aggregated: the cluster in use alone when it has room",
+            vec![member("alpha", 4), member("zeta", 10)],
+            aggregated(),
+            5,
+        )
+        .previous(&[("alpha", 1)])
+        .placed(&[("alpha", 5)]),
+    ]);
+}
