@@ -62,7 +62,8 @@ pub struct ScheduleArgs {
     /// would bind the workload with is used. Optional with --binding (its spec.placement).
     #[arg(long)]
     pub policy: Option<PathBuf>,
-    /// The workload (its metadata.uid drives tie-breaks); Karmada's own kinds are skipped.
+    /// The workload (its metadata.uid drives tie-breaks); Karmada policies, bindings and
+    /// clusters in the file are skipped.
     /// Optional with --binding (its spec.resource, replicas and replicaRequirements).
     #[arg(long)]
     pub workload: Option<PathBuf>,

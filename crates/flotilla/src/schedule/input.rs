@@ -135,9 +135,13 @@ pub fn decode<T: serde::de::DeserializeOwned>(path: &Path, doc: &Doc) -> anyhow:
     })
 }
 
-/// Karmada's own kinds, which are never the workload.
+/// Karmada's policies, bindings and clusters, which are never the workload (other Karmada
+/// kinds, e.g. a FederatedHPA, can be propagated).
 fn is_karmada_kind(doc: &Doc) -> bool {
-    doc.group().ends_with(".karmada.io")
+    matches!(
+        doc.group(),
+        "policy.karmada.io" | "work.karmada.io" | "cluster.karmada.io"
+    )
 }
 
 /// The Clusters of `path`, normalised as Karmada's API server stores them.
@@ -273,7 +277,8 @@ pub fn load_policies(path: &Path) -> anyhow::Result<Vec<Policy>> {
     Ok(policies)
 }
 
-/// The documents of `path` that can be the workload (anything but Karmada's own kinds).
+/// The documents of `path` that can be the workload (anything but Karmada's policies, bindings
+/// and clusters).
 pub fn load_workloads(path: &Path) -> anyhow::Result<Vec<Doc>> {
     let docs: Vec<Doc> = load(path)?
         .into_iter()
@@ -281,7 +286,7 @@ pub fn load_workloads(path: &Path) -> anyhow::Result<Vec<Doc>> {
         .collect();
     if docs.is_empty() {
         bail!(
-            "{}: no workload object (only Karmada objects or nothing)",
+            "{}: no workload object (only Karmada policies, bindings or clusters)",
             path.display()
         );
     }
