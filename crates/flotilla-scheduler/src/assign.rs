@@ -232,8 +232,10 @@ fn by_node_count(
     )
 }
 
-fn stable_sort_desc(list: &mut [TargetCluster]) {
-    list.sort_by_key(|c| std::cmp::Reverse(c.replicas));
+/// Karmada's `sort.Sort(TargetClustersList)`: by replicas descending with Go's unstable sort
+/// (stable up to 12 clusters), so equal weights end up where Karmada's would.
+fn sort_desc(list: &mut [TargetCluster]) {
+    crate::lifted::go_sort::sort(list, |a, b| a.replicas > b.replicas);
 }
 
 /// DynamicWeight and Aggregated.
@@ -283,7 +285,7 @@ fn dynamic(
     } else {
         return Ok(scheduled);
     };
-    stable_sort_desc(&mut weights);
+    sort_desc(&mut weights);
     let available: i64 = weights.iter().map(|w| i64::from(w.replicas)).sum();
     if available < i64::from(target) {
         return Err(ScheduleError::Unschedulable(format!(

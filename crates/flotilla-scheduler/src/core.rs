@@ -166,20 +166,20 @@ pub fn schedule(
             spec.resource.name
         )));
     };
-    let Some(terms) = &placement.cluster_affinities else {
+    // An empty list is no list: Karmada's `clusterAffinities` is `omitempty`, so `[]` in a policy
+    // never reaches the scheduler (the binding the detector writes omits it) and the binding is
+    // scheduled as without affinity.
+    let Some(terms) = placement
+        .cluster_affinities
+        .as_ref()
+        .filter(|t| !t.is_empty())
+    else {
         let clusters = schedule_once(snapshot, spec, status, placement, options)?;
         return Ok(ScheduleResult {
             clusters,
             affinity_name: None,
         });
     };
-    if terms.is_empty() {
-        // Karmada loops over no term and reports success without writing anything.
-        return Ok(ScheduleResult {
-            clusters: spec.clusters.clone(),
-            affinity_name: None,
-        });
-    }
     let mut index = if reschedule_required(spec, status) {
         0
     } else {

@@ -69,10 +69,22 @@ pub fn placement_changed(placement: &Placement, applied: &str, observed_affinity
     if applied.is_empty() {
         return true;
     }
-    let Ok(applied) = serde_json::from_str::<Placement>(applied) else {
+    let Ok(mut applied) = serde_json::from_str::<Placement>(applied) else {
         return false;
     };
-    if *placement == applied {
+    // Karmada compares Go structs decoded from JSON, where an empty `clusterAffinities` is absent.
+    let empty = |p: &Placement| p.cluster_affinities.as_ref().is_some_and(Vec::is_empty);
+    if empty(&applied) {
+        applied.cluster_affinities = None;
+    }
+    let unchanged = if empty(placement) {
+        let mut normalized = placement.clone();
+        normalized.cluster_affinities = None;
+        normalized == applied
+    } else {
+        *placement == applied
+    };
+    if unchanged {
         return false;
     }
     if placement.cluster_affinity != applied.cluster_affinity

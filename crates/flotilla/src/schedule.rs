@@ -8,26 +8,27 @@
 //! `flotilla.io/cluster: <cluster name>`, or Lists carrying that annotation in their own
 //! metadata (items inherit it).
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod input;
 
-use anyhow::{Context as _, anyhow, bail};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use anyhow::{anyhow, bail};
 use flotilla_api::karmada::replicas::interpret_replica;
 use flotilla_api::karmada::{
-    ANNOTATION_APPLIED_PLACEMENT, BindingSuspension, Cluster, ClusterPropagationPolicy,
-    ClusterResourceBinding, DEFAULT_SCHEDULER_NAME, ObjectReference, PropagationPolicy,
-    PropagationSpec, ResourceBinding, ResourceBindingSpec, ResourceBindingStatus, names,
+    ANNOTATION_APPLIED_PLACEMENT, BindingSuspension, CONDITION_SCHEDULED, ClusterResourceBinding,
+    DEFAULT_SCHEDULER_NAME, MESSAGE_SCHEDULED, ObjectReference, Placement, REASON_SUCCESS,
+    ResourceBinding, ResourceBindingSpec, ResourceBindingStatus, names,
 };
 use flotilla_scheduler::{
-    AccurateEstimator, Framework, Registry, ReplicaEstimator, ScheduleOptions, Snapshot,
-    estimator::NodeIndex,
+    Framework, Registry, ReplicaEstimator, ScheduleOptions, Snapshot,
     estimator::topology::{GPU_TOPOLOGY_POLICY_ANNOTATION, GpuTopologyLevel},
     schedule, should_schedule,
 };
-use k8s_openapi::api::core::v1::{Node, Pod};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use serde::Deserialize as _;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, OwnerReference, Time};
 use serde_json::Value;
+
+use input::{Doc, Policy, Previous, Target};
 
 /// Annotation naming the member cluster of a Node, Pod or List in `--nodes`.
 pub const CLUSTER_ANNOTATION: &str = "flotilla.io/cluster";
@@ -57,12 +58,15 @@ pub struct ScheduleArgs {
     /// Clusters (with status): YAML documents or a List.
     #[arg(long)]
     pub clusters: PathBuf,
-    /// One PropagationPolicy or ClusterPropagationPolicy.
+    /// (Cluster)PropagationPolicies (other documents are skipped); the one Karmada's detector
+    /// would bind the workload with is used. Optional with --binding (its spec.placement).
     #[arg(long)]
-    pub policy: PathBuf,
-    /// The workload (its metadata.uid drives tie-breaks).
+    pub policy: Option<PathBuf>,
+    /// The workload (its metadata.uid drives tie-breaks); Karmada policies, bindings and
+    /// clusters in the file are skipped.
+    /// Optional with --binding (its spec.resource, replicas and replicaRequirements).
     #[arg(long)]
-    pub workload: PathBuf,
+    pub workload: Option<PathBuf>,
     /// The previous ResourceBinding: its spec.clusters are the previous result.
     #[arg(long)]
     pub binding: Option<PathBuf>,
@@ -81,269 +85,6 @@ pub struct ScheduleArgs {
     pub enable_empty_workload_propagation: bool,
 }
 
-/// One YAML/JSON document (List items expanded).
-#[derive(Debug)]
-struct Doc {
-    /// 1-based document number in the file (items of a List share it).
-    number: usize,
-    value: Value,
-    /// The `flotilla.io/cluster` annotation of an enclosing List.
-    inherited_cluster: Option<String>,
-}
-
-impl Doc {
-    fn kind(&self) -> &str {
-        self.value
-            .get("kind")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    }
-}
-
-fn load(path: &Path) -> anyhow::Result<Vec<Doc>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read", path.display()))?;
-    let mut docs = Vec::new();
-    for (i, document) in yaml_serde::Deserializer::from_str(&text).enumerate() {
-        let number = i + 1;
-        let value = Value::deserialize(document)
-            .with_context(|| format!("{}: document {number}: not valid YAML", path.display()))?;
-        if value.is_null() {
-            continue;
-        }
-        if !value.is_object() {
-            bail!("{}: document {number}: expected an object", path.display());
-        }
-        let is_list = value
-            .get("kind")
-            .and_then(Value::as_str)
-            .is_some_and(|k| k.ends_with("List"));
-        if let (true, Some(items)) = (is_list, value.get("items").and_then(Value::as_array)) {
-            let inherited = value
-                .pointer("/metadata/annotations")
-                .and_then(|a| a.get(CLUSTER_ANNOTATION))
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            for item in items {
-                docs.push(Doc {
-                    number,
-                    value: item.clone(),
-                    inherited_cluster: inherited.clone(),
-                });
-            }
-        } else {
-            docs.push(Doc {
-                number,
-                value,
-                inherited_cluster: None,
-            });
-        }
-    }
-    Ok(docs)
-}
-
-fn decode<T: serde::de::DeserializeOwned>(path: &Path, doc: &Doc) -> anyhow::Result<T> {
-    serde_json::from_value(doc.value.clone()).map_err(|e| {
-        anyhow!(
-            "{}: document {} ({}): {e}",
-            path.display(),
-            doc.number,
-            doc.kind()
-        )
-    })
-}
-
-/// The policy, whichever kind.
-struct Policy {
-    cluster_scoped: bool,
-    metadata: ObjectMeta,
-    spec: PropagationSpec,
-}
-
-fn load_policy(path: &Path) -> anyhow::Result<Policy> {
-    let docs = load(path)?;
-    let [doc] = docs.as_slice() else {
-        bail!(
-            "{}: expected exactly one PropagationPolicy or ClusterPropagationPolicy, found {} documents",
-            path.display(),
-            docs.len()
-        );
-    };
-    match doc.kind() {
-        "PropagationPolicy" => {
-            let p: PropagationPolicy = decode(path, doc)?;
-            Ok(Policy {
-                cluster_scoped: false,
-                metadata: p.metadata,
-                spec: p.spec,
-            })
-        }
-        "ClusterPropagationPolicy" => {
-            let p: ClusterPropagationPolicy = decode(path, doc)?;
-            Ok(Policy {
-                cluster_scoped: true,
-                metadata: p.metadata,
-                spec: p.spec,
-            })
-        }
-        other => bail!(
-            "{}: document {}: kind is {other:?}, expected PropagationPolicy or ClusterPropagationPolicy",
-            path.display(),
-            doc.number
-        ),
-    }
-}
-
-fn load_clusters(path: &Path) -> anyhow::Result<Vec<Cluster>> {
-    let mut clusters: Vec<Cluster> = Vec::new();
-    for doc in load(path)? {
-        if doc.kind() != "Cluster" {
-            bail!(
-                "{}: document {}: kind is {:?}, expected Cluster",
-                path.display(),
-                doc.number,
-                doc.kind()
-            );
-        }
-        let mut cluster: Cluster = decode(path, &doc)?;
-        // As Karmada's API server stores it: zone → zones, default/standard resource models.
-        cluster.apply_server_defaults();
-        if cluster.name().is_empty() {
-            bail!(
-                "{}: document {}: Cluster has no metadata.name",
-                path.display(),
-                doc.number
-            );
-        }
-        if clusters.iter().any(|c| c.name() == cluster.name()) {
-            bail!(
-                "{}: document {}: metadata.name {:?} appears twice",
-                path.display(),
-                doc.number,
-                cluster.name()
-            );
-        }
-        clusters.push(cluster);
-    }
-    Ok(clusters)
-}
-
-/// The previous binding, whichever kind.
-struct Previous {
-    metadata: ObjectMeta,
-    spec: ResourceBindingSpec,
-    status: ResourceBindingStatus,
-}
-
-fn load_binding(path: &Path) -> anyhow::Result<Previous> {
-    let docs = load(path)?;
-    let [doc] = docs.as_slice() else {
-        bail!(
-            "{}: expected exactly one ResourceBinding or ClusterResourceBinding, found {} documents",
-            path.display(),
-            docs.len()
-        );
-    };
-    match doc.kind() {
-        "ResourceBinding" => {
-            let b: ResourceBinding = decode(path, doc)?;
-            Ok(Previous {
-                metadata: b.metadata,
-                spec: b.spec,
-                status: b.status.unwrap_or_default(),
-            })
-        }
-        "ClusterResourceBinding" => {
-            let b: ClusterResourceBinding = decode(path, doc)?;
-            Ok(Previous {
-                metadata: b.metadata,
-                spec: b.spec,
-                status: b.status.unwrap_or_default(),
-            })
-        }
-        other => bail!(
-            "{}: document {}: kind is {other:?}, expected ResourceBinding or ClusterResourceBinding",
-            path.display(),
-            doc.number
-        ),
-    }
-}
-
-fn load_nodes(path: &Path, clusters: &[Cluster]) -> anyhow::Result<AccurateEstimator> {
-    let mut nodes: BTreeMap<String, (Vec<Node>, Vec<Pod>)> = BTreeMap::new();
-    for doc in load(path)? {
-        let own = doc
-            .value
-            .pointer("/metadata/annotations")
-            .and_then(|a| a.get(CLUSTER_ANNOTATION))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        let name = doc
-            .value
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let Some(cluster) = own.or_else(|| doc.inherited_cluster.clone()) else {
-            bail!(
-                "{}: document {}: {} {name:?} has no metadata.annotations[{CLUSTER_ANNOTATION:?}] naming its cluster",
-                path.display(),
-                doc.number,
-                doc.kind()
-            );
-        };
-        if !clusters.iter().any(|c| c.name() == cluster) {
-            bail!(
-                "{}: document {}: metadata.annotations[{CLUSTER_ANNOTATION:?}] names cluster {cluster:?}, which is not in the clusters file",
-                path.display(),
-                doc.number
-            );
-        }
-        let entry = nodes.entry(cluster).or_default();
-        match doc.kind() {
-            "Node" => entry.0.push(decode(path, &doc)?),
-            "Pod" => entry.1.push(decode(path, &doc)?),
-            other => bail!(
-                "{}: document {}: kind is {other:?}, expected Node or Pod",
-                path.display(),
-                doc.number
-            ),
-        }
-    }
-    let mut estimator = AccurateEstimator::default();
-    for (cluster, (n, p)) in nodes {
-        let index = NodeIndex::new(&n, &p)
-            .with_context(|| format!("{}: cluster {cluster}", path.display()))?;
-        estimator.insert(cluster, index);
-    }
-    Ok(estimator)
-}
-
-/// Karmada's `ResourceMatches` for one selector.
-fn selector_matches(
-    selector: &flotilla_api::karmada::ResourceSelector,
-    api_version: &str,
-    kind: &str,
-    namespace: &str,
-    name: &str,
-    labels: &BTreeMap<String, String>,
-) -> bool {
-    if selector.api_version != api_version || selector.kind != kind {
-        return false;
-    }
-    if !selector.namespace.is_empty() && selector.namespace != namespace {
-        return false;
-    }
-    if !selector.name.is_empty() {
-        return selector.name == name;
-    }
-    match &selector.label_selector {
-        None => true,
-        Some(s) => {
-            flotilla_api::selector::label::api_selector_matches(Some(s), labels).unwrap_or(false)
-        }
-    }
-}
-
 /// What the run produced.
 enum Outcome {
     /// The binding to print.
@@ -352,197 +93,465 @@ enum Outcome {
     Failed(String),
 }
 
-fn run(args: &ScheduleArgs) -> anyhow::Result<Outcome> {
-    let clusters = load_clusters(&args.clusters)?;
-    let mut policy = load_policy(&args.policy)?;
-    policy.spec.apply_defaults();
-    let workload_docs = load(&args.workload)?;
-    let [workload] = workload_docs.as_slice() else {
-        bail!(
-            "{}: expected exactly one workload object, found {}",
-            args.workload.display(),
-            workload_docs.len()
-        );
-    };
-    let wpath = args.workload.display();
-    let field = |pointer: &str| {
-        workload
-            .value
-            .pointer(pointer)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    };
-    let (api_version, kind, name) = (
-        field("/apiVersion"),
-        field("/kind"),
-        field("/metadata/name"),
-    );
-    for (value, f) in [
-        (api_version, "apiVersion"),
-        (kind, "kind"),
-        (name, "metadata.name"),
-    ] {
-        if value.is_empty() {
-            bail!("{wpath}: document {}: {f} is missing", workload.number);
+/// The workload as the binding describes it.
+struct Workload {
+    api_version: String,
+    kind: String,
+    namespace: String,
+    name: String,
+    uid: String,
+    resource_version: String,
+    labels: BTreeMap<String, String>,
+    replicas: i32,
+    requirements: Option<flotilla_api::karmada::ReplicaRequirements>,
+    /// Where it came from, for messages.
+    origin: String,
+}
+
+impl Workload {
+    fn target(&self) -> Target<'_> {
+        Target {
+            api_version: &self.api_version,
+            kind: &self.kind,
+            namespace: &self.namespace,
+            name: &self.name,
+            labels: &self.labels,
         }
     }
-    let policy_namespace = policy.metadata.namespace.clone().unwrap_or_default();
-    let cluster_scoped_workload =
-        field("/metadata/namespace").is_empty() && CLUSTER_SCOPED_KINDS.contains(&kind);
-    let namespace = match field("/metadata/namespace") {
-        "" if cluster_scoped_workload => String::new(),
-        "" if !policy.cluster_scoped && !policy_namespace.is_empty() => policy_namespace.clone(),
-        "" => "default".to_owned(),
-        ns => ns.to_owned(),
-    };
-    if !policy.cluster_scoped {
-        if cluster_scoped_workload {
-            bail!(
-                "{}: a PropagationPolicy cannot select the cluster-scoped {kind} {name:?}; use a ClusterPropagationPolicy",
-                args.policy.display()
-            );
-        }
-        if !policy_namespace.is_empty() && policy_namespace != namespace {
-            bail!(
-                "{}: metadata.namespace is {policy_namespace:?} but the workload ({wpath}) is in namespace {namespace:?}",
-                args.policy.display()
-            );
-        }
+}
+
+/// The namespace of a workload document: its own, else (namespaced kinds) the binding's, the
+/// one namespace of the PropagationPolicies given, or `default`.
+fn workload_namespace(
+    doc: &Doc,
+    policies: Option<&[Policy]>,
+    previous: Option<&Previous>,
+) -> String {
+    let own = doc.str_at("/metadata/namespace");
+    if !own.is_empty() {
+        return own.to_owned();
     }
-    let labels: BTreeMap<String, String> = workload
-        .value
-        .pointer("/metadata/labels")
-        .and_then(|l| serde_json::from_value(l.clone()).ok())
-        .unwrap_or_default();
-    if !policy.spec.resource_selectors.is_empty()
-        && !policy.spec.resource_selectors.iter().any(|s| {
-            let mut s = s.clone();
-            if !policy.cluster_scoped && s.namespace.is_empty() {
-                s.namespace.clone_from(&namespace);
-            }
-            selector_matches(&s, api_version, kind, &namespace, name, &labels)
-        })
+    if CLUSTER_SCOPED_KINDS.contains(&doc.kind()) {
+        return String::new();
+    }
+    if let Some(ns) = previous
+        .map(|p| p.spec.resource.namespace.as_str())
+        .filter(|ns| !ns.is_empty())
     {
-        // Scheduling only reads the placement, so a what-if over a policy written for other
-        // objects still answers; the user is told the policy would not claim this workload.
+        return ns.to_owned();
+    }
+    let mut namespaces: Vec<&str> = policies
+        .into_iter()
+        .flatten()
+        .filter(|p| !p.cluster_scoped)
+        .filter_map(|p| p.metadata.namespace.as_deref())
+        .filter(|ns| !ns.is_empty())
+        .collect();
+    namespaces.dedup();
+    match namespaces.as_slice() {
+        [one] => (*one).to_owned(),
+        _ => "default".to_owned(),
+    }
+}
+
+fn workload_from_doc(
+    path: &std::path::Path,
+    doc: &Doc,
+    policies: Option<&[Policy]>,
+    previous: Option<&Previous>,
+) -> anyhow::Result<Workload> {
+    for (pointer, field) in [
+        ("/apiVersion", "apiVersion"),
+        ("/kind", "kind"),
+        ("/metadata/name", "metadata.name"),
+    ] {
+        if doc.str_at(pointer).is_empty() {
+            bail!(
+                "{}: document {}: {field} is missing",
+                path.display(),
+                doc.number
+            );
+        }
+    }
+    let interpreted = interpret_replica(&doc.value)
+        .map_err(|e| anyhow!("{}: document {}: {e}", path.display(), doc.number))?;
+    Ok(Workload {
+        api_version: doc.str_at("/apiVersion").to_owned(),
+        kind: doc.kind().to_owned(),
+        namespace: workload_namespace(doc, policies, previous),
+        name: doc.str_at("/metadata/name").to_owned(),
+        uid: doc.str_at("/metadata/uid").to_owned(),
+        resource_version: doc.str_at("/metadata/resourceVersion").to_owned(),
+        labels: doc.labels(),
+        replicas: interpreted.replicas,
+        requirements: interpreted.requirements,
+        origin: path.display().to_string(),
+    })
+}
+
+/// The workload: the one object of `--workload` (or, when that file holds several, the one the
+/// policies select), else the previous binding's `spec.resource`, replicas and requirements.
+fn resolve_workload(
+    args: &ScheduleArgs,
+    policies: Option<&[Policy]>,
+    previous: Option<&Previous>,
+) -> anyhow::Result<Workload> {
+    let Some(path) = args.workload.as_deref() else {
+        let Some(prev) = previous else {
+            bail!("--workload is required (or --binding, whose spec.resource is the workload)");
+        };
+        let r = &prev.spec.resource;
+        let binding = args.binding.as_deref().map(|p| p.display().to_string());
+        let origin = binding.unwrap_or_default();
+        if r.kind.is_empty() || r.name.is_empty() || r.api_version.is_empty() {
+            bail!("{origin}: spec.resource needs apiVersion, kind and name (or pass --workload)");
+        }
+        return Ok(Workload {
+            api_version: r.api_version.clone(),
+            kind: r.kind.clone(),
+            namespace: if r.namespace.is_empty() {
+                prev.metadata.namespace.clone().unwrap_or_default()
+            } else {
+                r.namespace.clone()
+            },
+            name: r.name.clone(),
+            uid: r.uid.clone(),
+            resource_version: r.resource_version.clone(),
+            labels: BTreeMap::new(),
+            replicas: prev.spec.replicas,
+            requirements: prev.spec.replica_requirements.clone(),
+            origin,
+        });
+    };
+    let docs = input::load_workloads(path)?;
+    if let [doc] = docs.as_slice() {
+        return workload_from_doc(path, doc, policies, previous);
+    }
+    let Some(policies) = policies else {
+        bail!(
+            "{}: {} objects; pass one workload (or --policy to pick the one it selects)",
+            path.display(),
+            docs.len()
+        );
+    };
+    let mut selected = Vec::new();
+    for doc in &docs {
+        let w = workload_from_doc(path, doc, Some(policies), previous)?;
+        if input::choose_policy(policies, &w.target()).is_some() {
+            selected.push(w);
+        }
+    }
+    match selected.len() {
+        1 => Ok(selected.remove(0)),
+        n => bail!(
+            "{}: {} objects, {n} of them selected by the policies; pass exactly one workload",
+            path.display(),
+            docs.len()
+        ),
+    }
+}
+
+/// The policy Karmada would bind the workload with; `None` without `--policy`.
+fn resolve_policy<'p>(
+    args: &ScheduleArgs,
+    policies: Option<&'p [Policy]>,
+    workload: &Workload,
+) -> anyhow::Result<Option<&'p Policy>> {
+    let (Some(policies), Some(path)) = (policies, args.policy.as_deref()) else {
+        return Ok(None);
+    };
+    let (kind, name) = (&workload.kind, &workload.name);
+    let policy = match input::choose_policy(policies, &workload.target()) {
+        Some(p) => p,
+        None => {
+            let [only] = policies else {
+                bail!(
+                    "{}: none of the {} policies selects {kind} {name:?} ({}) in namespace {:?}",
+                    path.display(),
+                    policies.len(),
+                    workload.api_version,
+                    workload.namespace
+                );
+            };
+            let policy_namespace = only.metadata.namespace.as_deref().unwrap_or_default();
+            if !only.cluster_scoped {
+                if workload.namespace.is_empty() {
+                    bail!(
+                        "{}: a PropagationPolicy cannot select the cluster-scoped {kind} {name:?}; use a ClusterPropagationPolicy",
+                        path.display()
+                    );
+                }
+                if !policy_namespace.is_empty() && policy_namespace != workload.namespace {
+                    bail!(
+                        "{}: metadata.namespace is {policy_namespace:?} but the workload ({}) is in namespace {:?}",
+                        path.display(),
+                        workload.origin,
+                        workload.namespace
+                    );
+                }
+            }
+            // Scheduling only reads the placement, so a what-if over a policy written for
+            // other objects still answers; the user is told the policy would not claim it.
+            eprintln!(
+                "warning: {}: spec.resourceSelectors do not select {kind} {name:?} ({}) from {}; scheduling with its placement anyway",
+                path.display(),
+                workload.api_version,
+                workload.origin
+            );
+            only
+        }
+    };
+    if let Some(message) = &policy.invalid {
         eprintln!(
-            "warning: {}: spec.resourceSelectors do not select {kind} {name:?} ({api_version}) from {wpath}; scheduling with its placement anyway",
-            args.policy.display()
+            "warning: {}: Karmada's webhook would reject this policy: {message}",
+            path.display()
         );
     }
-    let interpreted = interpret_replica(&workload.value)
-        .map_err(|e| anyhow!("{wpath}: document {}: {e}", workload.number))?;
-    let previous = args.binding.as_deref().map(load_binding).transpose()?;
+    Ok(Some(policy))
+}
+
+/// Karmada's claim metadata and owner of a binding it creates (`BuildResourceBinding`).
+fn fresh_metadata(policy: Option<&Policy>, workload: &Workload) -> ObjectMeta {
+    let mut labels = BTreeMap::new();
+    let mut annotations = BTreeMap::new();
+    if let Some(policy) = policy {
+        let name = policy.metadata.name.clone().unwrap_or_default();
+        let id_label = if policy.cluster_scoped {
+            annotations.insert("clusterpropagationpolicy.karmada.io/name".to_owned(), name);
+            "clusterpropagationpolicy.karmada.io/permanent-id"
+        } else {
+            let namespace = match policy.metadata.namespace.as_deref() {
+                None | Some("") => workload.namespace.clone(),
+                Some(ns) => ns.to_owned(),
+            };
+            annotations.insert(
+                "propagationpolicy.karmada.io/namespace".to_owned(),
+                namespace,
+            );
+            annotations.insert("propagationpolicy.karmada.io/name".to_owned(), name);
+            "propagationpolicy.karmada.io/permanent-id"
+        };
+        // The policy's permanent id, when the file carries it (the webhook sets it on create).
+        if let Some(id) = policy
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(id_label))
+        {
+            labels.insert(id_label.to_owned(), id.clone());
+        }
+    }
+    let owner = (!workload.uid.is_empty()).then(|| {
+        vec![OwnerReference {
+            api_version: workload.api_version.clone(),
+            kind: workload.kind.clone(),
+            name: workload.name.clone(),
+            uid: workload.uid.clone(),
+            controller: Some(true),
+            block_owner_deletion: Some(true),
+        }]
+    });
+    let finalizer = if workload.namespace.is_empty() {
+        "karmada.io/cluster-resource-binding-controller"
+    } else {
+        "karmada.io/binding-controller"
+    };
+    ObjectMeta {
+        labels: (!labels.is_empty()).then_some(labels),
+        annotations: Some(annotations),
+        owner_references: owner,
+        finalizers: Some(vec![finalizer.to_owned()]),
+        ..ObjectMeta::default()
+    }
+}
+
+/// `meta.SetStatusCondition` for the `Scheduled=True/Success` condition.
+fn set_scheduled(conditions: &mut Vec<Condition>, now: &Time) {
+    match conditions
+        .iter_mut()
+        .find(|c| c.type_ == CONDITION_SCHEDULED)
+    {
+        Some(c) => {
+            if c.status != "True" {
+                c.status = "True".to_owned();
+                c.last_transition_time = now.clone();
+            }
+            REASON_SUCCESS.clone_into(&mut c.reason);
+            MESSAGE_SCHEDULED.clone_into(&mut c.message);
+        }
+        None => conditions.push(Condition {
+            type_: CONDITION_SCHEDULED.to_owned(),
+            status: "True".to_owned(),
+            reason: REASON_SUCCESS.to_owned(),
+            message: MESSAGE_SCHEDULED.to_owned(),
+            last_transition_time: now.clone(),
+            observed_generation: None,
+        }),
+    }
+}
+
+/// The placement as Karmada's scheduler sees it: defaults applied, an empty
+/// `clusterAffinities` dropped (it is `omitempty`).
+fn normalized(mut placement: Placement) -> Placement {
+    placement.apply_defaults();
+    if placement
+        .cluster_affinities
+        .as_ref()
+        .is_some_and(Vec::is_empty)
+    {
+        placement.cluster_affinities = None;
+    }
+    placement
+}
+
+fn run(args: &ScheduleArgs) -> anyhow::Result<Outcome> {
+    let clusters = input::load_clusters(&args.clusters)?;
+    let previous = args
+        .binding
+        .as_deref()
+        .map(input::load_binding)
+        .transpose()?;
+    let policies = args
+        .policy
+        .as_deref()
+        .map(input::load_policies)
+        .transpose()?;
+    let workload = resolve_workload(args, policies.as_deref(), previous.as_ref())?;
+    let policy = resolve_policy(args, policies.as_deref(), &workload)?;
     if let (Some(prev), Some(path)) = (&previous, &args.binding) {
         let r = &prev.spec.resource;
-        if (!r.kind.is_empty() && r.kind != kind) || (!r.name.is_empty() && r.name != name) {
+        if (!r.kind.is_empty() && r.kind != workload.kind)
+            || (!r.name.is_empty() && r.name != workload.name)
+        {
             bail!(
-                "{}: spec.resource is {} {:?} but the workload ({wpath}) is {kind} {name:?}",
+                "{}: spec.resource is {} {:?} but the workload ({}) is {} {:?}",
                 path.display(),
                 r.kind,
-                r.name
+                r.name,
+                workload.origin,
+                workload.kind,
+                workload.name
             );
         }
     }
     let estimator = args
         .nodes
         .as_deref()
-        .map(|p| load_nodes(p, &clusters))
+        .map(|p| input::load_nodes(p, &clusters))
         .transpose()?;
 
-    let policy_spec = policy.spec.clone();
-    let mut spec = ResourceBindingSpec {
-        resource: ObjectReference {
-            api_version: api_version.to_owned(),
-            kind: kind.to_owned(),
-            namespace: namespace.clone(),
-            name: name.to_owned(),
-            uid: field("/metadata/uid").to_owned(),
-            resource_version: field("/metadata/resourceVersion").to_owned(),
-        },
-        propagate_deps: policy_spec.propagate_deps || policy_spec.association,
-        replica_requirements: interpreted.requirements,
-        replicas: interpreted.replicas,
-        placement: Some(policy_spec.placement.clone()),
-        scheduler_name: if policy_spec.scheduler_name.is_empty() {
-            DEFAULT_SCHEDULER_NAME.to_owned()
-        } else {
-            policy_spec.scheduler_name.clone()
-        },
-        failover: policy_spec.failover.clone(),
-        conflict_resolution: if policy_spec.conflict_resolution.is_empty() {
-            "Abort".to_owned()
-        } else {
-            policy_spec.conflict_resolution.clone()
-        },
-        suspension: policy_spec
-            .suspension
-            .clone()
-            .map(|policy| BindingSuspension {
-                policy,
-                scheduling: None,
-            }),
-        preserve_resources_on_deletion: policy_spec.preserve_resources_on_deletion,
-        ..ResourceBindingSpec::default()
+    let resource = ObjectReference {
+        api_version: workload.api_version.clone(),
+        kind: workload.kind.clone(),
+        namespace: workload.namespace.clone(),
+        name: workload.name.clone(),
+        uid: workload.uid.clone(),
+        resource_version: workload.resource_version.clone(),
     };
+    let mut spec = match policy {
+        Some(policy) => {
+            let p = &policy.spec;
+            ResourceBindingSpec {
+                propagate_deps: p.propagate_deps || p.association,
+                placement: Some(p.placement.clone()),
+                scheduler_name: if p.scheduler_name.is_empty() {
+                    DEFAULT_SCHEDULER_NAME.to_owned()
+                } else {
+                    p.scheduler_name.clone()
+                },
+                failover: p.failover.clone(),
+                conflict_resolution: if p.conflict_resolution.is_empty() {
+                    "Abort".to_owned()
+                } else {
+                    p.conflict_resolution.clone()
+                },
+                suspension: p.suspension.clone().map(|policy| BindingSuspension {
+                    policy,
+                    scheduling: None,
+                }),
+                preserve_resources_on_deletion: p.preserve_resources_on_deletion,
+                ..ResourceBindingSpec::default()
+            }
+        }
+        None => {
+            let Some(prev) = &previous else {
+                bail!("--policy is required (or --binding, whose spec.placement is used)");
+            };
+            let Some(placement) = prev.spec.placement.clone() else {
+                bail!(
+                    "{}: spec.placement is missing (pass --policy)",
+                    args.binding
+                        .as_deref()
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_default()
+                );
+            };
+            ResourceBindingSpec {
+                placement: Some(normalized(placement)),
+                ..prev.spec.clone()
+            }
+        }
+    };
+    spec.resource = resource;
+    spec.replicas = workload.replicas;
+    spec.replica_requirements = workload.requirements.clone();
     let mut status = ResourceBindingStatus::default();
-    let mut annotations: BTreeMap<String, String> = BTreeMap::new();
-    let mut binding_meta = ObjectMeta::default();
-    if let Some(prev) = previous {
-        spec.clusters = prev.spec.clusters;
-        spec.graceful_eviction_tasks = prev.spec.graceful_eviction_tasks;
-        spec.required_by = prev.spec.required_by;
-        spec.reschedule_triggered_at = prev.spec.reschedule_triggered_at;
-        if let Some(s) = prev.spec.suspension {
+    let mut metadata = fresh_metadata(policy, &workload);
+    if let Some(prev) = previous.as_ref() {
+        spec.clusters.clone_from(&prev.spec.clusters);
+        spec.graceful_eviction_tasks
+            .clone_from(&prev.spec.graceful_eviction_tasks);
+        spec.required_by.clone_from(&prev.spec.required_by);
+        spec.reschedule_triggered_at
+            .clone_from(&prev.spec.reschedule_triggered_at);
+        if let Some(s) = &prev.spec.suspension {
             spec.suspension = Some(BindingSuspension {
                 scheduling: s.scheduling,
                 ..spec.suspension.unwrap_or_default()
             });
         }
-        annotations = prev.metadata.annotations.clone().unwrap_or_default();
-        binding_meta = prev.metadata;
-        status = prev.status;
+        metadata = ObjectMeta {
+            managed_fields: None,
+            ..prev.metadata.clone()
+        };
+        status.clone_from(&prev.status);
     }
+    let mut annotations = metadata.annotations.clone().unwrap_or_default();
 
-    let division = policy
-        .metadata
-        .annotations
-        .as_ref()
+    let policy_annotations = policy.and_then(|p| p.metadata.annotations.as_ref());
+    let division = policy_annotations
         .and_then(|a| a.get(REPLICA_DIVISION_ANNOTATION))
         .cloned();
+    let policy_path = args
+        .policy
+        .as_deref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
     let divide_by_node_count = match division.as_deref() {
         None => None,
         Some("NodeCount") => match &estimator {
             Some(e) => Some(e),
             None => bail!(
-                "{}: metadata.annotations[{REPLICA_DIVISION_ANNOTATION:?}] is NodeCount, which needs --nodes",
-                args.policy.display()
+                "{policy_path}: metadata.annotations[{REPLICA_DIVISION_ANNOTATION:?}] is NodeCount, which needs --nodes"
             ),
         },
         Some(other) => bail!(
-            "{}: metadata.annotations[{REPLICA_DIVISION_ANNOTATION:?}]: unknown value {other:?} (supported: NodeCount)",
-            args.policy.display()
+            "{policy_path}: metadata.annotations[{REPLICA_DIVISION_ANNOTATION:?}]: unknown value {other:?} (supported: NodeCount)"
         ),
     };
-    let topology = policy
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(GPU_TOPOLOGY_POLICY_ANNOTATION));
-    let gpu_topology = match topology {
+    let gpu_topology = match policy_annotations.and_then(|a| a.get(GPU_TOPOLOGY_POLICY_ANNOTATION))
+    {
         None => None,
         Some(value) => {
             let level: GpuTopologyLevel = value.parse().map_err(|e| {
                 anyhow!(
-                    "{}: metadata.annotations[{GPU_TOPOLOGY_POLICY_ANNOTATION:?}]: {e}",
-                    args.policy.display()
+                    "{policy_path}: metadata.annotations[{GPU_TOPOLOGY_POLICY_ANNOTATION:?}]: {e}"
                 )
             })?;
             match &estimator {
                 Some(e) => Some((e, level)),
                 None => bail!(
-                    "{}: metadata.annotations[{GPU_TOPOLOGY_POLICY_ANNOTATION:?}] needs --nodes (the members' nodes and their GPU topology)",
-                    args.policy.display()
+                    "{policy_path}: metadata.annotations[{GPU_TOPOLOGY_POLICY_ANNOTATION:?}] needs --nodes (the members' nodes and their GPU topology)"
                 ),
             }
         }
@@ -563,8 +572,9 @@ fn run(args: &ScheduleArgs) -> anyhow::Result<Outcome> {
         gpu_topology,
     };
     let suspended = spec.suspension.as_ref().and_then(|s| s.scheduling) == Some(true);
-    let needed = args.binding.is_none()
+    let needed = previous.is_none()
         || (!suspended && should_schedule(Some(&annotations), &spec, &status, &snapshot).is_some());
+    let generation = metadata.generation.unwrap_or(0);
     if needed {
         match schedule(&snapshot, &spec, &status, &options) {
             Ok(result) => {
@@ -572,30 +582,37 @@ fn run(args: &ScheduleArgs) -> anyhow::Result<Outcome> {
                 if let Some(name) = result.affinity_name {
                     status.scheduler_observing_affinity_name = name;
                 }
-                let placement = spec
-                    .placement
-                    .as_ref()
-                    .map(serde_json::to_string)
-                    .transpose()?;
-                if let Some(p) = placement {
-                    annotations.insert(ANNOTATION_APPLIED_PLACEMENT.to_owned(), p);
+                if let Some(p) = &spec.placement {
+                    annotations.insert(
+                        ANNOTATION_APPLIED_PLACEMENT.to_owned(),
+                        serde_json::to_string(p)?,
+                    );
                 }
+                // As Karmada's status patch after a success.
+                let now = Time(k8s_openapi::jiff::Timestamp::from_second(
+                    k8s_openapi::jiff::Timestamp::now().as_second(),
+                )?);
+                set_scheduled(&mut status.conditions, &now);
+                status.last_scheduled_time = Some(now);
+                status.scheduler_observed_generation = generation;
             }
             Err(e) => return Ok(Outcome::Failed(e.to_string())),
         }
+    } else {
+        status.scheduler_observed_generation = generation;
     }
-    if spec.is_workload() {
+    // `--enable-empty-workload-propagation` lists selected clusters without replicas on purpose.
+    if spec.is_workload() && !args.enable_empty_workload_propagation {
         spec.clusters.retain(|c| c.replicas > 0);
     }
     spec.clusters.sort_by(|a, b| a.name.cmp(&b.name));
 
-    let metadata = ObjectMeta {
-        name: Some(names::binding_name(kind, name)),
-        namespace: (!namespace.is_empty()).then(|| namespace.clone()),
-        labels: binding_meta.labels,
-        annotations: Some(annotations),
-        ..ObjectMeta::default()
-    };
+    let namespace = workload.namespace.clone();
+    if metadata.name.as_deref().is_none_or(str::is_empty) {
+        metadata.name = Some(names::binding_name(&workload.kind, &workload.name));
+    }
+    metadata.namespace = (!namespace.is_empty()).then(|| namespace.clone());
+    metadata.annotations = Some(annotations);
     let status = (status != ResourceBindingStatus::default()).then_some(status);
     let out = if namespace.is_empty() {
         serde_json::to_value(ClusterResourceBinding {

@@ -298,3 +298,159 @@ fn gpu_topology_extension_prefers_whole_numa_nodes() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("flotilla.io/gpu-topology"));
 }
+
+#[test]
+fn one_file_with_workload_policies_and_overrides() {
+    // Karmada's own sample keeps the Deployment and its policy in one file.
+    let nginx = example("nginx/nginx.yaml");
+    let out = flotilla_schedule(
+        &[
+            ("--clusters", fixture("clusters-list.yaml")),
+            ("--policy", nginx.clone()),
+            ("--workload", nginx),
+        ],
+        &["-o", "json"],
+    );
+    let binding = scheduled(&out);
+    assert_eq!(clusters(&binding), pairs(&[("member1", 1), ("member2", 1)]));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Two policies select `web`: the one naming it wins over the match-all one, as Karmada's
+    // detector decides; the OverridePolicy is skipped.
+    let out = flotilla_schedule(
+        &[
+            ("--clusters", fixture("clusters-list.yaml")),
+            ("--policy", fixture("bundle.yaml")),
+            ("--workload", fixture("bundle.yaml")),
+        ],
+        &["-o", "json"],
+    );
+    let binding = scheduled(&out);
+    assert_eq!(clusters(&binding), pairs(&[("member1", 4), ("member2", 2)]));
+    let meta = &binding["metadata"];
+    assert_eq!(
+        meta["annotations"]["propagationpolicy.karmada.io/name"],
+        "web"
+    );
+    assert_eq!(
+        meta["annotations"]["propagationpolicy.karmada.io/namespace"],
+        "default"
+    );
+    assert_eq!(
+        meta["labels"]["propagationpolicy.karmada.io/permanent-id"],
+        "9d0b0c40-0000-4000-8000-000000000002"
+    );
+    assert_eq!(meta["finalizers"][0], "karmada.io/binding-controller");
+    assert_eq!(meta["ownerReferences"][0]["kind"], "Deployment");
+    assert_eq!(
+        meta["ownerReferences"][0]["uid"],
+        "4858ca61-3ff8-4095-8267-f3d059d8074c"
+    );
+    assert_eq!(meta["ownerReferences"][0]["controller"], true);
+    let condition = &binding["status"]["conditions"][0];
+    assert_eq!(condition["type"], "Scheduled");
+    assert_eq!(condition["status"], "True");
+    assert_eq!(condition["reason"], "Success");
+    assert_eq!(
+        condition["message"],
+        "Binding has been scheduled successfully."
+    );
+    assert!(binding["status"]["lastScheduledTime"].is_string());
+}
+
+#[test]
+fn typed_cluster_lists_are_read() {
+    let out = flotilla_schedule(
+        &[
+            ("--clusters", fixture("clusters-typed-list.yaml")),
+            ("--policy", fixture("policy-dynamic.yaml")),
+            ("--workload", fixture("web.yaml")),
+        ],
+        &["-o", "json"],
+    );
+    assert_eq!(
+        clusters(&scheduled(&out)),
+        pairs(&[("member1", 4), ("member2", 2)])
+    );
+}
+
+#[test]
+fn a_stored_binding_alone_is_enough() {
+    // Scaled from 4 to 6: only the 2 new replicas are divided (by 10:4 free), on top of 3/1.
+    let out = flotilla_schedule(
+        &[
+            ("--clusters", fixture("clusters-typed-list.yaml")),
+            ("--binding", fixture("binding-only.yaml")),
+        ],
+        &["-o", "json"],
+    );
+    let binding = scheduled(&out);
+    assert_eq!(clusters(&binding), pairs(&[("member1", 4), ("member2", 2)]));
+    // The stored metadata is kept; the status is Karmada's after a success.
+    assert_eq!(binding["metadata"]["generation"], 3);
+    assert_eq!(
+        binding["metadata"]["labels"]["propagationpolicy.karmada.io/permanent-id"],
+        "9d0b0c40-0000-4000-8000-000000000002"
+    );
+    assert_eq!(binding["status"]["schedulerObservedGeneration"], 3);
+    assert_ne!(
+        binding["status"]["lastScheduledTime"],
+        "2026-01-01T00:00:00Z"
+    );
+    assert_eq!(binding["spec"]["replicas"], 6);
+}
+
+#[test]
+fn the_output_fed_back_is_a_steady_state() {
+    let first = flotilla_schedule(
+        &[
+            ("--clusters", fixture("clusters-list.yaml")),
+            ("--policy", fixture("policy-dynamic.yaml")),
+            ("--workload", fixture("web.yaml")),
+        ],
+        &["-o", "json"],
+    );
+    let binding = scheduled(&first);
+    let dir = std::env::temp_dir().join(format!("flotilla-schedule-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let previous = dir.join("previous.json");
+    std::fs::write(&previous, &first.stdout).expect("write previous");
+    // Fewer clusters now have room: a Divided binding whose replicas did not change is not
+    // rescheduled, so the previous result stands.
+    let again = flotilla_schedule(
+        &[
+            ("--clusters", fixture("clusters-typed-list.yaml")),
+            ("--policy", fixture("policy-dynamic.yaml")),
+            ("--workload", fixture("web.yaml")),
+            ("--binding", previous),
+        ],
+        &["-o", "json"],
+    );
+    let second = scheduled(&again);
+    assert_eq!(clusters(&second), clusters(&binding));
+    assert_eq!(
+        second["status"]["lastScheduledTime"],
+        binding["status"]["lastScheduledTime"]
+    );
+    std::fs::remove_dir_all(&dir).expect("cleanup");
+}
+
+#[test]
+fn empty_workload_propagation_keeps_clusters_without_replicas() {
+    // Static weights give member2 nothing for 1 replica out of 2 equal clusters (the smaller name
+    // wins the tie); Karmada's flag lists it anyway.
+    let args = [
+        ("--clusters", fixture("clusters-typed-list.yaml")),
+        ("--binding", fixture("binding-static-one.yaml")),
+    ];
+    let plain = scheduled(&flotilla_schedule(&args, &["-o", "json"]));
+    assert_eq!(clusters(&plain), pairs(&[("member1", 1)]));
+    let listed = scheduled(&flotilla_schedule(
+        &args,
+        &["-o", "json", "--enable-empty-workload-propagation"],
+    ));
+    assert_eq!(clusters(&listed), pairs(&[("member1", 1), ("member2", 0)]));
+}

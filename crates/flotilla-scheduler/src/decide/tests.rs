@@ -113,3 +113,16 @@ fn affinity_terms_compare_only_the_observed_one() {
     assert!(placement_changed(&p, &applied, "b"));
     assert!(placement_changed(&p, &applied, ""));
 }
+
+#[test]
+fn an_empty_affinity_list_equals_none() {
+    // Karmada's `clusterAffinities` is omitempty: `[]` and an absent list are the same placement.
+    let empty: Placement = serde_json::from_value(json!({"clusterAffinities": []})).expect("p");
+    assert!(!placement_changed(&empty, "{}", ""));
+    let none = Placement::default();
+    assert!(!placement_changed(&none, r#"{"clusterAffinities":[]}"#, ""));
+    let term: Placement = serde_json::from_value(json!({"clusterAffinities": [
+        {"affinityName": "a", "clusterNames": ["x"]}]}))
+    .expect("p");
+    assert!(placement_changed(&term, "{}", "a"));
+}
