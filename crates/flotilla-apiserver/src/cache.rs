@@ -104,6 +104,17 @@ impl CachedObject {
         }
     }
 
+    /// The exact length of [`CachedObject::json`].
+    pub fn served_len(&self) -> usize {
+        match &self.body {
+            Body::Encoded(json) => json.len(),
+            Body::Spliced { stored, comma, .. } => {
+                let digits = self.revision.checked_ilog10().unwrap_or(0) as usize + 1;
+                stored.len() + usize::from(*comma) + "\"resourceVersion\":\"\"".len() + digits
+            }
+        }
+    }
+
     /// The length of [`CachedObject::json`] (a size hint).
     pub fn json_len(&self) -> usize {
         match &self.body {

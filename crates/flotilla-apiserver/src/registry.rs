@@ -13,7 +13,7 @@ use bytes::Bytes;
 use flotilla_store::{Revision, Store};
 use serde_json::Value;
 
-pub use list::{ListOptions, ListPage};
+pub use list::{ListItem, ListOptions, ListPage};
 pub use write::{DeleteOptions, PatchKind, WriteGuard, WriteOptions};
 
 use crate::cache::WatchCache;

@@ -12,7 +12,7 @@ use hyper::body::{Body, Frame, SizeHint};
 use serde_json::json;
 
 use crate::catalog::ResourceInfo;
-use crate::registry::ListPage;
+use crate::registry::{ListItem, ListPage};
 
 /// About how many bytes each frame carries.
 const CHUNK: usize = 64 * 1024;
@@ -21,7 +21,7 @@ const CHUNK: usize = 64 * 1024;
 #[derive(Debug)]
 pub struct ListBody {
     head: Option<Bytes>,
-    items: std::vec::IntoIter<Bytes>,
+    items: std::vec::IntoIter<ListItem>,
     first: bool,
     /// The closing `]}` is still to be sent.
     open: bool,
@@ -44,7 +44,7 @@ impl ListBody {
         head.pop();
         head.push_str(",\"items\":[");
         let commas = page.items.len().saturating_sub(1);
-        let size = head.len() + page.items.iter().map(Bytes::len).sum::<usize>() + commas + 2;
+        let size = head.len() + page.items.iter().map(ListItem::len).sum::<usize>() + commas + 2;
         ListBody {
             head: Some(head.into()),
             items: page.items.into_iter(),
@@ -67,7 +67,7 @@ impl ListBody {
                         chunk.push(b',');
                     }
                     self.first = false;
-                    chunk.extend_from_slice(&item);
+                    item.write_json(&mut chunk);
                 }
                 None => {
                     if self.open {
@@ -114,10 +114,24 @@ mod tests {
 
     fn page(items: usize, item_size: usize) -> ListPage {
         ListPage {
+            // Every other item is a cached object whose served form (resourceVersion spliced
+            // in, revisions of 1 to 6 digits) is written only when the frame is.
             items: (0..items)
                 .map(|i| {
                     let filler = "x".repeat(item_size);
-                    Bytes::from(format!(r#"{{"i":{i},"f":"{filler}"}}"#))
+                    let json =
+                        Bytes::from(format!(r#"{{"i":{i},"metadata":{{}},"f":"{filler}"}}"#));
+                    if i % 2 == 0 {
+                        return ListItem::Encoded(json);
+                    }
+                    let revision = 10u64.pow((i % 6) as u32);
+                    let object = crate::cache::CachedObject::from_stored(
+                        Bytes::new(),
+                        &json,
+                        revision as i64,
+                    )
+                    .expect("splices");
+                    ListItem::Cached(std::sync::Arc::new(object))
                 })
                 .collect(),
             revision: 7,
@@ -155,6 +169,10 @@ mod tests {
             assert_eq!(got.len(), items);
             for (i, item) in got.iter().enumerate() {
                 assert_eq!(item["i"], i);
+                if i % 2 == 1 {
+                    let revision = 10u64.pow((i % 6) as u32).to_string();
+                    assert_eq!(item["metadata"]["resourceVersion"], revision.as_str());
+                }
             }
         }
     }

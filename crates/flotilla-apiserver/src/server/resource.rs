@@ -125,7 +125,7 @@ async fn handle_inner(
                 let items: Vec<Value> = page
                     .items
                     .iter()
-                    .filter_map(|b| serde_json::from_slice(b).ok())
+                    .filter_map(|item| serde_json::from_slice(&item.json()).ok())
                     .collect();
                 let doc = table::render(
                     info,
@@ -228,8 +228,8 @@ async fn handle_inner(
             let page = registry.list(info, ns, &list_options).await?;
             let mut deleted = Vec::new();
             for item in &page.items {
-                let value: Value =
-                    serde_json::from_slice(item).map_err(|e| ApiError::internal(e.to_string()))?;
+                let value: Value = serde_json::from_slice(&item.json())
+                    .map_err(|e| ApiError::internal(e.to_string()))?;
                 let name = object::name(&value).unwrap_or("").to_owned();
                 let item_ns = object::namespace(&value).map(str::to_owned);
                 match registry
