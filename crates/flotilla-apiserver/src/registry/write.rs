@@ -248,7 +248,7 @@ impl Registry {
         let key = Self::key(info, namespace, &name);
         let kv = self
             .store
-            .create(key, object::encode(&body)?)
+            .create(key, encode_stored(info, &body)?)
             .await
             .map_err(|e| ApiError::from_store(e, info, &name))?;
         object::set_resource_version(&mut body, kv.mod_revision);
@@ -339,7 +339,7 @@ impl Registry {
                 Err(e) => return Err(e),
             };
             let mut original = object::decode(&current)?;
-            crate::crd::convert(info, &mut original);
+            crate::conversion::to_served(info, &mut original);
             let mut patched =
                 crate::patch_apply::apply_patch(info, &original, kind, patch, options)?;
             // fieldValidation: unknown fields of the patched object.
@@ -388,7 +388,7 @@ impl Registry {
         options: &WriteOptions,
     ) -> Result<Value, ApiError> {
         let mut old = object::decode(current)?;
-        crate::crd::convert(info, &mut old);
+        crate::conversion::to_served(info, &mut old);
         if part == Part::Status {
             let status = new.get("status").cloned();
             new = old.clone();
@@ -473,7 +473,7 @@ impl Registry {
         }
         let kv = self
             .store
-            .update(key, object::encode(&new)?, current.mod_revision)
+            .update(key, encode_stored(info, &new)?, current.mod_revision)
             .await
             .map_err(|e| match e {
                 StoreError::NotFound { .. } => ApiError::not_found(info, name),
@@ -497,7 +497,7 @@ impl Registry {
         for _ in 0..MAX_PATCH_RETRIES {
             let current = self.read_kv(info, namespace, name).await?;
             let mut obj = object::decode(&current)?;
-            crate::crd::convert(info, &mut obj);
+            crate::conversion::to_served(info, &mut obj);
             if let Some(uid) = &options.precondition_uid
                 && object::meta_str(&obj, "uid") != Some(uid.as_str())
             {
@@ -564,7 +564,7 @@ impl Registry {
             let key = Self::key(info, namespace, name);
             match self
                 .store
-                .update(key, object::encode(&obj)?, current.mod_revision)
+                .update(key, encode_stored(info, &obj)?, current.mod_revision)
                 .await
             {
                 Ok(kv) => {
@@ -624,6 +624,14 @@ impl Registry {
         }
         let time = format_time(self.clock.now());
         crate::managed::record_update(info, old, object, manager, &time);
+    }
+}
+
+/// The bytes to store for `object`, served as `info` serves it.
+fn encode_stored(info: &ResourceInfo, object: &Value) -> Result<bytes::Bytes, ApiError> {
+    match crate::conversion::to_stored(info, object) {
+        Some(stored) => object::encode(&stored),
+        None => object::encode(object),
     }
 }
 
