@@ -8,6 +8,7 @@ mod crd;
 mod defaults;
 mod discovery;
 mod escalation;
+mod events;
 mod fieldvalidation;
 mod fuzz;
 mod gc;
