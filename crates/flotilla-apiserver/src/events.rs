@@ -87,5 +87,28 @@ pub fn errors(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Vec<F
     }
 }
 
+/// Converts Events between their two views for managed fields: a manager recorded through
+/// one group is compared in that group's fields when the other group writes (kube compares
+/// every manager in its own version). Objects of other kinds are left as they are.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ManagedVersions;
+
+impl crate::lifted::smd::update::Converter for ManagedVersions {
+    fn convert(&self, object: &Value, api_version: &str) -> Option<Value> {
+        if object["kind"] != "Event" {
+            return None;
+        }
+        match (object["apiVersion"].as_str()?, api_version) {
+            (lifted::CORE_API_VERSION, lifted::EVENTS_API_VERSION) => {
+                Some(lifted::core_to_events(object))
+            }
+            (lifted::EVENTS_API_VERSION, lifted::CORE_API_VERSION) => {
+                Some(lifted::events_to_core(object))
+            }
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -110,7 +110,7 @@ pub fn record_update(
     // Stored managedFields take part in the comparison as one atomic field, which `strip` then
     // leaves unowned.
     let managers = entries_of(old);
-    match update::update(
+    match update::update_versioned(
         old,
         new,
         &cursor,
@@ -118,6 +118,7 @@ pub fn record_update(
         manager,
         &api_version,
         time,
+        &crate::events::ManagedVersions,
     ) {
         Ok(managers) => restore(new, &managers),
         Err(error) => {
@@ -143,7 +144,7 @@ pub fn apply(
     if let Some(meta) = plain.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.remove("managedFields");
     }
-    let (mut merged, managers) = update::apply(
+    let (mut merged, managers) = update::apply_versioned(
         &plain,
         config,
         &cursor,
@@ -152,6 +153,7 @@ pub fn apply(
         &info.api_version(),
         force,
         time,
+        &crate::events::ManagedVersions,
     )?;
     restore(&mut merged, &managers);
     Ok(merged)

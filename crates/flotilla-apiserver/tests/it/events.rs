@@ -136,6 +136,44 @@ async fn an_events_k8s_io_event_is_a_core_event_with_its_manager_recorded_per_ve
         v1.body["metadata"]["resourceVersion"],
         patched.body["metadata"]["resourceVersion"]
     );
+
+    // A core/v1 writer changing `message` takes `note` from the events.k8s.io/v1 manager:
+    // each manager is compared in its own version's fields.
+    let rewritten = send(
+        &cp,
+        with_body(
+            "PATCH",
+            &format!("{CORE}/pod.1?fieldManager=rewriter"),
+            "application/merge-patch+json",
+            json!({"message": "Reassigned pod"}).to_string(),
+        ),
+    )
+    .await;
+    assert_eq!(rewritten.status, 200, "{}", rewritten.body);
+    let entry = |object: &Value, manager: &str| {
+        object["metadata"]["managedFields"]
+            .as_array()
+            .expect("managedFields")
+            .iter()
+            .find(|m| m["manager"] == manager)
+            .map(|m| m["fieldsV1"].clone())
+            .unwrap_or(Value::Null)
+    };
+    assert!(
+        entry(&rewritten.body, "unknown").get("f:note").is_none(),
+        "{}",
+        rewritten.body
+    );
+    assert!(
+        entry(&rewritten.body, "unknown")
+            .get("f:regarding")
+            .is_some()
+    );
+    assert!(
+        entry(&rewritten.body, "rewriter")
+            .get("f:message")
+            .is_some()
+    );
 }
 
 #[tokio::test]

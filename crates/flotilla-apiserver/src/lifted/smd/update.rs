@@ -2,6 +2,8 @@
 //! kube-apiserver's `managedFields` entries around them (`k8s.io/apiserver/pkg/util/managedfields`:
 //! manager identity, the stripped metadata fields, entry order, conflict wording).
 
+use std::collections::BTreeMap;
+
 use serde_json::{Value, json};
 
 use super::fieldpath::{Path, PathElement, Set, display_path};
@@ -169,19 +171,73 @@ pub enum ApplyError {
     Conflicts(Conflicts),
 }
 
+/// Converts an object to another API version of its resource, so that a manager recorded in
+/// that version is compared in the fields it knows (structured-merge-diff's `merge.Converter`;
+/// kube's converter goes through the internal type).
+pub trait Converter {
+    /// `object` as `api_version` serves it; `None` when that is the object's own version or
+    /// no conversion is known (then the object is compared as it is).
+    fn convert(&self, object: &Value, api_version: &str) -> Option<Value>;
+}
+
+/// Every manager is compared in the writer's version (one version, or versions alike).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoConversion;
+
+impl Converter for NoConversion {
+    fn convert(&self, _: &Value, _: &str) -> Option<Value> {
+        None
+    }
+}
+
+/// The change from `old` to `new` as each other manager's version sees it (`Updater.update`
+/// keeps one comparison per version), keyed by API version; versions the converter does not
+/// know use the writer's comparison.
+fn comparisons_per_version(
+    old: &Value,
+    new: &Value,
+    cursor: &Cursor<'_>,
+    managers: &[Manager],
+    api_version: &str,
+    converter: &dyn Converter,
+) -> Result<BTreeMap<String, Comparison>, TypeError> {
+    let mut comparisons = BTreeMap::new();
+    for manager in managers {
+        let version = &manager.api_version;
+        if version == api_version || comparisons.contains_key(version) {
+            continue;
+        }
+        if let (Some(old), Some(new)) = (
+            converter.convert(old, version),
+            converter.convert(new, version),
+        ) {
+            comparisons.insert(version.clone(), typed::compare(&old, &new, cursor)?);
+        }
+    }
+    Ok(comparisons)
+}
+
 /// Takes what changed from the other managers (`Updater.update`): refuses, unless forced, when
 /// another manager owns a field the change sets; forced or not, removed fields leave every
-/// other manager. `mine` says which entry is the writer's.
+/// other manager. `mine` says which entry is the writer's; managers of another version are
+/// compared with that version's comparison from `versions` when there is one.
 fn take_from_others(
     managers: &mut Vec<Manager>,
     comparison: &Comparison,
+    versions: &BTreeMap<String, Comparison>,
     mine: impl Fn(&Manager) -> bool,
     force: bool,
 ) -> Result<(), Conflicts> {
-    let changed = comparison.modified.union(&comparison.added);
+    let changed_in = |manager: &Manager| {
+        let comparison = versions.get(&manager.api_version).unwrap_or(comparison);
+        (
+            comparison.modified.union(&comparison.added),
+            comparison.removed.clone(),
+        )
+    };
     let mut conflicts: Vec<(String, Path)> = Vec::new();
     for other in managers.iter().filter(|m| !mine(m)) {
-        let owned = other.set.intersection(&changed);
+        let owned = other.set.intersection(&changed_in(other).0);
         for path in owned.paths() {
             conflicts.push((other.label(), path));
         }
@@ -196,10 +252,8 @@ fn take_from_others(
         });
     }
     for other in managers.iter_mut().filter(|m| !mine(m)) {
-        other.set = other
-            .set
-            .difference(&changed)
-            .difference(&comparison.removed);
+        let (changed, removed) = changed_in(other);
+        other.set = other.set.difference(&changed).difference(&removed);
     }
     managers.retain(|m| !m.set.is_empty());
     Ok(())
@@ -212,11 +266,37 @@ pub fn apply(
     live: &Value,
     config: &Value,
     cursor: &Cursor<'_>,
+    managers: Vec<Manager>,
+    manager: &str,
+    api_version: &str,
+    force: bool,
+    now: &str,
+) -> Result<(Value, Vec<Manager>), ApplyError> {
+    apply_versioned(
+        live,
+        config,
+        cursor,
+        managers,
+        manager,
+        api_version,
+        force,
+        now,
+        &NoConversion,
+    )
+}
+
+/// [`apply`] where managers of other API versions are compared in their version.
+#[allow(clippy::too_many_arguments)]
+pub fn apply_versioned(
+    live: &Value,
+    config: &Value,
+    cursor: &Cursor<'_>,
     mut managers: Vec<Manager>,
     manager: &str,
     api_version: &str,
     force: bool,
     now: &str,
+    converter: &dyn Converter,
 ) -> Result<(Value, Vec<Manager>), ApplyError> {
     let is_mine = |m: &Manager| m.is(manager, "Apply", api_version);
     let merged = typed::merge(live, config, cursor)?;
@@ -230,7 +310,10 @@ pub fn apply(
     }
     let new_object = prune(&merged, &last, &everyone, cursor)?;
     let comparison = typed::compare(live, &new_object, cursor)?;
-    take_from_others(&mut managers, &comparison, is_mine, force).map_err(ApplyError::Conflicts)?;
+    let versions =
+        comparisons_per_version(live, &new_object, cursor, &managers, api_version, converter)?;
+    take_from_others(&mut managers, &comparison, &versions, is_mine, force)
+        .map_err(ApplyError::Conflicts)?;
     let time = match &previous {
         Some(p) if p.set == applied && comparison.is_same() => p.time.clone(),
         _ => Some(now.to_owned()),
@@ -282,18 +365,43 @@ pub fn update(
     old: &Value,
     new: &Value,
     cursor: &Cursor<'_>,
+    managers: Vec<Manager>,
+    manager: &str,
+    api_version: &str,
+    now: &str,
+) -> Result<Vec<Manager>, TypeError> {
+    update_versioned(
+        old,
+        new,
+        cursor,
+        managers,
+        manager,
+        api_version,
+        now,
+        &NoConversion,
+    )
+}
+
+/// [`update`] where managers of other API versions are compared in their version.
+#[allow(clippy::too_many_arguments)]
+pub fn update_versioned(
+    old: &Value,
+    new: &Value,
+    cursor: &Cursor<'_>,
     mut managers: Vec<Manager>,
     manager: &str,
     api_version: &str,
     now: &str,
+    converter: &dyn Converter,
 ) -> Result<Vec<Manager>, TypeError> {
     let comparison = typed::compare(old, new, cursor)?;
     if comparison.is_same() {
         return Ok(managers);
     }
     let is_mine = |m: &Manager| m.is(manager, "Update", api_version);
+    let versions = comparisons_per_version(old, new, cursor, &managers, api_version, converter)?;
     // Forced: an update never conflicts.
-    let _ = take_from_others(&mut managers, &comparison, |_| false, true);
+    let _ = take_from_others(&mut managers, &comparison, &versions, |_| false, true);
     let gained = strip(comparison.modified.union(&comparison.added));
     if gained.is_empty() {
         return Ok(managers);
