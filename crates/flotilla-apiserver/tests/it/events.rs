@@ -496,3 +496,85 @@ async fn deletes_through_one_view_remove_the_event_from_both() {
     assert_eq!(names(&collection.body), ["c"]);
     assert_eq!(names(&send(&cp, get(CORE)).await.body), ["b"]);
 }
+
+#[tokio::test]
+async fn kube_rs_sees_the_same_events_through_both_apis() {
+    use k8s_openapi::api::core::v1::{Event as CoreEvent, ObjectReference};
+    use k8s_openapi::api::events::v1::Event as EventV1;
+    use kube::api::{Api, ListParams, PostParams};
+    use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+
+    let cp = control_plane().await;
+    let client = flotilla_apiserver::client::in_process(&cp.server, admin());
+    let core: Api<CoreEvent> = Api::namespaced(client.clone(), "default");
+    let v1: Api<EventV1> = Api::namespaced(client.clone(), "default");
+
+    // kube-runtime's recorder writes events.k8s.io/v1 (a create, then a merge patch of the series).
+    let recorder = Recorder::new(
+        client.clone(),
+        Reporter {
+            controller: "example-controller".into(),
+            instance: Some("example-controller-0".into()),
+        },
+    );
+    let reference = ObjectReference {
+        api_version: Some("v1".into()),
+        kind: Some("ConfigMap".into()),
+        name: Some("settings".into()),
+        namespace: Some("default".into()),
+        uid: Some("cm-uid".into()),
+        ..Default::default()
+    };
+    let event = Event {
+        type_: EventType::Warning,
+        reason: "Invalid".into(),
+        note: Some("settings are invalid".into()),
+        action: "Validate".into(),
+        secondary: None,
+    };
+    recorder
+        .publish(&event, &reference)
+        .await
+        .expect("first publish");
+    recorder
+        .publish(&event, &reference)
+        .await
+        .expect("repeat publish");
+
+    let listed = core.list(&ListParams::default()).await.expect("core list");
+    assert_eq!(listed.items.len(), 1);
+    let seen = &listed.items[0];
+    assert_eq!(seen.message.as_deref(), Some("settings are invalid"));
+    assert_eq!(seen.involved_object.name.as_deref(), Some("settings"));
+    assert_eq!(
+        seen.reporting_component.as_deref(),
+        Some("example-controller")
+    );
+    assert_eq!(seen.series.as_ref().and_then(|s| s.count), Some(2));
+    assert_eq!(seen.type_.as_deref(), Some("Warning"));
+
+    // A core/v1 Event (what flotilla's controllers write) read through events.k8s.io/v1.
+    let legacy: CoreEvent = serde_json::from_value(core_event("web.1", "web")).expect("typed");
+    let created = core
+        .create(&PostParams::default(), &legacy)
+        .await
+        .expect("core create");
+    let read = v1.get("web.1").await.expect("events.k8s.io get");
+    assert_eq!(read.metadata.uid, created.metadata.uid);
+    assert_eq!(
+        read.metadata.resource_version,
+        created.metadata.resource_version
+    );
+    assert_eq!(read.note.as_deref(), Some("Scaled up web"));
+    assert_eq!(read.deprecated_count, Some(1));
+    assert_eq!(
+        read.regarding.as_ref().and_then(|r| r.name.as_deref()),
+        Some("web")
+    );
+    let selected = v1
+        .list(&ListParams::default().fields("regarding.name=web"))
+        .await
+        .expect("selected list");
+    assert_eq!(selected.items.len(), 1);
+    assert_eq!(selected.items[0].metadata.name.as_deref(), Some("web.1"));
+}
