@@ -578,3 +578,64 @@ async fn kube_rs_sees_the_same_events_through_both_apis() {
     assert_eq!(selected.items.len(), 1);
     assert_eq!(selected.items[0].metadata.name.as_deref(), Some("web.1"));
 }
+
+#[tokio::test]
+async fn both_views_print_the_event_columns_kubectl_shows() {
+    let cp = control_plane().await;
+    send(&cp, json("POST", CORE, &core_event("a", "web"))).await;
+    send(&cp, json("POST", V1, &v1_event("b", "pod"))).await;
+    let table = |uri: &str| {
+        let mut request = get(uri);
+        request.headers_mut().insert(
+            http::header::ACCEPT,
+            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+                .parse()
+                .expect("header"),
+        );
+        request
+    };
+    let core = send(&cp, table(CORE)).await.body;
+    let v1 = send(&cp, table(V1)).await.body;
+    assert_eq!(v1["kind"], "Table");
+    let columns: Vec<(&str, i64)> = v1["columnDefinitions"]
+        .as_array()
+        .expect("columns")
+        .iter()
+        .map(|c| {
+            (
+                c["name"].as_str().expect("name"),
+                c["priority"].as_i64().expect("priority"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        columns,
+        [
+            ("Last Seen", 0),
+            ("Type", 0),
+            ("Reason", 0),
+            ("Object", 0),
+            ("Subobject", 1),
+            ("Source", 1),
+            ("Message", 0),
+            ("First Seen", 1),
+            ("Count", 1),
+            ("Name", 1),
+        ]
+    );
+    let cells = |table: &Value, row: usize| table["rows"][row]["cells"].clone();
+    assert_eq!(cells(&core, 0), cells(&v1, 0));
+    assert_eq!(cells(&core, 1), cells(&v1, 1));
+    let legacy = cells(&v1, 0);
+    assert_eq!(legacy[1], "Normal");
+    assert_eq!(legacy[2], "ScalingReplicaSet");
+    assert_eq!(legacy[3], "deployment/web");
+    assert_eq!(legacy[5], "deployment-controller");
+    assert_eq!(legacy[6], "Scaled up web");
+    assert_eq!(legacy[8], 1);
+    let new_style = cells(&v1, 1);
+    assert_eq!(new_style[3], "pod/pod");
+    assert_eq!(new_style[5], "example.io/scheduler, scheduler-1");
+    assert_eq!(new_style[6], "Assigned pod");
+    assert_eq!(new_style[9], "b");
+}
