@@ -79,6 +79,19 @@ pub fn record_update(
     manager: &str,
     time: &str,
 ) {
+    record_update_in(info, old, new, manager, time, None);
+}
+
+/// [`record_update`] through a subresource (`Some("status")`): the manager's entry is the
+/// subresource's own (`subresource: status`), as kube-apiserver records it.
+pub fn record_update_in(
+    info: &ResourceInfo,
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    time: &str,
+    subresource: Option<&str>,
+) {
     let api_version = info.api_version();
     let cursor = cursor(info);
     let Some(old) = old else {
@@ -119,6 +132,7 @@ pub fn record_update(
         &api_version,
         time,
         &crate::events::ManagedVersions,
+        subresource,
     ) {
         Ok(managers) => restore(new, &managers),
         Err(error) => {
@@ -137,6 +151,7 @@ pub fn apply(
     manager: &str,
     force: bool,
     time: &str,
+    subresource: Option<&str>,
 ) -> Result<Value, ApplyError> {
     let cursor = cursor(info);
     let managers = entries_of(live);
@@ -154,6 +169,7 @@ pub fn apply(
         force,
         time,
         &crate::events::ManagedVersions,
+        subresource,
     )?;
     restore(&mut merged, &managers);
     Ok(merged)

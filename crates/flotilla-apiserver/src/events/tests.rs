@@ -1,6 +1,6 @@
 use serde_json::json;
 
-use super::lifted::{self, RequestVersion};
+use super::lifted;
 use super::*;
 use crate::catalog::Catalog;
 

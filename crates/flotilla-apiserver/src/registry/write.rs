@@ -32,6 +32,8 @@ pub struct WriteOptions {
     pub apply: bool,
     /// The time recorded in managed fields (set by the registry).
     pub now: String,
+    /// The subresource written (`status`), recorded in managed fields (set by the registry).
+    pub subresource: Option<String>,
 }
 
 impl WriteOptions {
@@ -44,6 +46,7 @@ impl WriteOptions {
             force: query.flag("force")?,
             apply: false,
             now: String::new(),
+            subresource: None,
         })
     }
 }
@@ -70,6 +73,7 @@ impl Default for WriteOptions {
             force: false,
             apply: false,
             now: String::new(),
+            subresource: None,
         }
     }
 }
@@ -238,7 +242,7 @@ impl Registry {
         if let Some(ns) = namespace.filter(|_| info.namespaced) {
             self.check_namespace_open(ns).await?;
         }
-        self.managed_fields_on_write(info, &mut body, None, options);
+        self.managed_fields_on_write(info, &mut body, None, Part::Main, options);
         if let Some(entries) = applied_entries {
             object::metadata_mut(&mut body).insert("managedFields".into(), entries);
         }
@@ -323,6 +327,7 @@ impl Registry {
         let mut options = options.clone();
         options.apply = kind == PatchKind::Apply;
         options.now = format_time(self.clock.now());
+        options.subresource = (part == Part::Status).then(|| "status".to_owned());
         let options = &options;
         // fieldValidation: duplicate (and, for apply, unknown) fields of the patch document.
         let check = crate::fieldvalidation::PatchCheck::new(info, kind, patch);
@@ -391,7 +396,15 @@ impl Registry {
         crate::conversion::to_served(info, &mut old);
         if part == Part::Status {
             let status = new.get("status").cloned();
+            // An apply brings the managed fields it computed.
+            let applied_fields = options
+                .apply
+                .then(|| new["metadata"].get("managedFields").cloned())
+                .flatten();
             new = old.clone();
+            if let Some(fields) = applied_fields {
+                object::metadata_mut(&mut new).insert("managedFields".into(), fields);
+            }
             match status {
                 Some(status) => new["status"] = status,
                 None => {
@@ -444,7 +457,7 @@ impl Registry {
         if let Some(guard) = &options.guard {
             guard.check(info, &new, Some(&old))?;
         }
-        self.managed_fields_on_write(info, &mut new, Some(&old), options);
+        self.managed_fields_on_write(info, &mut new, Some(&old), part, options);
         let deleting = old["metadata"].get("deletionTimestamp").is_some();
         // A namespace also waits for its content (`spec.finalizers`, see `lifecycle`).
         let namespace_held = info.group.is_empty()
@@ -614,6 +627,7 @@ impl Registry {
         info: &ResourceInfo,
         object: &mut Value,
         old: Option<&Value>,
+        part: Part,
         options: &WriteOptions,
     ) {
         let Some(manager) = options.field_manager.as_deref() else {
@@ -623,7 +637,8 @@ impl Registry {
             return;
         }
         let time = format_time(self.clock.now());
-        crate::managed::record_update(info, old, object, manager, &time);
+        let subresource = (part == Part::Status).then_some("status");
+        crate::managed::record_update_in(info, old, object, manager, &time, subresource);
     }
 }
 

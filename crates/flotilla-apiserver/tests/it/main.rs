@@ -15,5 +15,6 @@ mod gc;
 mod http_api;
 mod karmada;
 mod kube_rs;
+mod managed_status;
 mod openapi_v2;
 mod watch;

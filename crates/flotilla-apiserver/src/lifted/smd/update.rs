@@ -37,10 +37,18 @@ pub struct Manager {
 }
 
 impl Manager {
-    fn is(&self, manager: &str, operation: &str, api_version: &str) -> bool {
+    /// The entry's identity (kube's manager key): name, operation, subresource, and the API
+    /// version for updates.
+    fn is(
+        &self,
+        manager: &str,
+        operation: &str,
+        api_version: &str,
+        subresource: Option<&str>,
+    ) -> bool {
         self.manager == manager
             && self.operation == operation
-            && self.subresource.is_none()
+            && self.subresource.as_deref() == subresource
             && (operation == "Apply" || self.api_version == api_version)
     }
 
@@ -118,7 +126,18 @@ pub fn encode(managers: &[Manager]) -> Value {
 
 /// A set without the fields nobody owns: `apiVersion`, `kind`, `status` (reset by the main
 /// resource) and identity metadata.
-pub fn strip(mut set: Set) -> Set {
+pub fn strip(set: Set) -> Set {
+    strip_in(set, None)
+}
+
+/// [`strip`] for a write through `subresource`: the status subresource resets everything but
+/// `status` (kube's status strategies' `GetResetFields`), so its managers own status only.
+pub fn strip_in(mut set: Set, subresource: Option<&str>) -> Set {
+    if subresource == Some("status") {
+        set.children
+            .retain(|element, _| *element == PathElement::Field("status".into()));
+        return set;
+    }
     for field in ["apiVersion", "kind", "status"] {
         set.children.remove(&PathElement::Field(field.into()));
     }
@@ -282,10 +301,12 @@ pub fn apply(
         force,
         now,
         &NoConversion,
+        None,
     )
 }
 
-/// [`apply`] where managers of other API versions are compared in their version.
+/// [`apply`] where managers of other API versions are compared in their version, through
+/// `subresource` (`Some("status")`: the entry is the status subresource's).
 #[allow(clippy::too_many_arguments)]
 pub fn apply_versioned(
     live: &Value,
@@ -297,11 +318,12 @@ pub fn apply_versioned(
     force: bool,
     now: &str,
     converter: &dyn Converter,
+    subresource: Option<&str>,
 ) -> Result<(Value, Vec<Manager>), ApplyError> {
-    let is_mine = |m: &Manager| m.is(manager, "Apply", api_version);
+    let is_mine = |m: &Manager| m.is(manager, "Apply", api_version, subresource);
     let merged = typed::merge(live, config, cursor)?;
     let previous = managers.iter().find(|m| is_mine(m)).cloned();
-    let applied = strip(typed::to_set(config, cursor)?);
+    let applied = strip_in(typed::to_set(config, cursor)?, subresource);
     let last = previous.as_ref().map(|m| m.set.clone()).unwrap_or_default();
     // Everyone's sets with the applier's new one: what prune must keep.
     let mut everyone = applied.clone();
@@ -327,7 +349,7 @@ pub fn apply_versioned(
         operation: "Apply".into(),
         api_version: api_version.to_owned(),
         time,
-        subresource: None,
+        subresource: subresource.map(str::to_owned),
         set: applied,
     });
     Ok((new_object, managers))
@@ -379,10 +401,12 @@ pub fn update(
         api_version,
         now,
         &NoConversion,
+        None,
     )
 }
 
-/// [`update`] where managers of other API versions are compared in their version.
+/// [`update`] where managers of other API versions are compared in their version, through
+/// `subresource` (`Some("status")`: the entry is the status subresource's).
 #[allow(clippy::too_many_arguments)]
 pub fn update_versioned(
     old: &Value,
@@ -393,16 +417,17 @@ pub fn update_versioned(
     api_version: &str,
     now: &str,
     converter: &dyn Converter,
+    subresource: Option<&str>,
 ) -> Result<Vec<Manager>, TypeError> {
     let comparison = typed::compare(old, new, cursor)?;
     if comparison.is_same() {
         return Ok(managers);
     }
-    let is_mine = |m: &Manager| m.is(manager, "Update", api_version);
+    let is_mine = |m: &Manager| m.is(manager, "Update", api_version, subresource);
     let versions = comparisons_per_version(old, new, cursor, &managers, api_version, converter)?;
     // Forced: an update never conflicts.
     let _ = take_from_others(&mut managers, &comparison, &versions, |_| false, true);
-    let gained = strip(comparison.modified.union(&comparison.added));
+    let gained = strip_in(comparison.modified.union(&comparison.added), subresource);
     if gained.is_empty() {
         return Ok(managers);
     }
@@ -416,7 +441,7 @@ pub fn update_versioned(
         operation: "Update".into(),
         api_version: api_version.to_owned(),
         time: Some(now.to_owned()),
-        subresource: None,
+        subresource: subresource.map(str::to_owned),
         set: previous.union(&gained),
     });
     Ok(managers)
