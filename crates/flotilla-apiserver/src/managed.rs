@@ -154,10 +154,13 @@ pub fn apply(
     subresource: Option<&str>,
 ) -> Result<Value, ApplyError> {
     let cursor = cursor(info);
-    let managers = entries_of(live);
+    let mut managers = entries_of(live);
     let mut plain = live.clone();
     if let Some(meta) = plain.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.remove("managedFields");
+    }
+    if managers.is_empty() {
+        managers = before_first_apply(info, &plain, &cursor, time);
     }
     let (mut merged, managers) = update::apply_versioned(
         &plain,
@@ -173,6 +176,37 @@ pub fn apply(
     )?;
     restore(&mut merged, &managers);
     Ok(merged)
+}
+
+/// The manager kube-apiserver gives an object's existing fields when it is applied to for the
+/// first time without any managed fields (written before server-side apply, or with its
+/// entries cleared): `before-first-apply` owns everything, so the first applier conflicts on
+/// the fields it changes (kubernetes/kubernetes, staging/src/k8s.io/apiserver/pkg/util/
+/// managedfields/internal/skipnonapplied.go, v1.32).
+pub const BEFORE_FIRST_APPLY: &str = "before-first-apply";
+
+fn before_first_apply(
+    info: &ResourceInfo,
+    live: &Value,
+    cursor: &Cursor<'_>,
+    time: &str,
+) -> Vec<Manager> {
+    let zero = zero_object(info, live);
+    match typed::created_fields_v1(&zero, live, cursor) {
+        Ok(fields) if !fields.is_empty() => update::parse(&json!([{
+            "manager": BEFORE_FIRST_APPLY,
+            "operation": "Update",
+            "apiVersion": info.api_version(),
+            "time": time,
+            "fieldsType": "FieldsV1",
+            "fieldsV1": Value::Object(fields),
+        }])),
+        Ok(_) => Vec::new(),
+        Err(error) => {
+            tracing::debug!(%error, "no before-first-apply entry: the object does not fit its schema");
+            Vec::new()
+        }
+    }
 }
 
 /// The entries of an object created by an apply: the applier owns its configuration.

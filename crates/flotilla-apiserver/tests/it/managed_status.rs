@@ -1,5 +1,6 @@
-//! Managed fields of status subresource writes: kube-apiserver records them as entries of their
-//! own (`subresource: status`), apart from the same manager's writes of the main resource.
+//! Managed fields kube-apiserver keeps apart: status subresource writes are entries of their own
+//! (`subresource: status`), and the first apply to an object without managed fields finds its
+//! fields owned by `before-first-apply`.
 
 use serde_json::{Value, json};
 
@@ -113,4 +114,52 @@ async fn status_writes_are_recorded_as_status_subresource_entries() {
         status_fields(&entries(&applied.body), "status-applier"),
         Some(("Apply".to_owned(), vec!["f:status".to_owned()]))
     );
+}
+
+#[tokio::test]
+async fn the_first_apply_to_an_untracked_object_conflicts_with_before_first_apply() {
+    let cp = control_plane().await;
+    let registry = cp.server.registry();
+    let info = registry
+        .catalog()
+        .get("apps", "v1", "deployments")
+        .expect("deployments are built in");
+    // Written without a field manager: no managed fields, as objects from before server-side
+    // apply.
+    let created = registry
+        .create(
+            &info,
+            Some("default"),
+            deployment("web", 2),
+            &flotilla_apiserver::registry::WriteOptions::default(),
+        )
+        .await
+        .expect("create");
+    assert!(created["metadata"].get("managedFields").is_none());
+
+    let apply = |force: bool| {
+        with_body(
+            "PATCH",
+            &format!(
+                "{DEPLOYMENTS}/web?fieldManager=team{}",
+                if force { "&force=true" } else { "" }
+            ),
+            "application/apply-patch+yaml",
+            deployment("web", 5).to_string(),
+        )
+    };
+    let refused = send(&cp, apply(false)).await;
+    assert_eq!(refused.status, 409, "{}", refused.body);
+    assert_eq!(
+        refused.body["message"],
+        "Apply failed with 1 conflict: conflict with \"before-first-apply\" using apps/v1: .spec.replicas"
+    );
+    let forced = send(&cp, apply(true)).await;
+    assert_eq!(forced.status, 200, "{}", forced.body);
+    assert_eq!(forced.body["spec"]["replicas"], 5);
+    let managers: Vec<String> = entries(&forced.body)
+        .into_iter()
+        .map(|(manager, operation, _, _)| format!("{manager}/{operation}"))
+        .collect();
+    assert_eq!(managers, ["before-first-apply/Update", "team/Apply"]);
 }
