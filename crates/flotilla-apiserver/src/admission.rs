@@ -90,6 +90,7 @@ pub fn validate(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Res
         ));
     }
     errors.extend(kind_errors(info, object));
+    errors.extend(crate::events::errors(info, object, old));
     errors.extend(karmada::errors(info, object, old));
     if errors.is_empty() {
         Ok(())

@@ -66,6 +66,9 @@ pub struct ResourceInfo {
     /// The structural schema of a CRD version (custom resources are pruned, defaulted and
     /// validated against it).
     pub schema: Option<Arc<crate::crd::schema::Schema>>,
+    /// Objects are stored as another group's resource of the same plural (events.k8s.io/v1
+    /// Events are core/v1 Events), converted on every read and write (see [`crate::conversion`]).
+    pub storage_group: Option<String>,
 }
 
 impl ResourceInfo {
@@ -87,13 +90,18 @@ impl ResourceInfo {
         }
     }
 
-    /// The storage prefix of the resource, shared by every version of it:
-    /// `/registry/<group>/<plural>/` (`core` for the core group).
+    /// The group whose objects these are in storage: [`ResourceInfo::storage_group`], or the
+    /// resource's own.
+    pub fn stored_group(&self) -> &str {
+        self.storage_group.as_deref().unwrap_or(&self.group)
+    }
+
+    /// The storage prefix of the resource, shared by every version of it (and by every group
+    /// that serves the same objects): `/registry/<group>/<plural>/` (`core` for the core group).
     pub fn storage_prefix(&self) -> String {
-        let group = if self.group.is_empty() {
-            "core"
-        } else {
-            &self.group
+        let group = match self.stored_group() {
+            "" => "core",
+            group => group,
         };
         format!("/registry/{group}/{}/", self.plural)
     }

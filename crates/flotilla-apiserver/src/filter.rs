@@ -37,8 +37,10 @@ impl Filter {
                 let selector = field::parse(text).map_err(|e| {
                     ApiError::bad_request(format!("invalid field selector {text:?}: {e}"))
                 })?;
-                let selector = selector
-                    .convert_for(&info.group, &info.plural)
+                // A view of another group's objects (events.k8s.io/v1) selects by the stored
+                // resource's labels.
+                let selector = crate::events::field_selector_to_stored(info, selector)?
+                    .convert_for(info.stored_group(), &info.plural)
                     .map_err(|e| ApiError::bad_request(e.to_string()))?;
                 let from_key = selector
                     .requirements
@@ -59,7 +61,8 @@ impl Filter {
         self.labels.is_none() && self.fields.is_none()
     }
 
-    /// Whether an object matches. `json` is parsed only when a field selector needs it.
+    /// Whether an object matches. `json` is the stored form, parsed only when a field selector
+    /// needs it.
     pub fn matches(&self, info: &ResourceInfo, labels: &Labels, key: &[u8], json: &[u8]) -> bool {
         if let Some(selector) = &self.labels
             && !selector.matches_with(|key| labels.get(key))
@@ -73,7 +76,7 @@ impl Filter {
             key_fields(info, key)
         } else {
             match serde_json::from_slice::<Value>(json) {
-                Ok(value) => field::fields_of(&info.group, &info.plural, &value),
+                Ok(value) => field::fields_of(info.stored_group(), &info.plural, &value),
                 Err(_) => return false,
             }
         };

@@ -79,6 +79,19 @@ pub fn record_update(
     manager: &str,
     time: &str,
 ) {
+    record_update_in(info, old, new, manager, time, None);
+}
+
+/// [`record_update`] through a subresource (`Some("status")`): the manager's entry is the
+/// subresource's own (`subresource: status`), as kube-apiserver records it.
+pub fn record_update_in(
+    info: &ResourceInfo,
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    time: &str,
+    subresource: Option<&str>,
+) {
     let api_version = info.api_version();
     let cursor = cursor(info);
     let Some(old) = old else {
@@ -110,7 +123,7 @@ pub fn record_update(
     // Stored managedFields take part in the comparison as one atomic field, which `strip` then
     // leaves unowned.
     let managers = entries_of(old);
-    match update::update(
+    match update::update_versioned(
         old,
         new,
         &cursor,
@@ -118,6 +131,8 @@ pub fn record_update(
         manager,
         &api_version,
         time,
+        &crate::events::ManagedVersions,
+        subresource,
     ) {
         Ok(managers) => restore(new, &managers),
         Err(error) => {
@@ -136,14 +151,18 @@ pub fn apply(
     manager: &str,
     force: bool,
     time: &str,
+    subresource: Option<&str>,
 ) -> Result<Value, ApplyError> {
     let cursor = cursor(info);
-    let managers = entries_of(live);
+    let mut managers = entries_of(live);
     let mut plain = live.clone();
     if let Some(meta) = plain.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.remove("managedFields");
     }
-    let (mut merged, managers) = update::apply(
+    if managers.is_empty() {
+        managers = before_first_apply(info, &plain, &cursor, time);
+    }
+    let (mut merged, managers) = update::apply_versioned(
         &plain,
         config,
         &cursor,
@@ -152,9 +171,42 @@ pub fn apply(
         &info.api_version(),
         force,
         time,
+        &crate::events::ManagedVersions,
+        subresource,
     )?;
     restore(&mut merged, &managers);
     Ok(merged)
+}
+
+/// The manager kube-apiserver gives an object's existing fields when it is applied to for the
+/// first time without any managed fields (written before server-side apply, or with its
+/// entries cleared): `before-first-apply` owns everything, so the first applier conflicts on
+/// the fields it changes (kubernetes/kubernetes, staging/src/k8s.io/apiserver/pkg/util/
+/// managedfields/internal/skipnonapplied.go, v1.32).
+pub const BEFORE_FIRST_APPLY: &str = "before-first-apply";
+
+fn before_first_apply(
+    info: &ResourceInfo,
+    live: &Value,
+    cursor: &Cursor<'_>,
+    time: &str,
+) -> Vec<Manager> {
+    let zero = zero_object(info, live);
+    match typed::created_fields_v1(&zero, live, cursor) {
+        Ok(fields) if !fields.is_empty() => update::parse(&json!([{
+            "manager": BEFORE_FIRST_APPLY,
+            "operation": "Update",
+            "apiVersion": info.api_version(),
+            "time": time,
+            "fieldsType": "FieldsV1",
+            "fieldsV1": Value::Object(fields),
+        }])),
+        Ok(_) => Vec::new(),
+        Err(error) => {
+            tracing::debug!(%error, "no before-first-apply entry: the object does not fit its schema");
+            Vec::new()
+        }
+    }
 }
 
 /// The entries of an object created by an apply: the applier owns its configuration.

@@ -105,8 +105,16 @@ fn server_side_apply(
         meta.remove("managedFields");
         meta.remove("resourceVersion");
     }
-    managed::apply(info, live, &applied, &manager, options.force, &options.now)
-        .map_err(|error| apply_error(info, error))
+    managed::apply(
+        info,
+        live,
+        &applied,
+        &manager,
+        options.force,
+        &options.now,
+        options.subresource.as_deref(),
+    )
+    .map_err(|error| apply_error(info, error))
 }
 
 /// A 409 with one `FieldManagerConflict` cause per path, or the 500 kube-apiserver answers for

@@ -109,7 +109,7 @@ impl Registry {
         match self.store.get(&key).await {
             Ok(Some(kv)) => {
                 let mut value = object::decode(&kv)?;
-                crate::crd::convert(info, &mut value);
+                crate::conversion::to_served(info, &mut value);
                 Ok(value)
             }
             Ok(None) => Err(ApiError::not_found(info, name)),

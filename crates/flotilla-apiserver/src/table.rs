@@ -1,6 +1,7 @@
 //! `Table` responses (`Accept: application/json;as=Table;g=meta.k8s.io;v=v1`): the columns
 //! kubectl users know for built-in kinds, printer columns for Karmada kinds and CRDs.
 
+mod event;
 mod jsonpath;
 mod printers;
 

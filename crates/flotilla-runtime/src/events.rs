@@ -1,7 +1,7 @@
 //! An event recorder writing `v1` Events, the API `kubectl describe` and `kubectl get events`
-//! read (kube-runtime's recorder writes `events.k8s.io/v1` ones, which this control plane does
-//! not show under `v1`). Same shape as kube-runtime's `Recorder`, so controllers switch by
-//! changing an import.
+//! read, with client-go's legacy counting (kube-runtime's recorder writes `events.k8s.io/v1`
+//! ones, which the API server also serves under `v1`, but as a series rather than a count).
+//! Same shape as kube-runtime's `Recorder`, so controllers switch by changing an import.
 //!
 //! Behaviour follows client-go's legacy recorder (kubernetes/client-go, tools/record/event.go
 //! and events_cache.go, v0.33): an Event is named `<object name>.<nanoseconds in hex>`, lives in

@@ -24,6 +24,7 @@ fn def(group: &str, version: &str, kind: &str, plural: &str) -> Def {
         generation: false,
         crd: None,
         schema: None,
+        storage_group: None,
     })
 }
 
@@ -68,6 +69,11 @@ impl Def {
                 description: String::new(),
             })
             .collect();
+        self
+    }
+    /// Objects stored as `group`'s resource of the same plural (one resource, two views).
+    fn stored_in(mut self, group: &str) -> Self {
+        self.0.storage_group = Some(group.into());
         self
     }
     /// A kind printed with NAME and AGE only (no built-in printer, no extra columns).
@@ -242,14 +248,15 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
             "clusterrolebindings",
         )
         .plain(),
-        // coordination.k8s.io/v1, events.k8s.io/v1
+        // coordination.k8s.io/v1
         def("coordination.k8s.io", "v1", "Lease", "leases")
             .ns()
             .plain(),
+        // events.k8s.io/v1: the core Events, converted (see `crate::events`).
         def("events.k8s.io", "v1", "Event", "events")
             .ns()
             .short(&["ev"])
-            .plain(),
+            .stored_in(""),
         // apiextensions.k8s.io/v1
         def(
             "apiextensions.k8s.io",

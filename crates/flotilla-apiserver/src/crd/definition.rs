@@ -291,6 +291,7 @@ pub fn resource_infos(crd: &Value) -> Option<Vec<ResourceInfo>> {
             generation: true,
             crd: Some(name.clone()),
             schema: Some(Arc::new(schema)),
+            storage_group: None,
         });
     }
     Some(infos)

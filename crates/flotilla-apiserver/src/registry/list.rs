@@ -224,10 +224,10 @@ impl Registry {
                 continue_token = Some(encode_continue(revision, &last));
                 break;
             }
-            if info.crd.is_none() {
-                items.push(ListItem::Cached(object));
+            if crate::conversion::converts(info) {
+                items.push(crate::conversion::to_served_bytes(info, &object.json()).into());
             } else {
-                items.push(crate::crd::convert_bytes(info, &object.json()).into());
+                items.push(ListItem::Cached(object));
             }
         }
         ListPage {
@@ -263,15 +263,21 @@ impl Registry {
                 .map_err(|e| ApiError::from_store(e, info, ""))?;
             for kv in &response.kvs {
                 let mut value = object::decode(kv)?;
-                crate::crd::convert(info, &mut value);
-                let json =
+                // Selectors see the stored form, as the cache's lists and watches do.
+                let stored_json =
                     serde_json::to_vec(&value).map_err(|e| ApiError::internal(e.to_string()))?;
                 if !options
                     .filter
-                    .matches(info, &Labels::of(&value), &kv.key, &json)
+                    .matches(info, &Labels::of(&value), &kv.key, &stored_json)
                 {
                     continue;
                 }
+                let json = if crate::conversion::converts(info) {
+                    crate::conversion::to_served(info, &mut value);
+                    serde_json::to_vec(&value).map_err(|e| ApiError::internal(e.to_string()))?
+                } else {
+                    stored_json
+                };
                 if items.len() == limit {
                     let next = String::from_utf8_lossy(&kv.key[prefix.len()..]).into_owned();
                     return Ok(ListPage {

@@ -32,6 +32,8 @@ pub struct WriteOptions {
     pub apply: bool,
     /// The time recorded in managed fields (set by the registry).
     pub now: String,
+    /// The subresource written (`status`), recorded in managed fields (set by the registry).
+    pub subresource: Option<String>,
 }
 
 impl WriteOptions {
@@ -44,6 +46,7 @@ impl WriteOptions {
             force: query.flag("force")?,
             apply: false,
             now: String::new(),
+            subresource: None,
         })
     }
 }
@@ -70,6 +73,7 @@ impl Default for WriteOptions {
             force: false,
             apply: false,
             now: String::new(),
+            subresource: None,
         }
     }
 }
@@ -238,7 +242,7 @@ impl Registry {
         if let Some(ns) = namespace.filter(|_| info.namespaced) {
             self.check_namespace_open(ns).await?;
         }
-        self.managed_fields_on_write(info, &mut body, None, options);
+        self.managed_fields_on_write(info, &mut body, None, Part::Main, options);
         if let Some(entries) = applied_entries {
             object::metadata_mut(&mut body).insert("managedFields".into(), entries);
         }
@@ -248,7 +252,7 @@ impl Registry {
         let key = Self::key(info, namespace, &name);
         let kv = self
             .store
-            .create(key, object::encode(&body)?)
+            .create(key, encode_stored(info, &body)?)
             .await
             .map_err(|e| ApiError::from_store(e, info, &name))?;
         object::set_resource_version(&mut body, kv.mod_revision);
@@ -323,6 +327,7 @@ impl Registry {
         let mut options = options.clone();
         options.apply = kind == PatchKind::Apply;
         options.now = format_time(self.clock.now());
+        options.subresource = (part == Part::Status).then(|| "status".to_owned());
         let options = &options;
         // fieldValidation: duplicate (and, for apply, unknown) fields of the patch document.
         let check = crate::fieldvalidation::PatchCheck::new(info, kind, patch);
@@ -339,7 +344,7 @@ impl Registry {
                 Err(e) => return Err(e),
             };
             let mut original = object::decode(&current)?;
-            crate::crd::convert(info, &mut original);
+            crate::conversion::to_served(info, &mut original);
             let mut patched =
                 crate::patch_apply::apply_patch(info, &original, kind, patch, options)?;
             // fieldValidation: unknown fields of the patched object.
@@ -388,10 +393,18 @@ impl Registry {
         options: &WriteOptions,
     ) -> Result<Value, ApiError> {
         let mut old = object::decode(current)?;
-        crate::crd::convert(info, &mut old);
+        crate::conversion::to_served(info, &mut old);
         if part == Part::Status {
             let status = new.get("status").cloned();
+            // An apply brings the managed fields it computed.
+            let applied_fields = options
+                .apply
+                .then(|| new["metadata"].get("managedFields").cloned())
+                .flatten();
             new = old.clone();
+            if let Some(fields) = applied_fields {
+                object::metadata_mut(&mut new).insert("managedFields".into(), fields);
+            }
             match status {
                 Some(status) => new["status"] = status,
                 None => {
@@ -444,7 +457,7 @@ impl Registry {
         if let Some(guard) = &options.guard {
             guard.check(info, &new, Some(&old))?;
         }
-        self.managed_fields_on_write(info, &mut new, Some(&old), options);
+        self.managed_fields_on_write(info, &mut new, Some(&old), part, options);
         let deleting = old["metadata"].get("deletionTimestamp").is_some();
         // A namespace also waits for its content (`spec.finalizers`, see `lifecycle`).
         let namespace_held = info.group.is_empty()
@@ -473,7 +486,7 @@ impl Registry {
         }
         let kv = self
             .store
-            .update(key, object::encode(&new)?, current.mod_revision)
+            .update(key, encode_stored(info, &new)?, current.mod_revision)
             .await
             .map_err(|e| match e {
                 StoreError::NotFound { .. } => ApiError::not_found(info, name),
@@ -497,7 +510,7 @@ impl Registry {
         for _ in 0..MAX_PATCH_RETRIES {
             let current = self.read_kv(info, namespace, name).await?;
             let mut obj = object::decode(&current)?;
-            crate::crd::convert(info, &mut obj);
+            crate::conversion::to_served(info, &mut obj);
             if let Some(uid) = &options.precondition_uid
                 && object::meta_str(&obj, "uid") != Some(uid.as_str())
             {
@@ -564,7 +577,7 @@ impl Registry {
             let key = Self::key(info, namespace, name);
             match self
                 .store
-                .update(key, object::encode(&obj)?, current.mod_revision)
+                .update(key, encode_stored(info, &obj)?, current.mod_revision)
                 .await
             {
                 Ok(kv) => {
@@ -614,6 +627,7 @@ impl Registry {
         info: &ResourceInfo,
         object: &mut Value,
         old: Option<&Value>,
+        part: Part,
         options: &WriteOptions,
     ) {
         let Some(manager) = options.field_manager.as_deref() else {
@@ -623,7 +637,16 @@ impl Registry {
             return;
         }
         let time = format_time(self.clock.now());
-        crate::managed::record_update(info, old, object, manager, &time);
+        let subresource = (part == Part::Status).then_some("status");
+        crate::managed::record_update_in(info, old, object, manager, &time, subresource);
+    }
+}
+
+/// The bytes to store for `object`, served as `info` serves it.
+fn encode_stored(info: &ResourceInfo, object: &Value) -> Result<bytes::Bytes, ApiError> {
+    match crate::conversion::to_stored(info, object) {
+        Some(stored) => object::encode(&stored),
+        None => object::encode(object),
     }
 }
 

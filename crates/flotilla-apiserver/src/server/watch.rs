@@ -148,12 +148,12 @@ fn translate(info: &ResourceInfo, filter: &Filter, change: &Change) -> Option<By
         (ChangeKind::Modified, true, false) => "DELETED",
         _ => return None,
     };
-    if info.crd.is_none() {
+    if !crate::conversion::converts(info) {
         return Some(object_event_line(kind, &change.object));
     }
     Some(event_line(
         kind,
-        &crate::crd::convert_bytes(info, &change.object.json()),
+        &crate::conversion::to_served_bytes(info, &change.object.json()),
     ))
 }
 

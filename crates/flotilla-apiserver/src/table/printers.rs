@@ -206,6 +206,7 @@ pub(super) fn builtin(
                 ]
             }),
         ),
+        ("", "Event") | ("events.k8s.io", "Event") => super::event::printer(info, now),
         ("", "Pod") => (
             vec![
                 col("Name", "string", 0),

@@ -152,6 +152,7 @@ async fn openapi_v2_follows_catalog_changes() {
         generation: true,
         crd: Some("widgets.example.io".into()),
         schema: None,
+        storage_group: None,
     });
     let (_, after_headers, after) = raw(&cp, get_protobuf("/openapi/v2")).await;
     let after = proto::Document::decode(after.as_slice()).expect("document");

@@ -10,7 +10,7 @@ use tower::ServiceExt as _;
 use crate::support::*;
 
 /// Opens a watch and returns a stream of parsed events.
-async fn open(
+pub(crate) async fn open(
     cp: &flotilla_apiserver::Running,
     uri: &str,
 ) -> (StatusCode, futures::stream::BoxStream<'static, Value>) {
@@ -54,7 +54,7 @@ where
     tokio_stream::wrappers::ReceiverStream::new(rx).boxed()
 }
 
-async fn next(stream: &mut futures::stream::BoxStream<'static, Value>) -> Value {
+pub(crate) async fn next(stream: &mut futures::stream::BoxStream<'static, Value>) -> Value {
     tokio::time::timeout(Duration::from_secs(10), stream.next())
         .await
         .expect("an event within 10 s")

@@ -6,6 +6,7 @@ mod harness;
 mod apply;
 mod auth;
 mod crd;
+mod events;
 mod karmada;
 mod lifecycle;
 mod reads;

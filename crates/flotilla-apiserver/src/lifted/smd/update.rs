@@ -2,6 +2,8 @@
 //! kube-apiserver's `managedFields` entries around them (`k8s.io/apiserver/pkg/util/managedfields`:
 //! manager identity, the stripped metadata fields, entry order, conflict wording).
 
+use std::collections::BTreeMap;
+
 use serde_json::{Value, json};
 
 use super::fieldpath::{Path, PathElement, Set, display_path};
@@ -35,10 +37,18 @@ pub struct Manager {
 }
 
 impl Manager {
-    fn is(&self, manager: &str, operation: &str, api_version: &str) -> bool {
+    /// The entry's identity (kube's manager key): name, operation, subresource, and the API
+    /// version for updates.
+    fn is(
+        &self,
+        manager: &str,
+        operation: &str,
+        api_version: &str,
+        subresource: Option<&str>,
+    ) -> bool {
         self.manager == manager
             && self.operation == operation
-            && self.subresource.is_none()
+            && self.subresource.as_deref() == subresource
             && (operation == "Apply" || self.api_version == api_version)
     }
 
@@ -116,7 +126,18 @@ pub fn encode(managers: &[Manager]) -> Value {
 
 /// A set without the fields nobody owns: `apiVersion`, `kind`, `status` (reset by the main
 /// resource) and identity metadata.
-pub fn strip(mut set: Set) -> Set {
+pub fn strip(set: Set) -> Set {
+    strip_in(set, None)
+}
+
+/// [`strip`] for a write through `subresource`: the status subresource resets everything but
+/// `status` (kube's status strategies' `GetResetFields`), so its managers own status only.
+pub fn strip_in(mut set: Set, subresource: Option<&str>) -> Set {
+    if subresource == Some("status") {
+        set.children
+            .retain(|element, _| *element == PathElement::Field("status".into()));
+        return set;
+    }
     for field in ["apiVersion", "kind", "status"] {
         set.children.remove(&PathElement::Field(field.into()));
     }
@@ -169,19 +190,73 @@ pub enum ApplyError {
     Conflicts(Conflicts),
 }
 
+/// Converts an object to another API version of its resource, so that a manager recorded in
+/// that version is compared in the fields it knows (structured-merge-diff's `merge.Converter`;
+/// kube's converter goes through the internal type).
+pub trait Converter {
+    /// `object` as `api_version` serves it; `None` when that is the object's own version or
+    /// no conversion is known (then the object is compared as it is).
+    fn convert(&self, object: &Value, api_version: &str) -> Option<Value>;
+}
+
+/// Every manager is compared in the writer's version (one version, or versions alike).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoConversion;
+
+impl Converter for NoConversion {
+    fn convert(&self, _: &Value, _: &str) -> Option<Value> {
+        None
+    }
+}
+
+/// The change from `old` to `new` as each other manager's version sees it (`Updater.update`
+/// keeps one comparison per version), keyed by API version; versions the converter does not
+/// know use the writer's comparison.
+fn comparisons_per_version(
+    old: &Value,
+    new: &Value,
+    cursor: &Cursor<'_>,
+    managers: &[Manager],
+    api_version: &str,
+    converter: &dyn Converter,
+) -> Result<BTreeMap<String, Comparison>, TypeError> {
+    let mut comparisons = BTreeMap::new();
+    for manager in managers {
+        let version = &manager.api_version;
+        if version == api_version || comparisons.contains_key(version) {
+            continue;
+        }
+        if let (Some(old), Some(new)) = (
+            converter.convert(old, version),
+            converter.convert(new, version),
+        ) {
+            comparisons.insert(version.clone(), typed::compare(&old, &new, cursor)?);
+        }
+    }
+    Ok(comparisons)
+}
+
 /// Takes what changed from the other managers (`Updater.update`): refuses, unless forced, when
 /// another manager owns a field the change sets; forced or not, removed fields leave every
-/// other manager. `mine` says which entry is the writer's.
+/// other manager. `mine` says which entry is the writer's; managers of another version are
+/// compared with that version's comparison from `versions` when there is one.
 fn take_from_others(
     managers: &mut Vec<Manager>,
     comparison: &Comparison,
+    versions: &BTreeMap<String, Comparison>,
     mine: impl Fn(&Manager) -> bool,
     force: bool,
 ) -> Result<(), Conflicts> {
-    let changed = comparison.modified.union(&comparison.added);
+    let changed_in = |manager: &Manager| {
+        let comparison = versions.get(&manager.api_version).unwrap_or(comparison);
+        (
+            comparison.modified.union(&comparison.added),
+            comparison.removed.clone(),
+        )
+    };
     let mut conflicts: Vec<(String, Path)> = Vec::new();
     for other in managers.iter().filter(|m| !mine(m)) {
-        let owned = other.set.intersection(&changed);
+        let owned = other.set.intersection(&changed_in(other).0);
         for path in owned.paths() {
             conflicts.push((other.label(), path));
         }
@@ -196,10 +271,8 @@ fn take_from_others(
         });
     }
     for other in managers.iter_mut().filter(|m| !mine(m)) {
-        other.set = other
-            .set
-            .difference(&changed)
-            .difference(&comparison.removed);
+        let (changed, removed) = changed_in(other);
+        other.set = other.set.difference(&changed).difference(&removed);
     }
     managers.retain(|m| !m.set.is_empty());
     Ok(())
@@ -212,16 +285,45 @@ pub fn apply(
     live: &Value,
     config: &Value,
     cursor: &Cursor<'_>,
-    mut managers: Vec<Manager>,
+    managers: Vec<Manager>,
     manager: &str,
     api_version: &str,
     force: bool,
     now: &str,
 ) -> Result<(Value, Vec<Manager>), ApplyError> {
-    let is_mine = |m: &Manager| m.is(manager, "Apply", api_version);
+    apply_versioned(
+        live,
+        config,
+        cursor,
+        managers,
+        manager,
+        api_version,
+        force,
+        now,
+        &NoConversion,
+        None,
+    )
+}
+
+/// [`apply`] where managers of other API versions are compared in their version, through
+/// `subresource` (`Some("status")`: the entry is the status subresource's).
+#[allow(clippy::too_many_arguments)]
+pub fn apply_versioned(
+    live: &Value,
+    config: &Value,
+    cursor: &Cursor<'_>,
+    mut managers: Vec<Manager>,
+    manager: &str,
+    api_version: &str,
+    force: bool,
+    now: &str,
+    converter: &dyn Converter,
+    subresource: Option<&str>,
+) -> Result<(Value, Vec<Manager>), ApplyError> {
+    let is_mine = |m: &Manager| m.is(manager, "Apply", api_version, subresource);
     let merged = typed::merge(live, config, cursor)?;
     let previous = managers.iter().find(|m| is_mine(m)).cloned();
-    let applied = strip(typed::to_set(config, cursor)?);
+    let applied = strip_in(typed::to_set(config, cursor)?, subresource);
     let last = previous.as_ref().map(|m| m.set.clone()).unwrap_or_default();
     // Everyone's sets with the applier's new one: what prune must keep.
     let mut everyone = applied.clone();
@@ -230,7 +332,10 @@ pub fn apply(
     }
     let new_object = prune(&merged, &last, &everyone, cursor)?;
     let comparison = typed::compare(live, &new_object, cursor)?;
-    take_from_others(&mut managers, &comparison, is_mine, force).map_err(ApplyError::Conflicts)?;
+    let versions =
+        comparisons_per_version(live, &new_object, cursor, &managers, api_version, converter)?;
+    take_from_others(&mut managers, &comparison, &versions, is_mine, force)
+        .map_err(ApplyError::Conflicts)?;
     let time = match &previous {
         Some(p) if p.set == applied && comparison.is_same() => p.time.clone(),
         _ => Some(now.to_owned()),
@@ -244,7 +349,7 @@ pub fn apply(
         operation: "Apply".into(),
         api_version: api_version.to_owned(),
         time,
-        subresource: None,
+        subresource: subresource.map(str::to_owned),
         set: applied,
     });
     Ok((new_object, managers))
@@ -282,19 +387,47 @@ pub fn update(
     old: &Value,
     new: &Value,
     cursor: &Cursor<'_>,
+    managers: Vec<Manager>,
+    manager: &str,
+    api_version: &str,
+    now: &str,
+) -> Result<Vec<Manager>, TypeError> {
+    update_versioned(
+        old,
+        new,
+        cursor,
+        managers,
+        manager,
+        api_version,
+        now,
+        &NoConversion,
+        None,
+    )
+}
+
+/// [`update`] where managers of other API versions are compared in their version, through
+/// `subresource` (`Some("status")`: the entry is the status subresource's).
+#[allow(clippy::too_many_arguments)]
+pub fn update_versioned(
+    old: &Value,
+    new: &Value,
+    cursor: &Cursor<'_>,
     mut managers: Vec<Manager>,
     manager: &str,
     api_version: &str,
     now: &str,
+    converter: &dyn Converter,
+    subresource: Option<&str>,
 ) -> Result<Vec<Manager>, TypeError> {
     let comparison = typed::compare(old, new, cursor)?;
     if comparison.is_same() {
         return Ok(managers);
     }
-    let is_mine = |m: &Manager| m.is(manager, "Update", api_version);
+    let is_mine = |m: &Manager| m.is(manager, "Update", api_version, subresource);
+    let versions = comparisons_per_version(old, new, cursor, &managers, api_version, converter)?;
     // Forced: an update never conflicts.
-    let _ = take_from_others(&mut managers, &comparison, |_| false, true);
-    let gained = strip(comparison.modified.union(&comparison.added));
+    let _ = take_from_others(&mut managers, &comparison, &versions, |_| false, true);
+    let gained = strip_in(comparison.modified.union(&comparison.added), subresource);
     if gained.is_empty() {
         return Ok(managers);
     }
@@ -308,7 +441,7 @@ pub fn update(
         operation: "Update".into(),
         api_version: api_version.to_owned(),
         time: Some(now.to_owned()),
-        subresource: None,
+        subresource: subresource.map(str::to_owned),
         set: previous.union(&gained),
     });
     Ok(managers)
