@@ -100,7 +100,9 @@ pub fn validate(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Res
 }
 
 fn object_meta(object: &Value) -> Result<ObjectMeta, ApiError> {
-    serde_json::from_value(object.get("metadata").cloned().unwrap_or(Value::Null))
+    // Decoded from the borrowed value: no copy of metadata (managed fields included).
+    let meta = object.get("metadata").unwrap_or(&Value::Null);
+    <ObjectMeta as serde::Deserialize>::deserialize(meta)
         .map_err(|e| ApiError::bad_request(format!("metadata: cannot decode ObjectMeta: {e}")))
 }
 

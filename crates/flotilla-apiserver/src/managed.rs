@@ -122,12 +122,11 @@ pub fn record_update_in(
     };
     // Stored managedFields take part in the comparison as one atomic field, which `strip` then
     // leaves unowned.
-    let managers = entries_of(old);
     match update::update_versioned(
         old,
         new,
         &cursor,
-        managers.clone(),
+        entries_of(old),
         manager,
         &api_version,
         time,
@@ -137,7 +136,7 @@ pub fn record_update_in(
         Ok(managers) => restore(new, &managers),
         Err(error) => {
             tracing::debug!(%error, "managed fields kept: the object does not fit its schema");
-            restore(new, &managers);
+            restore(new, &entries_of(old));
         }
     }
 }

@@ -68,6 +68,9 @@ enum BenchTarget {
         /// redb); 0 skips it.
         #[arg(long, default_value_t = 10_000)]
         e2e_bindings: usize,
+        /// Scheduler workers in the end-to-end run (0: the scheduler's default).
+        #[arg(long, default_value_t = 0)]
+        e2e_workers: usize,
     },
     /// The API server over HTTPS on redb: creates/s with P50/P99, get/list P99, watch fan-out,
     /// RSS per stored Deployments.
@@ -137,10 +140,11 @@ fn main() -> anyhow::Result<()> {
                     bindings,
                     nodes,
                     e2e_bindings,
+                    e2e_workers,
                 } => {
                     let figures = bench::schedule::run(clusters, bindings, nodes)?;
                     let e2e = if e2e_bindings > 0 {
-                        Some(bench::schedule_e2e::run(clusters, e2e_bindings).await?)
+                        Some(bench::schedule_e2e::run(clusters, e2e_bindings, e2e_workers).await?)
                     } else {
                         None
                     };

@@ -2,8 +2,9 @@
 //! merge, strategic, apply), delete (preconditions, finalizers, deletion timestamp), and the
 //! status and scale subresources.
 
-use flotilla_store::{KeyValue, StoreError};
-use serde_json::{Value, json};
+use bytes::Bytes;
+use flotilla_store::{KeyValue, Revision, StoreError};
+use serde_json::Value;
 
 use super::{Registry, format_time};
 use crate::admission;
@@ -144,6 +145,38 @@ impl DeleteOptions {
     }
 }
 
+/// An object a write returns, with the bytes stored for it when it was stored: the served
+/// JSON is spliced from those (as the watch cache serves them) instead of encoding the object
+/// a second time.
+#[derive(Debug)]
+pub struct Written {
+    pub object: Value,
+    /// The stored bytes and their revision (`None`: nothing was stored, or a dry run).
+    pub stored: Option<(Bytes, Revision)>,
+}
+
+impl Written {
+    fn unstored(object: Value) -> Self {
+        Written {
+            object,
+            stored: None,
+        }
+    }
+
+    /// The object's JSON as served (`resourceVersion` set).
+    pub fn json(&self) -> Bytes {
+        if let Some((bytes, revision)) = &self.stored
+            && let Some(cached) =
+                crate::cache::CachedObject::from_stored(Bytes::new(), bytes, *revision)
+        {
+            return cached.json();
+        }
+        serde_json::to_vec(&self.object)
+            .expect("JSON values serialize")
+            .into()
+    }
+}
+
 /// Which part of an object a write may change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Part {
@@ -161,9 +194,22 @@ impl Registry {
         &self,
         info: &ResourceInfo,
         namespace: Option<&str>,
-        mut body: Value,
+        body: Value,
         options: &WriteOptions,
     ) -> Result<Value, ApiError> {
+        self.create_written(info, namespace, body, options)
+            .await
+            .map(|written| written.object)
+    }
+
+    /// [`Registry::create`], also returning the stored bytes.
+    pub async fn create_written(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        mut body: Value,
+        options: &WriteOptions,
+    ) -> Result<Written, ApiError> {
         admission::check_type(info, &body)?;
         // What an apply that creates the object owns: the fields it sent, not the defaults.
         let applied_entries = if options.apply {
@@ -247,18 +293,22 @@ impl Registry {
             object::metadata_mut(&mut body).insert("managedFields".into(), entries);
         }
         if options.dry_run {
-            return Ok(body);
+            return Ok(Written::unstored(body));
         }
         let key = Self::key(info, namespace, &name);
+        let (encoded, stored) = encode_served_and_stored(info, &body)?;
         let kv = self
             .store
-            .create(key, encode_stored(info, &body)?)
+            .create(key, stored)
             .await
             .map_err(|e| ApiError::from_store(e, info, &name))?;
         object::set_resource_version(&mut body, kv.mod_revision);
         self.fence_namespace_write(info, kv.mod_revision);
         crate::crd::after_write(&self.catalog, info, &body);
-        Ok(body)
+        Ok(Written {
+            object: body,
+            stored: Some((encoded, kv.mod_revision)),
+        })
     }
 
     /// Replaces an object (PUT), optimistic on the body's resourceVersion when set.
@@ -290,8 +340,11 @@ impl Registry {
         {
             return Err(ApiError::conflict(info, name));
         }
-        self.write_update(info, namespace, name, &current, body, part, options)
+        let mut old = object::decode(&current)?;
+        crate::conversion::to_served(info, &mut old);
+        self.write_update(info, namespace, name, &current, old, body, part, options)
             .await
+            .map(|written| written.object)
     }
 
     /// Applies a patch, retrying on concurrent writes unless the patch carries a precondition.
@@ -324,6 +377,23 @@ impl Registry {
         part: Part,
         options: &WriteOptions,
     ) -> Result<(Value, bool, Vec<String>), ApiError> {
+        self.patch_written(info, namespace, name, kind, patch, part, options)
+            .await
+            .map(|(written, created, warnings)| (written.object, created, warnings))
+    }
+
+    /// [`Registry::patch_with_warnings`], also returning the stored bytes.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn patch_written(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        kind: PatchKind,
+        patch: &[u8],
+        part: Part,
+        options: &WriteOptions,
+    ) -> Result<(Written, bool, Vec<String>), ApiError> {
         let mut options = options.clone();
         options.apply = kind == PatchKind::Apply;
         options.now = format_time(self.clock.now());
@@ -338,7 +408,7 @@ impl Registry {
                     let mut body = crate::patch_apply::parse_apply_body(patch)?;
                     // fieldValidation: unknown fields of the configuration.
                     let warnings = check.finish(info, namespace, &mut body, options)?;
-                    let created = self.create(info, namespace, body, options).await?;
+                    let created = self.create_written(info, namespace, body, options).await?;
                     return Ok((created, true, warnings));
                 }
                 Err(e) => return Err(e),
@@ -354,8 +424,11 @@ impl Registry {
             {
                 return Err(ApiError::conflict(info, name));
             }
+            // The decoded object is the write's `old`: decoded once per attempt.
             match self
-                .write_update(info, namespace, name, &current, patched, part, options)
+                .write_update(
+                    info, namespace, name, &current, original, patched, part, options,
+                )
                 .await
             {
                 Err(e) if e.reason == "Conflict" => continue,
@@ -379,8 +452,9 @@ impl Registry {
         }
     }
 
-    /// Carries what a write may not change from `current` into `new`, validates, and stores it
-    /// if anything changed. Finishes a deletion when the last finalizer goes.
+    /// Carries what a write may not change from `current` (decoded and converted: `old`) into
+    /// `new`, validates, and stores it if anything changed. Finishes a deletion when the last
+    /// finalizer goes.
     #[allow(clippy::too_many_arguments)]
     async fn write_update(
         &self,
@@ -388,18 +462,21 @@ impl Registry {
         namespace: Option<&str>,
         name: &str,
         current: &KeyValue,
+        old: Value,
         mut new: Value,
         part: Part,
         options: &WriteOptions,
-    ) -> Result<Value, ApiError> {
-        let mut old = object::decode(current)?;
-        crate::conversion::to_served(info, &mut old);
+    ) -> Result<Written, ApiError> {
         if part == Part::Status {
-            let status = new.get("status").cloned();
+            let status = new.as_object_mut().and_then(|map| map.remove("status"));
             // An apply brings the managed fields it computed.
             let applied_fields = options
                 .apply
-                .then(|| new["metadata"].get("managedFields").cloned())
+                .then(|| {
+                    new.get_mut("metadata")
+                        .and_then(Value::as_object_mut)
+                        .and_then(|meta| meta.remove("managedFields"))
+                })
                 .flatten();
             new = old.clone();
             if let Some(fields) = applied_fields {
@@ -428,7 +505,7 @@ impl Registry {
         // the stored object is not a change.
         admission::default_on_update(info, &mut new);
         {
-            let old_meta = old.get("metadata").cloned().unwrap_or(json!({}));
+            let old_meta = old.get("metadata");
             let meta = object::metadata_mut(&mut new);
             for field in [
                 "name",
@@ -439,7 +516,7 @@ impl Registry {
                 "deletionGracePeriodSeconds",
                 "generation",
             ] {
-                match old_meta.get(field) {
+                match old_meta.and_then(|m| m.get(field)) {
                     Some(value) => meta.insert(field.into(), value.clone()),
                     None => meta.remove(field),
                 };
@@ -467,11 +544,11 @@ impl Registry {
                 .is_some_and(|f| !f.is_empty());
         let finalizers_gone = deleting && object::finalizers(&new).is_empty() && !namespace_held;
         if old == new && !finalizers_gone {
-            return Ok(old);
+            return Ok(Written::unstored(old));
         }
         if options.dry_run {
             object::set_resource_version(&mut new, current.mod_revision);
-            return Ok(new);
+            return Ok(Written::unstored(new));
         }
         let key = Self::key(info, namespace, name);
         if finalizers_gone {
@@ -482,11 +559,12 @@ impl Registry {
                 .map_err(|e| ApiError::from_store(e, info, name))?;
             object::set_resource_version(&mut new, revision);
             self.fence_namespace_write(info, revision);
-            return Ok(new);
+            return Ok(Written::unstored(new));
         }
+        let (encoded, stored) = encode_served_and_stored(info, &new)?;
         let kv = self
             .store
-            .update(key, encode_stored(info, &new)?, current.mod_revision)
+            .update(key, stored, current.mod_revision)
             .await
             .map_err(|e| match e {
                 StoreError::NotFound { .. } => ApiError::not_found(info, name),
@@ -495,7 +573,10 @@ impl Registry {
         object::set_resource_version(&mut new, kv.mod_revision);
         self.fence_namespace_write(info, kv.mod_revision);
         crate::crd::after_write(&self.catalog, info, &new);
-        Ok(new)
+        Ok(Written {
+            object: new,
+            stored: Some((encoded, kv.mod_revision)),
+        })
     }
 
     /// Deletes an object: at once when nothing holds it, else marks it with a deletion
@@ -650,17 +731,35 @@ fn encode_stored(info: &ResourceInfo, object: &Value) -> Result<bytes::Bytes, Ap
     }
 }
 
-/// Whether anything but metadata and status differs.
-fn spec_changed(old: &Value, new: &Value) -> bool {
-    let strip = |v: &Value| -> Value {
-        let mut v = v.clone();
-        if let Some(map) = v.as_object_mut() {
-            map.remove("metadata");
-            map.remove("status");
-        }
-        v
+/// The served form's bytes (what the response is spliced from) and the bytes to store: the
+/// same allocation unless the kind is served converted (CRD versions, events.k8s.io).
+fn encode_served_and_stored(
+    info: &ResourceInfo,
+    object: &Value,
+) -> Result<(bytes::Bytes, bytes::Bytes), ApiError> {
+    let served = object::encode(object)?;
+    let stored = match crate::conversion::to_stored(info, object) {
+        Some(stored) => object::encode(&stored)?,
+        None => served.clone(),
     };
-    strip(old) != strip(new)
+    Ok((served, stored))
+}
+
+/// Whether anything but metadata and status differs (compared in place, without copies).
+fn spec_changed(old: &Value, new: &Value) -> bool {
+    let (Some(old), Some(new)) = (old.as_object(), new.as_object()) else {
+        return old != new;
+    };
+    let rest = |map: &'_ serde_json::Map<String, Value>| {
+        map.iter()
+            .filter(|(key, _)| key.as_str() != "metadata" && key.as_str() != "status")
+            .count()
+    };
+    rest(old) != rest(new)
+        || old
+            .iter()
+            .filter(|(key, _)| key.as_str() != "metadata" && key.as_str() != "status")
+            .any(|(key, value)| new.get(key) != Some(value))
 }
 
 /// Five characters from Kubernetes' generateName alphabet (no vowels, no confusable digits).

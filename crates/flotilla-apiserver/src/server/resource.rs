@@ -7,7 +7,7 @@ use axum::response::Response;
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use super::{ApiServer, body, error_response, json_response};
+use super::{ApiServer, body, error_response, json_bytes, json_response};
 use crate::auth::authn::UserInfo;
 use crate::auth::escalation::EscalationGuard;
 use crate::catalog::ResourceInfo;
@@ -167,8 +167,8 @@ async fn handle_inner(
                 &bytes,
                 options.field_validation,
             )?;
-            let created = registry.create(info, ns, object, &options).await?;
-            let response = json_response(StatusCode::CREATED, &created);
+            let created = registry.create_written(info, ns, object, &options).await?;
+            let response = json_bytes(StatusCode::CREATED, created.json());
             Ok(with_warnings(response, &warnings))
         }
         ("PUT", Some(name)) => {
@@ -200,15 +200,15 @@ async fn handle_inner(
                 ));
             }
             let options = write_options(query)?;
-            let (object, created, warnings) = registry
-                .patch_with_warnings(info, ns, name, kind, &bytes, part, &options)
+            let (written, created, warnings) = registry
+                .patch_written(info, ns, name, kind, &bytes, part, &options)
                 .await?;
             let status = if created {
                 StatusCode::CREATED
             } else {
                 StatusCode::OK
             };
-            Ok(with_warnings(json_response(status, &object), &warnings))
+            Ok(with_warnings(json_bytes(status, written.json()), &warnings))
         }
         ("DELETE", Some(name)) => {
             let bytes = body::read(request.into_body()).await?;

@@ -30,6 +30,8 @@ use serde_json::json;
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct E2eFigures {
     pub bindings: usize,
+    /// Scheduler workers.
+    pub workers: usize,
     /// Baseline: binding creates per second accepted by the same API server (32 writers).
     pub baseline_creates_per_s: f64,
     /// Backlog drained: bindings scheduled per second.
@@ -38,6 +40,8 @@ pub struct E2eFigures {
     pub backlog_vs_baseline: f64,
     /// Live: bindings per second from the first create to the last result.
     pub live_per_s: f64,
+    /// Live rate / baseline create rate.
+    pub live_vs_baseline: f64,
     /// Live: create → scheduled, P50 ms.
     pub live_p50_ms: f64,
     /// Live: create → scheduled, P99 ms.
@@ -197,8 +201,9 @@ async fn create_clusters(client: &kube::Client, clusters: Vec<Cluster>) -> anyho
     Ok(())
 }
 
-/// Runs the end-to-end measurement with `clusters` clusters and `bindings` bindings per phase.
-pub async fn run(clusters: usize, bindings: usize) -> anyhow::Result<E2eFigures> {
+/// Runs the end-to-end measurement with `clusters` clusters and `bindings` bindings per phase,
+/// the scheduler running `workers` workers (0: its default).
+pub async fn run(clusters: usize, bindings: usize, workers: usize) -> anyhow::Result<E2eFigures> {
     let dir = tempfile::tempdir().context("create a temporary directory")?;
     let store: Arc<dyn flotilla_store::Store> = Arc::new(
         flotilla_store_redb::RedbStore::open(
@@ -241,11 +246,12 @@ pub async fn run(clusters: usize, bindings: usize) -> anyhow::Result<E2eFigures>
     create_all(&client, "backlog", &specs).await?;
     let waiter = tokio::spawn(wait_handled(client.clone(), "backlog".into(), bindings));
     let shutdown = Shutdown::new();
-    let scheduler = Scheduler::new(
-        client.clone(),
-        SchedulerConfig::default(),
-        Metrics::default(),
-    );
+    let mut config = SchedulerConfig::default();
+    if workers > 0 {
+        config.workers = workers;
+    }
+    let workers = config.workers;
+    let scheduler = Scheduler::new(client.clone(), config, Metrics::default());
     let started = Instant::now();
     let task = tokio::spawn(scheduler.run(shutdown.clone()));
     let (_, backlog_unschedulable) = waiter.await??;
@@ -269,10 +275,12 @@ pub async fn run(clusters: usize, bindings: usize) -> anyhow::Result<E2eFigures>
     drop(running);
     Ok(E2eFigures {
         bindings,
+        workers,
         baseline_creates_per_s,
         backlog_per_s,
         backlog_vs_baseline: backlog_per_s / baseline_creates_per_s,
         live_per_s,
+        live_vs_baseline: live_per_s / baseline_creates_per_s,
         live_p50_ms: percentile_ms(&latencies, 0.50),
         live_p99_ms: percentile_ms(&latencies, 0.99),
         unschedulable: backlog_unschedulable + live_unschedulable,
@@ -283,6 +291,7 @@ pub async fn run(clusters: usize, bindings: usize) -> anyhow::Result<E2eFigures>
 pub fn rows(f: &E2eFigures) -> Vec<(&'static str, String)> {
     vec![
         ("e2e: bindings per phase", f.bindings.to_string()),
+        ("e2e: scheduler workers", f.workers.to_string()),
         (
             "baseline: API binding creates per s",
             format!("{:.0}", f.baseline_creates_per_s),
@@ -298,6 +307,10 @@ pub fn rows(f: &E2eFigures) -> Vec<(&'static str, String)> {
         (
             "e2e live: bindings scheduled per s",
             format!("{:.0}", f.live_per_s),
+        ),
+        (
+            "e2e live rate / create baseline",
+            format!("{:.2}", f.live_vs_baseline),
         ),
         (
             "e2e live: create→scheduled P50 ms",

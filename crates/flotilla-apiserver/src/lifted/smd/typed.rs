@@ -276,17 +276,18 @@ impl Comparison {
 pub fn compare(old: &Value, new: &Value, cursor: &Cursor<'_>) -> Result<Comparison, TypeError> {
     let mut out = Comparison::default();
     let mut path = Vec::new();
-    compare_at(Some(old), Some(new), cursor, &mut path, &mut out, "")?;
+    compare_at(Some(old), Some(new), cursor, &mut path, &mut out)?;
     Ok(out)
 }
 
+/// The walk of [`compare`]. Messages name the path as `display_path(path)`, built only when
+/// there is an error (the walk visits every node of both objects on every update).
 fn compare_at(
     old: Option<&Value>,
     new: Option<&Value>,
     cursor: &Cursor<'_>,
     path: &mut Vec<PathElement>,
     out: &mut Comparison,
-    display: &str,
 ) -> Result<(), TypeError> {
     let leaf = |out: &mut Comparison, path: &[PathElement]| match (old, new) {
         (None, Some(_)) => out.added.insert(path),
@@ -316,10 +317,8 @@ fn compare_at(
             let r = new.and_then(Value::as_object).unwrap_or(&empty);
             let keys: BTreeSet<&String> = l.keys().chain(r.keys()).collect();
             for key in keys {
-                let pe = PathElement::Field(key.clone());
-                let d = child_path(display, &pe);
-                path.push(pe);
-                compare_at(l.get(key), r.get(key), &cursor.field(key), path, out, &d)?;
+                path.push(PathElement::Field(key.clone()));
+                compare_at(l.get(key), r.get(key), &cursor.field(key), path, out)?;
                 match (l.contains_key(key), r.contains_key(key)) {
                     (false, true) => out.added.insert(path),
                     (true, false) => out.removed.insert(path),
@@ -341,18 +340,17 @@ fn compare_at(
             let empty = Vec::new();
             let l = old.and_then(Value::as_array).unwrap_or(&empty);
             let r = new.and_then(Value::as_array).unwrap_or(&empty);
-            let lhs: BTreeMap<PathElement, &Value> =
-                index_items(cursor, &list_type, l, display, false)?
-                    .into_iter()
-                    .collect();
-            let rhs: BTreeMap<PathElement, &Value> =
-                index_items(cursor, &list_type, r, display, false)?
-                    .into_iter()
-                    .collect();
+            let index = |items| {
+                index_items(cursor, &list_type, items, "", false).map_err(|mut error| {
+                    error.path = display_path(path);
+                    error
+                })
+            };
+            let lhs: BTreeMap<PathElement, &Value> = index(l)?.into_iter().collect();
+            let rhs: BTreeMap<PathElement, &Value> = index(r)?.into_iter().collect();
             let keys: BTreeSet<&PathElement> = lhs.keys().chain(rhs.keys()).collect();
             let items = cursor.items();
             for pe in keys {
-                let d = child_path(display, pe);
                 path.push(pe.clone());
                 compare_at(
                     lhs.get(pe).copied(),
@@ -360,7 +358,6 @@ fn compare_at(
                     &items,
                     path,
                     out,
-                    &d,
                 )?;
                 match (lhs.contains_key(pe), rhs.contains_key(pe)) {
                     (false, true) => out.added.insert(path),
