@@ -19,6 +19,7 @@ pub mod kubelet;
 pub mod lifecycle;
 pub mod lifted;
 pub mod nodes;
+pub mod pod;
 pub mod profile;
 pub mod queue;
 pub mod rng;
