@@ -8,8 +8,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Node, Taint, Toleration};
+use k8s_openapi::api::core::v1::{Taint, Toleration};
 
+use crate::node::Node;
 use crate::pod::Pod;
 
 use crate::lifted::affinity::{self, NO_MATCH_MESSAGE};

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::json;
 
@@ -111,7 +111,7 @@ fn decisions(nodes: usize, pods: usize) -> f64 {
     use flotilla_sim::scheduler::NodeIndex;
     let mut index = NodeIndex::new(1);
     for i in 0..nodes {
-        let node: Node = serde_json::from_value(json!({"metadata": {"name": format!("n{i}"),
+        let node: flotilla_sim::node::Node = serde_json::from_value(json!({"metadata": {"name": format!("n{i}"),
             "labels": {"kubernetes.io/hostname": format!("n{i}"), "topology.kubernetes.io/zone": format!("z{}", i % 3)}},
             "status": {"allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110"}}}))
         .expect("a node");
