@@ -13,7 +13,10 @@ use flotilla_apiserver::auth::pki::Pki;
 use flotilla_apiserver::auth::tls;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+
+use crate::node::Node;
+use crate::pod::Pod;
 use kube::api::{Api, PostParams};
 use kube::runtime::reflector::Store;
 use serde_json::json;

@@ -1,6 +1,8 @@
 //! Kubernetes Events as the real components record them (what `kubectl describe` shows).
 
-use k8s_openapi::api::core::v1::{Event, Pod};
+use k8s_openapi::api::core::v1::Event;
+
+use crate::pod::Pod;
 use kube::api::{Api, PostParams};
 use serde_json::json;
 

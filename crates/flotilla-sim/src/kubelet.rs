@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Pod;
+use crate::pod::Pod;
 use kube::runtime::reflector::{ObjectRef, Store};
 use parking_lot::Mutex;
 use serde_json::{Value, json};

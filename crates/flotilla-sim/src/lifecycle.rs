@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Pod, Taint};
+use k8s_openapi::api::core::v1::Taint;
+
+use crate::pod::Pod;
 use kube::api::{Api, DeleteParams};
 use kube::runtime::reflector::Store;
 use tokio::time::Instant;

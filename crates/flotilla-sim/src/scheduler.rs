@@ -13,7 +13,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Node, Pod};
+use crate::node::Node;
+use crate::pod::Pod;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::reflector::{ObjectRef, Store};
 use parking_lot::Mutex;

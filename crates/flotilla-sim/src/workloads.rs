@@ -16,7 +16,10 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{Node, Pod, PodTemplateSpec};
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+
+use crate::node::Node;
+use crate::pod::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::Resource;
 use kube::api::{Api, DeleteParams};
@@ -255,7 +258,7 @@ pub async fn create_pod(
     labels: &[(&str, String)],
     annotations: &[(&str, String)],
     owner: OwnerReference,
-    adjust: impl FnOnce(&mut Pod),
+    adjust: impl FnOnce(&mut k8s_openapi::api::core::v1::Pod),
 ) -> Result<(), kube::Error> {
     let mut metadata = template.metadata.clone().unwrap_or_default();
     metadata.name = Some(name.to_owned());
@@ -272,7 +275,7 @@ pub async fn create_pod(
         }
     }
     metadata.owner_references = Some(vec![owner]);
-    let mut pod = Pod {
+    let mut pod = k8s_openapi::api::core::v1::Pod {
         metadata,
         spec: template.spec.clone(),
         status: None,

@@ -8,7 +8,9 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Pod};
+use k8s_openapi::api::core::v1::{NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
+
+use crate::pod::Pod;
 
 /// The filter's message when a node fails `nodeSelector` or required node affinity.
 pub const NO_MATCH_MESSAGE: &str = "node(s) didn't match Pod's node affinity/selector";

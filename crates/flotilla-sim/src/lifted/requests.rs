@@ -8,7 +8,9 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Container, Pod};
+use k8s_openapi::api::core::v1::Container;
+
+use crate::pod::Pod;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 /// Resource name → amount (millicores for `cpu`).

@@ -8,7 +8,10 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Node, Pod, Taint, Toleration};
+use k8s_openapi::api::core::v1::{Taint, Toleration};
+
+use crate::node::Node;
+use crate::pod::Pod;
 
 use crate::lifted::affinity::{self, NO_MATCH_MESSAGE};
 use crate::lifted::fit_error::NodeFailure;

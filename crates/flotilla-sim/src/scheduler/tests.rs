@@ -1,6 +1,7 @@
 //! Each scheduler predicate, the message shape, and seeded determinism, on the pure index.
 
-use k8s_openapi::api::core::v1::{Node, Pod};
+use crate::node::Node;
+use crate::pod::Pod;
 use serde_json::{Value, json};
 
 use super::index::NodeIndex;

@@ -9,7 +9,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::DaemonSet;
-use k8s_openapi::api::core::v1::{Node, Pod, Toleration};
+use k8s_openapi::api::core::v1::Toleration;
+
+use crate::node::Node;
+use crate::pod::Pod;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::reflector::ObjectRef;
 use serde_json::json;
@@ -96,11 +99,7 @@ async fn sync(
         .and_then(|s| s.tolerations.clone())
         .unwrap_or_default();
     tolerations.extend(daemon_tolerations());
-    let template_pod = Pod {
-        metadata: Default::default(),
-        spec: spec.template.spec.clone(),
-        status: None,
-    };
+    let template_pod = Pod::from_spec(spec.template.spec.clone());
     let pods: Vec<Arc<Pod>> = w
         .owned_pods(stores, &uid)
         .into_iter()

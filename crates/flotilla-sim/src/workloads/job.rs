@@ -9,8 +9,8 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use crate::pod::Pod;
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::reflector::ObjectRef;
 use serde_json::{Value, json};

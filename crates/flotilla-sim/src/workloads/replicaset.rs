@@ -9,9 +9,9 @@
 use std::cmp::Reverse;
 use std::sync::Arc;
 
+use crate::pod::Pod;
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::ReplicaSet;
-use k8s_openapi::api::core::v1::Pod;
 use kube::runtime::reflector::ObjectRef;
 use serde_json::json;
 

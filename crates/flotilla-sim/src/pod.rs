@@ -1,0 +1,185 @@
+//! The pod as the sim's control loops hold it in their informer cache: the fields they read,
+//! not the whole `k8s_openapi` Pod.
+//!
+//! A typed `k8s_openapi` Pod costs about 12 KiB in memory (a `Container` alone is a 2 KiB
+//! struct, a `ContainerStatus` more), four times its JSON; 20,000 of them were most of a
+//! simulated cluster. Here a pod keeps its metadata, a spec shared by every pod with the same
+//! spec (pods of one template differ only in `nodeName`, which is kept apart), and the status
+//! fields the loops look at. The pods the sim creates and what the API serves are untouched.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Deref;
+use std::sync::{Arc, LazyLock, Weak};
+
+use k8s_openapi::api::core::v1::{ContainerState, PodCondition, PodSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use kube::Resource;
+use parking_lot::Mutex;
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+
+/// A cached pod (see the module docs). Deserializes from a Pod's JSON.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Pod {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: Option<Spec>,
+    #[serde(default)]
+    pub status: Option<PodStatus>,
+}
+
+impl Pod {
+    /// A pod with `spec` and nothing else (what a template would create), for placement checks.
+    pub fn from_spec(spec: Option<PodSpec>) -> Pod {
+        Pod {
+            metadata: ObjectMeta::default(),
+            spec: spec.map(|mut spec| {
+                let node_name = spec.node_name.take();
+                Spec {
+                    node_name,
+                    shared: Arc::new(spec),
+                }
+            }),
+            status: None,
+        }
+    }
+
+    /// `spec.nodeName`, empty when unbound.
+    pub fn node_name(&self) -> &str {
+        self.spec
+            .as_ref()
+            .and_then(|s| s.node_name.as_deref())
+            .unwrap_or("")
+    }
+}
+
+impl Resource for Pod {
+    type DynamicType = ();
+    type Scope = k8s_openapi::NamespaceResourceScope;
+
+    fn kind(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed("Pod")
+    }
+    fn group(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed("")
+    }
+    fn version(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed("v1")
+    }
+    fn plural(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed("pods")
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+/// A pod's spec: `nodeName` of its own, everything else shared (read through `Deref`; the
+/// shared spec's `node_name` is always `None`, so read `spec.node_name` on this struct).
+#[derive(Debug, Clone)]
+pub struct Spec {
+    pub node_name: Option<String>,
+    shared: Arc<PodSpec>,
+}
+
+impl Deref for Spec {
+    type Target = PodSpec;
+
+    fn deref(&self) -> &PodSpec {
+        &self.shared
+    }
+}
+
+impl<'de> Deserialize<'de> for Spec {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = Box::<RawValue>::deserialize(deserializer)?;
+        intern(raw.get()).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Specs by their JSON without `nodeName` (entries in key order), shared while some pod
+/// holds them. One table for the process: clusters running the same workloads share too.
+static SPECS: LazyLock<Mutex<Interner>> = LazyLock::new(|| {
+    Mutex::new(Interner {
+        specs: HashMap::new(),
+        sweep_at: 1024,
+    })
+});
+
+struct Interner {
+    specs: HashMap<Box<str>, Weak<PodSpec>>,
+    /// Dead entries are dropped when the table reaches this size.
+    sweep_at: usize,
+}
+
+fn intern(json: &str) -> Result<Spec, serde_json::Error> {
+    // Spec keys never need escaping, so they borrow; values stay raw JSON.
+    let entries: BTreeMap<&str, &RawValue> = serde_json::from_str(json)?;
+    let node_name = match entries.get("nodeName") {
+        Some(raw) => serde_json::from_str::<Option<String>>(raw.get())?,
+        None => None,
+    };
+    let mut key = String::with_capacity(json.len());
+    for (name, value) in &entries {
+        if *name != "nodeName" {
+            key.push_str(name);
+            key.push('=');
+            key.push_str(value.get());
+            key.push('\n');
+        }
+    }
+    let mut table = SPECS.lock();
+    if let Some(shared) = table.specs.get(key.as_str()).and_then(Weak::upgrade) {
+        return Ok(Spec { node_name, shared });
+    }
+    let mut spec: PodSpec = serde_json::from_str(json)?;
+    spec.node_name = None;
+    let shared = Arc::new(spec);
+    if table.specs.len() >= table.sweep_at {
+        table.specs.retain(|_, spec| spec.strong_count() > 0);
+        table.sweep_at = (table.specs.len() * 2).max(1024);
+    }
+    table
+        .specs
+        .insert(key.into_boxed_str(), Arc::downgrade(&shared));
+    Ok(Spec { node_name, shared })
+}
+
+/// The status fields the loops read (named and typed as in `k8s_openapi`'s `PodStatus`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodStatus {
+    #[serde(default)]
+    pub phase: Option<String>,
+    #[serde(default)]
+    pub conditions: Option<Vec<PodCondition>>,
+    #[serde(default)]
+    pub start_time: Option<Time>,
+    #[serde(default)]
+    pub container_statuses: Option<Vec<ContainerStatus>>,
+}
+
+/// The container status fields the kubelet reads.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerStatus {
+    pub name: String,
+    #[serde(default)]
+    pub image: String,
+    #[serde(default, rename = "imageID")]
+    pub image_id: String,
+    #[serde(default, rename = "containerID")]
+    pub container_id: Option<String>,
+    #[serde(default)]
+    pub restart_count: i32,
+    #[serde(default)]
+    pub state: Option<ContainerState>,
+}
+
+#[cfg(test)]
+mod tests;
