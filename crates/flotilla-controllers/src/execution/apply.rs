@@ -287,7 +287,9 @@ impl Applier<'_> {
     /// manages it.
     pub async fn delete(&self, manifest: &Value) -> Result<(), ApplyError> {
         let target = self.target(manifest).await?;
-        let Some(observed) = self.observe(&target, manifest, false).await? else {
+        // Read from the member, not the informer: an object created a moment ago may not be in
+        // the cache yet, and "absent" here would remove the Work's finalizer and orphan it.
+        let Some(observed) = self.observe(&target, manifest, true).await? else {
             return Ok(());
         };
         if !is_managed(&observed) {
