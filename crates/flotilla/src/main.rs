@@ -110,6 +110,12 @@ enum BenchTarget {
     },
 }
 
+/// mimalloc instead of glibc's malloc: the control plane allocates and frees many small JSON
+/// buffers per request, and glibc spent about a third of the CPU of `bench schedule`'s end-to-end
+/// run in malloc/free/consolidate (docs/apiserver.md, "Allocator").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
