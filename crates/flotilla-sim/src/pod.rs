@@ -22,7 +22,8 @@ use serde_json::value::RawValue;
 /// A cached pod (see the module docs). Deserializes from a Pod's JSON.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Pod {
-    #[serde(default)]
+    /// Without managedFields (nothing here reads them; see [`crate::meta`]).
+    #[serde(default, deserialize_with = "crate::meta::without_managed_fields")]
     pub metadata: ObjectMeta,
     #[serde(default)]
     pub spec: Option<Spec>,
@@ -156,12 +157,29 @@ fn intern(json: &str) -> Result<Spec, serde_json::Error> {
 pub struct PodStatus {
     #[serde(default)]
     pub phase: Option<String>,
-    #[serde(default)]
+    /// Only the conditions the loops read (see [`CONDITIONS_READ`]).
+    #[serde(default, deserialize_with = "conditions_read")]
     pub conditions: Option<Vec<PodCondition>>,
     #[serde(default)]
     pub start_time: Option<Time>,
     #[serde(default)]
     pub container_statuses: Option<Vec<ContainerStatus>>,
+}
+
+/// The pod conditions a cached pod keeps: `Ready` (workload status, availability) and
+/// `PodScheduled` (the scheduler's Pending reason). A running pod reports five; each costs a
+/// few hundred bytes per cached pod.
+pub const CONDITIONS_READ: [&str; 2] = ["Ready", "PodScheduled"];
+
+fn conditions_read<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Vec<PodCondition>>, D::Error> {
+    let conditions = Option::<Vec<PodCondition>>::deserialize(deserializer)?;
+    Ok(conditions.map(|mut all| {
+        all.retain(|c| CONDITIONS_READ.contains(&c.type_.as_str()));
+        all.shrink_to_fit();
+        all
+    }))
 }
 
 /// The container status fields the kubelet reads.

@@ -18,6 +18,11 @@ use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use serde_json::json;
 
+/// mimalloc rather than glibc's malloc: in `flotilla bench sim` glibc's allocator took a third of
+/// the CPU and kept every peak resident (docs/sim.md, "Figures").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "flotilla",

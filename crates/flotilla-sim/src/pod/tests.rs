@@ -10,10 +10,14 @@ fn pod(name: &str, node: Option<&str>) -> Pod {
     if let Some(node) = node {
         spec["nodeName"] = node.into();
     }
-    serde_json::from_value(json!({"metadata": {"name": name, "namespace": "default"},
+    serde_json::from_value(json!({"metadata": {"name": name, "namespace": "default",
+            "managedFields": [{"manager": "kubelet", "operation": "Update",
+                "fieldsType": "FieldsV1", "fieldsV1": {"f:status": {"f:phase": {}}}}]},
         "spec": spec,
         "status": {"phase": "Running", "startTime": "2026-01-01T00:00:00Z",
-            "conditions": [{"type": "Ready", "status": "True"}],
+            "conditions": [{"type": "Initialized", "status": "True"},
+                {"type": "Ready", "status": "True"}, {"type": "ContainersReady", "status": "True"},
+                {"type": "PodScheduled", "status": "True"}],
             "containerStatuses": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
                 "imageID": "registry.k8s.io/pause@sha256:00", "containerID": "containerd://01",
                 "ready": true, "restartCount": 2, "started": true,
@@ -61,7 +65,14 @@ fn status_fields_the_loops_read() {
     let a = pod("a", Some("node-1"));
     let status = a.status.expect("a status");
     assert_eq!(status.phase.as_deref(), Some("Running"));
-    assert_eq!(status.conditions.expect("conditions")[0].type_, "Ready");
+    assert_eq!(a.metadata.managed_fields, None);
+    let kept: Vec<String> = status
+        .conditions
+        .expect("conditions")
+        .into_iter()
+        .map(|c| c.type_)
+        .collect();
+    assert_eq!(kept, ["Ready", "PodScheduled"]);
     assert!(status.start_time.is_some());
     let c = &status.container_statuses.expect("container statuses")[0];
     assert_eq!(

@@ -96,7 +96,7 @@ impl NodeIndex {
         let allocatable_list = node
             .status
             .as_ref()
-            .and_then(|s| s.allocatable.as_ref().or(s.capacity.as_ref()))
+            .and_then(|s| s.allocatable.as_ref())
             .cloned()
             .unwrap_or_default();
         let mut allocatable = vec![0; self.resources.len()];

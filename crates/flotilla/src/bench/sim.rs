@@ -1,8 +1,9 @@
 //! `flotilla bench sim`: clusters × nodes × pods through Deployments in one process. Reports time
 //! to all-ready, pods scheduled per second (end to end through the API, and the scheduler's
-//! in-memory decisions alone at the same node count), and RSS; the baseline, measured in the
-//! same run, is the rate of bare pod creates into one API server (what every scheduled pod
-//! costs at least once more).
+//! in-memory decisions alone at the same node count), and RSS (when all pods are Ready, once
+//! the clusters have settled, and per cluster); the baseline, measured in the same run after
+//! the clusters are gone (so it does not count in their RSS), is the rate of bare pod creates
+//! into one API server (what every scheduled pod costs at least once more).
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::atomic::Ordering;
@@ -12,7 +13,7 @@ use anyhow::Context as _;
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, ListParams, PostParams};
+use kube::api::{Api, PostParams};
 use serde_json::json;
 
 /// Options of `flotilla bench sim`.
@@ -35,6 +36,10 @@ pub struct SimBenchOptions {
     /// Lease renewal interval (a 5,000-node cluster renews 500 Leases/s at 10s).
     #[arg(long, default_value = "60s")]
     pub lease_renew_interval: String,
+    /// Seconds to wait after all pods are Ready before the settled RSS is read (the clusters'
+    /// store history is kept 10 s).
+    #[arg(long, default_value_t = 15)]
+    pub settle_secs: u64,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -47,7 +52,14 @@ pub struct Figures {
     pub scheduled_per_s: f64,
     pub decisions_per_s: f64,
     pub baseline_creates_per_s: f64,
+    /// RSS when every pod is Ready.
     pub rss_mib: f64,
+    /// RSS `settle_secs` later (compaction has dropped the pod phase's history).
+    pub rss_settled_mib: f64,
+    /// Peak RSS of the process (VmHWM).
+    pub rss_peak_mib: f64,
+    /// (settled RSS − RSS before the clusters started) / clusters.
+    pub rss_per_cluster_mib: f64,
     /// CPU seconds (all threads) spent starting the clusters and nodes.
     pub start_cpu_s: f64,
     /// CPU seconds (all threads) from the first Deployment to all pods Ready: with other
@@ -60,11 +72,16 @@ fn cpu_s() -> f64 {
 }
 
 fn rss_mib() -> f64 {
+    status_mib("VmRSS:")
+}
+
+/// A `/proc/self/status` figure in kB, as MiB (0 where unreadable).
+fn status_mib(field: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .find_map(|l| l.strip_prefix(field))
                 .and_then(|v| v.split_whitespace().next())
                 .and_then(|v| v.parse::<f64>().ok())
         })
@@ -142,10 +159,7 @@ pub async fn run(options: &SimBenchOptions) -> anyhow::Result<Figures> {
         pods: options.pods,
         ..Default::default()
     };
-    eprintln!("bench sim: baseline, bare pod creates into one API server");
-    f.baseline_creates_per_s = baseline(options.pods.clamp(1_000, 20_000)).await?;
-    eprintln!("bench sim: scheduler decisions at {} nodes", options.nodes);
-    f.decisions_per_s = decisions(options.nodes, options.pods.min(20_000));
+    let rss_before = rss_mib();
     let yaml = format!(
         "seed: 1\nstartLatency: '{}'\nleaseRenewInterval: '{}'\nclusters:\n{}",
         options.start_latency,
@@ -207,13 +221,19 @@ pub async fn run(options: &SimBenchOptions) -> anyhow::Result<Figures> {
         if all_bound_at.is_none() && bound as usize >= total {
             all_bound_at = Some(started.elapsed());
         }
-        let mut ready = 0usize;
-        for cluster in &sim.clusters {
-            let api: Api<Deployment> = Api::namespaced(cluster.client(), "default");
-            for d in api.list(&ListParams::default()).await?.items {
-                ready += d.status.and_then(|s| s.ready_replicas).unwrap_or(0) as usize;
-            }
-        }
+        // From each cluster's Deployment informer (what its controllers see), not a list through
+        // the API four times a second: the observer should not load what it measures.
+        let ready: usize = sim
+            .clusters
+            .iter()
+            .flat_map(|c| c.stores.deployments.state())
+            .map(|d| {
+                d.status
+                    .as_ref()
+                    .and_then(|s| s.ready_replicas)
+                    .unwrap_or(0) as usize
+            })
+            .sum();
         if ready >= total {
             break;
         }
@@ -242,7 +262,20 @@ pub async fn run(options: &SimBenchOptions) -> anyhow::Result<Figures> {
     let bound_s = all_bound_at.unwrap_or(started.elapsed()).as_secs_f64();
     f.scheduled_per_s = total as f64 / bound_s;
     f.rss_mib = rss_mib();
+    eprintln!(
+        "bench sim: all Ready, RSS {:.0} MiB; settling {} s",
+        f.rss_mib, options.settle_secs
+    );
+    tokio::time::sleep(Duration::from_secs(options.settle_secs)).await;
+    f.rss_settled_mib = rss_mib();
+    f.rss_peak_mib = status_mib("VmHWM:");
+    f.rss_per_cluster_mib = (f.rss_settled_mib - rss_before) / options.clusters.max(1) as f64;
     drop(sim);
+    // After the clusters are gone, so that neither counts in their RSS.
+    eprintln!("bench sim: baseline, bare pod creates into one API server");
+    f.baseline_creates_per_s = baseline(options.pods.clamp(1_000, 20_000)).await?;
+    eprintln!("bench sim: scheduler decisions at {} nodes", options.nodes);
+    f.decisions_per_s = decisions(options.nodes, options.pods.min(20_000));
     Ok(f)
 }
 
@@ -269,7 +302,16 @@ pub fn report(f: &Figures) {
         "{:<52} {:>14.0}",
         "baseline: bare pod creates/s (one API server)", f.baseline_creates_per_s
     );
-    println!("{:<52} {:>14.0}", "RSS MiB", f.rss_mib);
+    println!(
+        "{:<52} {:>14.0}",
+        "RSS MiB when all pods are Ready", f.rss_mib
+    );
+    println!("{:<52} {:>14.0}", "RSS MiB settled", f.rss_settled_mib);
+    println!("{:<52} {:>14.0}", "peak RSS MiB", f.rss_peak_mib);
+    println!(
+        "{:<52} {:>14.0}",
+        "RSS MiB per cluster (settled, net of the process)", f.rss_per_cluster_mib
+    );
     println!(
         "{:<52} {:>14.1}",
         "CPU s starting clusters and nodes", f.start_cpu_s
@@ -301,6 +343,9 @@ pub fn report(f: &Figures) {
             "pods_scheduled_per_s": f.scheduled_per_s.round(),
             "scheduler_decisions_per_s": f.decisions_per_s.round(),
             "rss_mib": f.rss_mib.round(),
+            "rss_settled_mib": f.rss_settled_mib.round(),
+            "rss_peak_mib": f.rss_peak_mib.round(),
+            "rss_per_cluster_mib": f.rss_per_cluster_mib.round(),
             "start_cpu_s": (f.start_cpu_s * 10.0).round() / 10.0,
             "pods_cpu_s": (f.pods_cpu_s * 10.0).round() / 10.0,
             "baselines": {"bare_pod_creates_per_s": f.baseline_creates_per_s.round()},
