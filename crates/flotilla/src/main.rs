@@ -18,11 +18,6 @@ use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use serde_json::json;
 
-/// mimalloc rather than glibc's malloc: in `flotilla bench sim` glibc's allocator took a third of
-/// the CPU and kept every peak resident (docs/sim.md, "Figures").
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[derive(Debug, Parser)]
 #[command(
     name = "flotilla",
@@ -117,7 +112,8 @@ enum BenchTarget {
 
 /// mimalloc instead of glibc's malloc: the control plane allocates and frees many small JSON
 /// buffers per request, and glibc spent about a third of the CPU of `bench schedule`'s end-to-end
-/// run in malloc/free/consolidate (docs/apiserver.md, "Allocator").
+/// run in malloc/free/consolidate (docs/apiserver.md, "Allocator"), as in `bench sim`
+/// (docs/sim.md, "Figures").
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
