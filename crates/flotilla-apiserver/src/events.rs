@@ -25,6 +25,14 @@ pub fn is_event(info: &ResourceInfo) -> bool {
     info.kind == "Event" && info.crd.is_none() && (info.group.is_empty() || info.group == GROUP)
 }
 
+/// Whether a PUT of an object of `info` that does not exist creates it: true for Events of
+/// either view, as kube-apiserver's event strategy allows create on update
+/// (kubernetes/kubernetes, pkg/registry/core/event/strategy.go, `AllowCreateOnUpdate`; the
+/// events.k8s.io/v1 view shares that storage).
+pub fn allows_create_on_update(info: &ResourceInfo) -> bool {
+    is_event(info)
+}
+
 /// Whether `info` is the events.k8s.io/v1 view (stored as core/v1).
 pub fn is_events_view(info: &ResourceInfo) -> bool {
     is_event(info) && info.group == GROUP

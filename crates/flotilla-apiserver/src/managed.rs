@@ -3,6 +3,8 @@
 //! its manager exactly the fields of its configuration, per list item for list-maps and sets
 //! (see [`crate::lifted::smd`]).
 
+use std::sync::LazyLock;
+
 use serde_json::{Value, json};
 
 use crate::catalog::ResourceInfo;
@@ -25,34 +27,50 @@ pub fn cursor(info: &ResourceInfo) -> Cursor<'_> {
 /// The empty object of a kind that a create is compared with: kube compares with the kind's
 /// zero value, whose non-pointer structs (metadata, spec, a pod template's metadata and spec,
 /// a workload's strategy) exist already, so creating them adds no `.` of their own.
-fn zero_object(info: &ResourceInfo, new: &Value) -> Value {
-    let mut zero = json!({"metadata": {}});
+fn zero_object(info: &ResourceInfo, new: &Value) -> &'static Value {
+    static ZEROS: LazyLock<Zeros> = LazyLock::new(Zeros::new);
+    let zeros = &*ZEROS;
     if info.crd.is_some() || !new.get("spec").is_some_and(Value::is_object) {
-        return zero;
+        return &zeros.metadata_only;
     }
-    // `containers` is not `omitempty`: the zero pod spec holds it as null.
-    let template = json!({"metadata": {}, "spec": {"containers": null}});
-    let mut spec = json!({});
     match info.kind.as_str() {
-        "Deployment" => {
-            spec = json!({"template": template, "strategy": {}});
-        }
-        "StatefulSet" | "DaemonSet" => {
-            spec = json!({"template": template, "updateStrategy": {}});
-        }
-        "ReplicaSet" | "Job" | "ReplicationController" | "PodTemplate" => {
-            spec = json!({"template": template});
-        }
-        "CronJob" => {
-            spec = json!({"jobTemplate": {"metadata": {}, "spec": {"template": template}}});
-        }
-        "Pod" => {
-            spec = json!({"containers": null});
-        }
-        _ => {}
+        "Deployment" => &zeros.deployment,
+        "StatefulSet" | "DaemonSet" => &zeros.stateful,
+        "ReplicaSet" | "Job" | "ReplicationController" | "PodTemplate" => &zeros.templated,
+        "CronJob" => &zeros.cron_job,
+        "Pod" => &zeros.pod,
+        _ => &zeros.spec_only,
     }
-    zero["spec"] = spec;
-    zero
+}
+
+/// The zero objects of [`zero_object`], built once (a create used to build its kind's anew).
+struct Zeros {
+    metadata_only: Value,
+    spec_only: Value,
+    deployment: Value,
+    stateful: Value,
+    templated: Value,
+    cron_job: Value,
+    pod: Value,
+}
+
+impl Zeros {
+    fn new() -> Self {
+        // `containers` is not `omitempty`: the zero pod spec holds it as null.
+        let template = json!({"metadata": {}, "spec": {"containers": null}});
+        let with_spec = |spec: Value| json!({"metadata": {}, "spec": spec});
+        Zeros {
+            metadata_only: json!({"metadata": {}}),
+            spec_only: with_spec(json!({})),
+            deployment: with_spec(json!({"template": template, "strategy": {}})),
+            stateful: with_spec(json!({"template": template, "updateStrategy": {}})),
+            templated: with_spec(json!({"template": template})),
+            cron_job: with_spec(
+                json!({"jobTemplate": {"metadata": {}, "spec": {"template": template}}}),
+            ),
+            pod: with_spec(json!({"containers": null})),
+        }
+    }
 }
 
 fn entries_of(object: &Value) -> Vec<Manager> {
@@ -97,15 +115,18 @@ pub fn record_update_in(
     let Some(old) = old else {
         // Creating: one walk against the zero object (the hot path); nobody to take from.
         let zero = zero_object(info, new);
-        let entries = match typed::created_fields_v1(&zero, new, &cursor) {
-            Ok(fields) if !fields.is_empty() => vec![json!({
-                "manager": manager,
-                "operation": "Update",
-                "apiVersion": api_version,
-                "time": time,
-                "fieldsType": "FieldsV1",
-                "fieldsV1": Value::Object(fields),
-            })],
+        let entries = match typed::created_fields_v1(zero, new, &cursor) {
+            Ok(fields) if !fields.is_empty() => {
+                // Built by hand: `json!` would copy `fields` (it serializes each value).
+                let mut entry = serde_json::Map::with_capacity(6);
+                entry.insert("manager".into(), manager.into());
+                entry.insert("operation".into(), "Update".into());
+                entry.insert("apiVersion".into(), api_version.into());
+                entry.insert("time".into(), time.into());
+                entry.insert("fieldsType".into(), "FieldsV1".into());
+                entry.insert("fieldsV1".into(), Value::Object(fields));
+                vec![Value::Object(entry)]
+            }
             Ok(_) => Vec::new(),
             Err(error) => {
                 tracing::debug!(%error, "no managed fields: the object does not fit its schema");
@@ -191,7 +212,7 @@ fn before_first_apply(
     time: &str,
 ) -> Vec<Manager> {
     let zero = zero_object(info, live);
-    match typed::created_fields_v1(&zero, live, cursor) {
+    match typed::created_fields_v1(zero, live, cursor) {
         Ok(fields) if !fields.is_empty() => update::parse(&json!([{
             "manager": BEFORE_FIRST_APPLY,
             "operation": "Update",

@@ -91,7 +91,10 @@ pub async fn handle(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_owned();
-    let options = WriteOptions::for_request(query, &user_agent)?;
+    let mut options = WriteOptions::for_request(query, &user_agent)?;
+    // The writer's managed-fields entry names the subresource (kube's scale handler records
+    // `subresource: scale` owning the replicas field of the parent).
+    options.subresource = Some("scale".to_owned());
     let paths = info.scale.clone().ok_or_else(ApiError::no_route)?;
     let builtin = info.crd.is_none();
     let current = registry.get(info, namespace, name).await?;

@@ -5,7 +5,7 @@
 //! One `DeserializeSeed` serves JSON and YAML: the seed carries the field path and the schema
 //! of the value it is about to read.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
@@ -118,7 +118,8 @@ impl<'de> Visitor<'de> for ValueSeed<'_, '_> {
         let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
         loop {
             let base = self.ctx.path.len();
-            self.ctx.path.push_str(&format!("[{}]", out.len()));
+            // Written in place: a `format!` per item allocated on every decode.
+            let _ = write!(self.ctx.path, "[{}]", out.len());
             let next = seq.next_element_seed(ValueSeed {
                 ctx: &mut *self.ctx,
                 schema: items,

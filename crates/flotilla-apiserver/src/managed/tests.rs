@@ -147,7 +147,7 @@ fn the_create_fast_path_matches_the_general_comparison() {
         record_update(&info, None, &mut fast, "m", "t");
         let zero = zero_object(&info, &object);
         let general = update::update(
-            &zero,
+            zero,
             &object,
             &cursor(&info),
             Vec::new(),

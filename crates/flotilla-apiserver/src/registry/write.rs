@@ -347,6 +347,44 @@ impl Registry {
             .map(|written| written.object)
     }
 
+    /// A PUT: [`Registry::update`], or a create when the object does not exist and the kind
+    /// allows create on update (Events, see [`crate::events::allows_create_on_update`]).
+    /// Returns the object and whether it was created.
+    pub async fn update_or_create(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        mut body: Value,
+        part: Part,
+        options: &WriteOptions,
+    ) -> Result<(Value, bool), ApiError> {
+        let creatable = part == Part::Main && crate::events::allows_create_on_update(info);
+        if !creatable {
+            return Ok((
+                self.update(info, namespace, name, body, part, options)
+                    .await?,
+                false,
+            ));
+        }
+        match self
+            .update(info, namespace, name, body.clone(), part, options)
+            .await
+        {
+            Err(e) if e.code == 404 => {
+                // The name on the URL names the object; a resourceVersion sent has nothing to
+                // match (kube creates without checking it).
+                admission::check_type(info, &body)?;
+                let meta = object::metadata_mut(&mut body);
+                meta.insert("name".into(), name.into());
+                meta.remove("resourceVersion");
+                let created = self.create(info, namespace, body, options).await?;
+                Ok((created, true))
+            }
+            result => result.map(|object| (object, false)),
+        }
+    }
+
     /// Applies a patch, retrying on concurrent writes unless the patch carries a precondition.
     #[allow(clippy::too_many_arguments)]
     pub async fn patch(
@@ -718,7 +756,12 @@ impl Registry {
             return;
         }
         let time = format_time(self.clock.now());
-        let subresource = (part == Part::Status).then_some("status");
+        // The status part is the status subresource's; a main-resource write may come through
+        // another subresource (`scale`), which its entry names.
+        let subresource = match part {
+            Part::Status => Some("status"),
+            Part::Main => options.subresource.as_deref(),
+        };
         crate::managed::record_update_in(info, old, object, manager, &time, subresource);
     }
 }

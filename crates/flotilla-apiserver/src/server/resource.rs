@@ -181,13 +181,15 @@ async fn handle_inner(
                 &bytes,
                 options.field_validation,
             )?;
-            let updated = registry
-                .update(info, ns, name, object, part, &options)
+            let (updated, created) = registry
+                .update_or_create(info, ns, name, object, part, &options)
                 .await?;
-            Ok(with_warnings(
-                json_response(StatusCode::OK, &updated),
-                &warnings,
-            ))
+            let status = if created {
+                StatusCode::CREATED
+            } else {
+                StatusCode::OK
+            };
+            Ok(with_warnings(json_response(status, &updated), &warnings))
         }
         ("PATCH", Some(name)) => {
             let content_type = body::content_type(&headers);

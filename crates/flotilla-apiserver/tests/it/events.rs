@@ -639,3 +639,60 @@ async fn both_views_print_the_event_columns_kubectl_shows() {
     assert_eq!(new_style[6], "Assigned pod");
     assert_eq!(new_style[9], "b");
 }
+
+#[tokio::test]
+async fn a_put_of_an_event_that_does_not_exist_creates_it_through_either_view() {
+    let cp = control_plane().await;
+    // client-go's legacy recorder updates an Event it believes exists; kube creates it.
+    let created = send(
+        &cp,
+        json("PUT", &format!("{CORE}/new.1"), &core_event("new.1", "web")),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    assert_eq!(created.body["metadata"]["name"], "new.1");
+    assert!(created.body["metadata"]["uid"].is_string());
+    let got = send(&cp, get(&format!("{CORE}/new.1"))).await;
+    assert_eq!(got.status, 200, "{}", got.body);
+    assert_eq!(got.body["message"], "Scaled up web");
+
+    // A second PUT of the same name updates it.
+    let mut changed = core_event("new.1", "web");
+    changed["count"] = json!(2);
+    let updated = send(&cp, json("PUT", &format!("{CORE}/new.1"), &changed)).await;
+    assert_eq!(updated.status, 200, "{}", updated.body);
+    assert_eq!(updated.body["count"], 2);
+    assert_eq!(
+        updated.body["metadata"]["uid"],
+        created.body["metadata"]["uid"]
+    );
+
+    let v1 = send(
+        &cp,
+        json("PUT", &format!("{V1}/new.2"), &v1_event("new.2", "pod")),
+    )
+    .await;
+    assert_eq!(v1.status, 201, "{}", v1.body);
+    assert_eq!(v1.body["apiVersion"], "events.k8s.io/v1");
+    let core = send(&cp, get(&format!("{CORE}/new.2"))).await;
+    assert_eq!(core.status, 200, "{}", core.body);
+    assert_eq!(core.body["message"], "Assigned pod");
+}
+
+#[tokio::test]
+async fn a_put_of_another_kind_that_does_not_exist_is_not_found() {
+    let cp = control_plane().await;
+    let config = json!({"metadata": {"name": "absent"}, "data": {"a": "b"}});
+    let put = send(
+        &cp,
+        json(
+            "PUT",
+            "/api/v1/namespaces/default/configmaps/absent",
+            &config,
+        ),
+    )
+    .await;
+    assert_eq!(put.status, 404, "{}", put.body);
+    let got = send(&cp, get("/api/v1/namespaces/default/configmaps/absent")).await;
+    assert_eq!(got.status, 404);
+}

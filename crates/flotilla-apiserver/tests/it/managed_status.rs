@@ -1,5 +1,5 @@
-//! Managed fields kube-apiserver keeps apart: status subresource writes are entries of their own
-//! (`subresource: status`), and the first apply to an object without managed fields finds its
+//! Managed fields kube-apiserver keeps apart: status and scale subresource writes are entries of
+//! their own (`subresource: status`, `subresource: scale`), and the first apply to an object without managed fields finds its
 //! fields owned by `before-first-apply`.
 
 use serde_json::{Value, json};
@@ -162,4 +162,89 @@ async fn the_first_apply_to_an_untracked_object_conflicts_with_before_first_appl
         .map(|(manager, operation, _, _)| format!("{manager}/{operation}"))
         .collect();
     assert_eq!(managers, ["before-first-apply/Update", "team/Apply"]);
+}
+
+/// The `f:spec` fields an entry owns, by manager and subresource.
+fn spec_fields(object: &Value, manager: &str, subresource: &str) -> Option<Vec<String>> {
+    object["metadata"]["managedFields"]
+        .as_array()
+        .expect("managedFields")
+        .iter()
+        .find(|m| m["manager"] == manager && m["subresource"].as_str().unwrap_or("") == subresource)
+        .map(|m| {
+            m["fieldsV1"]["f:spec"]
+                .as_object()
+                .map(|f| f.keys().cloned().collect())
+                .unwrap_or_default()
+        })
+}
+
+#[tokio::test]
+async fn scale_writes_are_recorded_as_scale_subresource_entries_owning_replicas() {
+    let cp = control_plane().await;
+    let created = send(
+        &cp,
+        json(
+            "POST",
+            &format!("{DEPLOYMENTS}?fieldManager=creator"),
+            &deployment("web", 2),
+        ),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let creator = spec_fields(&created.body, "creator", "").expect("creator entry");
+    assert!(creator.contains(&"f:replicas".to_owned()), "{creator:?}");
+
+    let scaled = send(
+        &cp,
+        with_body(
+            "PATCH",
+            &format!("{DEPLOYMENTS}/web/scale?fieldManager=scaler"),
+            "application/merge-patch+json",
+            json!({"spec": {"replicas": 5}}).to_string(),
+        ),
+    )
+    .await;
+    assert_eq!(scaled.status, 200, "{}", scaled.body);
+    assert_eq!(scaled.body["spec"]["replicas"], 5);
+
+    let object = send(&cp, get(&format!("{DEPLOYMENTS}/web"))).await.body;
+    let entry = object["metadata"]["managedFields"]
+        .as_array()
+        .expect("managedFields")
+        .iter()
+        .find(|m| m["manager"] == "scaler")
+        .expect("scaler entry")
+        .clone();
+    assert_eq!(entry["operation"], "Update");
+    assert_eq!(entry["subresource"], "scale");
+    assert_eq!(entry["apiVersion"], "apps/v1");
+    assert_eq!(
+        entry["fieldsV1"],
+        json!({"f:spec": {"f:replicas": {}}}),
+        "the scale writer owns the replicas only"
+    );
+    // The creator lost the replicas to the scaler and kept the rest of its spec.
+    let creator = spec_fields(&object, "creator", "").expect("creator entry");
+    assert!(!creator.contains(&"f:replicas".to_owned()), "{creator:?}");
+    assert!(creator.contains(&"f:template".to_owned()), "{creator:?}");
+
+    // A scale to the same replicas changes nothing, managed fields included.
+    let again = send(
+        &cp,
+        with_body(
+            "PATCH",
+            &format!("{DEPLOYMENTS}/web/scale?fieldManager=other"),
+            "application/merge-patch+json",
+            json!({"spec": {"replicas": 5}}).to_string(),
+        ),
+    )
+    .await;
+    assert_eq!(again.status, 200, "{}", again.body);
+    let after = send(&cp, get(&format!("{DEPLOYMENTS}/web"))).await.body;
+    assert_eq!(
+        after["metadata"]["resourceVersion"],
+        object["metadata"]["resourceVersion"]
+    );
+    assert_eq!(spec_fields(&after, "other", "scale"), None);
 }

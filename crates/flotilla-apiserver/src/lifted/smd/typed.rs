@@ -442,7 +442,7 @@ pub fn created_fields_v1(
 ) -> Result<Map<String, Value>, TypeError> {
     let mut out = Map::new();
     if let (Value::Object(new), Value::Object(zero)) = (new, zero) {
-        object_fields(new, Some(zero), cursor, Depth::Root, &mut out, "")?;
+        object_fields(new, Some(zero), cursor, Depth::Root, &mut out, &Trail::Root)?;
     }
     Ok(out)
 }
@@ -454,13 +454,33 @@ enum Depth {
     Other,
 }
 
+/// Where the walk of [`created_fields_v1`] is, rendered only for an error message (the walk
+/// visits every field of every create; building each path as a string cost an allocation per
+/// field).
+enum Trail<'a> {
+    Root,
+    Field(&'a Trail<'a>, &'a str),
+    Item(&'a Trail<'a>, &'a PathElement),
+}
+
+impl Trail<'_> {
+    /// The path as [`child_path`] builds it: `.spec.containers[name="c"]`.
+    fn render(&self) -> String {
+        match self {
+            Trail::Root => String::new(),
+            Trail::Field(parent, name) => format!("{}.{name}", parent.render()),
+            Trail::Item(parent, pe) => format!("{}{}", parent.render(), pe.display()),
+        }
+    }
+}
+
 fn object_fields(
     new: &Map<String, Value>,
     zero: Option<&Map<String, Value>>,
     cursor: &Cursor<'_>,
     depth: Depth,
     out: &mut Map<String, Value>,
-    path: &str,
+    path: &Trail<'_>,
 ) -> Result<(), TypeError> {
     let mut keys: Vec<&String> = new.keys().collect();
     keys.sort_unstable();
@@ -478,16 +498,19 @@ fn object_fields(
         } else {
             Depth::Other
         };
-        let pe = PathElement::Field(key.clone());
         let node = node_fields(
             &new[key],
             zero.map(|z| z.get(key)),
             &cursor.field(key),
             child_depth,
-            &child_path(path, &pe),
+            &Trail::Field(path, key),
         )?;
         if let Some(node) = node {
-            out.insert(pe.encode(), Value::Object(node));
+            // `PathElement::Field(key).encode()`, without the element.
+            let mut encoded = String::with_capacity(key.len() + 2);
+            encoded.push_str("f:");
+            encoded.push_str(key);
+            out.insert(encoded, Value::Object(node));
         }
     }
     Ok(())
@@ -500,13 +523,13 @@ fn node_fields(
     zero: Option<Option<&Value>>,
     cursor: &Cursor<'_>,
     depth: Depth,
-    path: &str,
+    path: &Trail<'_>,
 ) -> Result<Option<Map<String, Value>>, TypeError> {
     let zero = zero.flatten();
     let added = zero.is_none();
     let with_dot = |children: Map<String, Value>| {
         if added && !children.is_empty() {
-            let mut node = Map::new();
+            let mut node = Map::with_capacity(children.len() + 1);
             node.insert(".".into(), Value::Object(Map::new()));
             node.extend(children);
             node
@@ -532,12 +555,11 @@ fn node_fields(
             if list_type == ListType::Atomic {
                 return Ok((zero != Some(new)).then(Map::new));
             }
-            let mut indexed = index_items(cursor, &list_type, items, path, false)?;
+            let mut indexed = index_items(cursor, &list_type, items, &path.render(), false)?;
             indexed.sort_by(|a, b| a.0.cmp(&b.0));
             let item_cursor = cursor.items();
-            let mut children = Map::new();
+            let mut children = Map::with_capacity(indexed.len());
             for (pe, item) in indexed {
-                let item_path = child_path(path, &pe);
                 let node = match item {
                     Value::Object(map) if !item_cursor.atomic_map() => {
                         let mut fields = Map::new();
@@ -547,9 +569,9 @@ fn node_fields(
                             &item_cursor,
                             Depth::Other,
                             &mut fields,
-                            &item_path,
+                            &Trail::Item(path, &pe),
                         )?;
-                        let mut node = Map::new();
+                        let mut node = Map::with_capacity(fields.len() + 1);
                         if !fields.is_empty() {
                             node.insert(".".into(), Value::Object(Map::new()));
                         }
