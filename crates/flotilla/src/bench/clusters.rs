@@ -275,20 +275,22 @@ pub async fn run(options: &ClustersBenchOptions) -> anyhow::Result<Figures> {
         "bench clusters: starting `flotilla sim` with {} clusters × {} nodes",
         options.clusters, options.nodes
     );
-    let started = Instant::now();
-    let sim = SimChild::start(options).await?;
-    let sim_start_s = started.elapsed().as_secs_f64();
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .context("handle SIGTERM")?;
-    // Returning (an error, Ctrl-C, SIGTERM) drops `sim`, which kills the child.
-    let mut figures = tokio::select! {
-        figures = measure(options, &sim) => figures?,
+    // Ctrl-C, SIGTERM or an error drop the sim (while starting too), which kills the child.
+    let work = async {
+        let started = Instant::now();
+        let sim = SimChild::start(options).await?;
+        let sim_start_s = started.elapsed().as_secs_f64();
+        let mut figures = measure(options, &sim).await?;
+        figures.sim_start_s = sim_start_s;
+        anyhow::Ok(figures)
+    };
+    tokio::select! {
+        figures = work => figures,
         _ = tokio::signal::ctrl_c() => anyhow::bail!("interrupted; the sim was stopped"),
         _ = terminate.recv() => anyhow::bail!("terminated; the sim was stopped"),
-    };
-    figures.sim_start_s = sim_start_s;
-    drop(sim);
-    Ok(figures)
+    }
 }
 
 async fn measure(options: &ClustersBenchOptions, sim: &SimChild) -> anyhow::Result<Figures> {
