@@ -3,8 +3,15 @@
 //! and `allocatableModelings`. Pure: the watches in [`crate::watch`] feed it events, and totals
 //! are kept incrementally so that a summary costs O(resources), not O(pods); only the
 //! modelings walk the nodes (O(nodes), no pods).
+//!
+//! Memory: a tracked node costs its name and a pointer to its allocatable, shared with every
+//! node that lists the same one (the nodes of a pool or instance type); a tracked pod costs its
+//! key and pointers to its node's name and its requests, shared likewise. 5,000 nodes are a few
+//! hundred kilobytes, not one map per node.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use flotilla_api::karmada::{AllocatableModeling, NodeSummary, ResourceModel, ResourceSummary};
 use flotilla_api::{Quantity, QuantityFormat};
@@ -12,7 +19,7 @@ use flotilla_api::{Quantity, QuantityFormat};
 use crate::lifted::requests::amount;
 
 /// Integer amounts by resource name (CPU in millicores, the rest in units).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Amounts(BTreeMap<String, i128>);
 
 impl Amounts {
@@ -83,23 +90,92 @@ pub struct PodFacts {
     pub requests: Amounts,
 }
 
-/// Where a pod's requests count.
-enum Share<'a> {
-    Allocating,
-    Allocated(&'a str),
-    Nothing,
+/// A node's parsed allocatable as the tracker keeps it, shared by every node listing the same
+/// one. Equal only when every quantity is equal *and* written in the same format, so sharing
+/// never changes how a summary is written.
+#[derive(Debug, Default)]
+struct Shape(BTreeMap<String, Quantity>);
+
+impl PartialEq for Shape {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len()
+            && self
+                .0
+                .iter()
+                .zip(&other.0)
+                .all(|((a, qa), (b, qb))| a == b && qa == qb && qa.format() == qb.format())
+    }
 }
 
-impl PodFacts {
-    fn share(&self) -> Share<'_> {
-        if self.node_name.is_empty() {
-            Share::Allocating
-        } else if self.terminal {
-            Share::Nothing
-        } else {
-            Share::Allocated(&self.node_name)
+impl Eq for Shape {}
+
+impl Hash for Shape {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_usize(self.0.len());
+        for (name, q) in &self.0 {
+            name.hash(state);
+            q.hash(state);
+            q.format().hash(state);
         }
     }
+}
+
+/// Reference-counted values shared by everything equal; an entry leaves when its last user
+/// [`Interner::release`]s it.
+#[derive(Debug)]
+struct Interner<T: ?Sized>(HashSet<Arc<T>>);
+
+impl<T: ?Sized> Default for Interner<T> {
+    fn default() -> Self {
+        Self(HashSet::new())
+    }
+}
+
+impl<T: ?Sized + Eq + Hash> Interner<T> {
+    fn release(&mut self, value: Arc<T>) {
+        // The set's reference and `value` are the last ones.
+        if Arc::strong_count(&value) == 2 {
+            self.0.remove(&*value);
+        }
+    }
+}
+
+impl<T: Eq + Hash> Interner<T> {
+    fn intern(&mut self, value: T) -> Arc<T> {
+        if let Some(shared) = self.0.get(&value) {
+            return shared.clone();
+        }
+        let shared = Arc::new(value);
+        self.0.insert(shared.clone());
+        shared
+    }
+}
+
+impl Interner<str> {
+    fn intern_str(&mut self, value: &str) -> Arc<str> {
+        if let Some(shared) = self.0.get(value) {
+            return shared.clone();
+        }
+        let shared: Arc<str> = Arc::from(value);
+        self.0.insert(shared.clone());
+        shared
+    }
+}
+
+/// A node as the tracker keeps it.
+#[derive(Debug)]
+struct StoredNode {
+    ready: bool,
+    allocatable: Arc<Shape>,
+}
+
+/// A pod as the tracker keeps it.
+#[derive(Debug)]
+struct StoredPod {
+    /// `None` when not bound.
+    node_name: Option<Arc<str>>,
+    terminal: bool,
+    requests: Arc<Amounts>,
 }
 
 /// Requests and pod count of a set of pods.
@@ -125,15 +201,20 @@ impl Usage {
 /// Nodes and pods of one member, with running totals.
 #[derive(Debug, Default)]
 pub struct Tracker {
-    nodes: HashMap<String, NodeFacts>,
-    pods: HashMap<String, PodFacts>,
+    nodes: HashMap<Box<str>, StoredNode>,
+    /// The distinct allocatables of `nodes`.
+    shapes: Interner<Shape>,
+    pods: HashMap<Box<str>, StoredPod>,
+    /// The node names and distinct requests of `pods`.
+    node_names: Interner<str>,
+    requests: Interner<Amounts>,
     ready_nodes: usize,
     /// Σ allocatable, exact, with the number of nodes that list each resource.
     allocatable: BTreeMap<String, (Quantity, usize)>,
     allocating: Usage,
     allocated: Usage,
     /// Allocated usage per node name (pods may name nodes not seen yet).
-    per_node: HashMap<String, Usage>,
+    per_node: HashMap<Arc<str>, Usage>,
 }
 
 impl Tracker {
@@ -149,15 +230,15 @@ impl Tracker {
         self.pods.len()
     }
 
-    fn account_node(&mut self, facts: &NodeFacts, sign: i128) {
-        if facts.ready {
+    fn account_node(&mut self, ready: bool, allocatable: &Shape, sign: i128) {
+        if ready {
             if sign > 0 {
                 self.ready_nodes += 1;
             } else {
                 self.ready_nodes -= 1;
             }
         }
-        for (name, q) in &facts.allocatable {
+        for (name, q) in &allocatable.0 {
             let entry = self
                 .allocatable
                 .entry(name.clone())
@@ -179,80 +260,100 @@ impl Tracker {
         }
     }
 
-    fn account_pod(&mut self, facts: &PodFacts, sign: i128) {
-        match facts.share() {
-            Share::Allocating => self.allocating.apply(&facts.requests, sign),
-            Share::Allocated(node) => {
-                self.allocated.apply(&facts.requests, sign);
-                let usage = self.per_node.entry(node.to_owned()).or_default();
-                usage.apply(&facts.requests, sign);
+    fn account_pod(&mut self, pod: &StoredPod, sign: i128) {
+        match &pod.node_name {
+            None => self.allocating.apply(&pod.requests, sign),
+            // kube-scheduler no longer counts the requests of finished pods.
+            Some(_) if pod.terminal => {}
+            Some(node) => {
+                self.allocated.apply(&pod.requests, sign);
+                let usage = self.per_node.entry(node.clone()).or_default();
+                usage.apply(&pod.requests, sign);
                 if usage.pods == 0 {
-                    self.per_node.remove(node);
+                    self.per_node.remove(&**node);
                 }
             }
-            Share::Nothing => {}
         }
     }
 
     /// Adds or replaces a node.
     pub fn upsert_node(&mut self, name: &str, facts: NodeFacts) {
-        if let Some(old) = self.nodes.remove(name) {
-            self.account_node(&old, -1);
-        }
-        self.account_node(&facts, 1);
-        self.nodes.insert(name.to_owned(), facts);
+        self.remove_node(name);
+        let allocatable = self.shapes.intern(Shape(facts.allocatable));
+        self.account_node(facts.ready, &allocatable, 1);
+        self.nodes.insert(
+            name.into(),
+            StoredNode {
+                ready: facts.ready,
+                allocatable,
+            },
+        );
     }
 
     pub fn remove_node(&mut self, name: &str) {
         if let Some(old) = self.nodes.remove(name) {
-            self.account_node(&old, -1);
+            self.account_node(old.ready, &old.allocatable, -1);
+            self.shapes.release(old.allocatable);
         }
     }
 
     /// Replaces every node (after a relist).
     pub fn replace_nodes(&mut self, nodes: Vec<(String, NodeFacts)>) {
-        self.nodes.clear();
-        self.ready_nodes = 0;
-        self.allocatable.clear();
+        let mut listed = Tracker::new();
         for (name, facts) in nodes {
-            self.upsert_node(&name, facts);
+            listed.upsert_node(&name, facts);
         }
+        self.take_nodes(listed);
+    }
+
+    /// Replaces every node with those of `listed` (a relist gathered in another tracker).
+    pub fn take_nodes(&mut self, listed: Tracker) {
+        self.nodes = listed.nodes;
+        self.shapes = listed.shapes;
+        self.ready_nodes = listed.ready_nodes;
+        self.allocatable = listed.allocatable;
     }
 
     /// Adds or replaces a pod (`namespace/name`).
     pub fn upsert_pod(&mut self, key: &str, facts: PodFacts) {
-        if let Some(old) = self.pods.remove(key) {
-            self.account_pod(&old, -1);
-        }
-        self.account_pod(&facts, 1);
-        self.pods.insert(key.to_owned(), facts);
+        self.remove_pod(key);
+        let pod = StoredPod {
+            node_name: (!facts.node_name.is_empty())
+                .then(|| self.node_names.intern_str(&facts.node_name)),
+            terminal: facts.terminal,
+            requests: self.requests.intern(facts.requests),
+        };
+        self.account_pod(&pod, 1);
+        self.pods.insert(key.into(), pod);
     }
 
     pub fn remove_pod(&mut self, key: &str) {
         if let Some(old) = self.pods.remove(key) {
             self.account_pod(&old, -1);
+            if let Some(node) = old.node_name {
+                self.node_names.release(node);
+            }
+            self.requests.release(old.requests);
         }
-    }
-
-    /// The nodes, for [`Tracker::replace_nodes`] of another tracker.
-    pub fn into_nodes(self) -> Vec<(String, NodeFacts)> {
-        self.nodes.into_iter().collect()
-    }
-
-    /// The pods, for [`Tracker::replace_pods`] of another tracker.
-    pub fn into_pods(self) -> Vec<(String, PodFacts)> {
-        self.pods.into_iter().collect()
     }
 
     /// Replaces every pod (after a relist).
     pub fn replace_pods(&mut self, pods: Vec<(String, PodFacts)>) {
-        self.pods.clear();
-        self.allocating = Usage::default();
-        self.allocated = Usage::default();
-        self.per_node.clear();
+        let mut listed = Tracker::new();
         for (key, facts) in pods {
-            self.upsert_pod(&key, facts);
+            listed.upsert_pod(&key, facts);
         }
+        self.take_pods(listed);
+    }
+
+    /// Replaces every pod with those of `listed` (a relist gathered in another tracker).
+    pub fn take_pods(&mut self, listed: Tracker) {
+        self.pods = listed.pods;
+        self.node_names = listed.node_names;
+        self.requests = listed.requests;
+        self.allocating = listed.allocating;
+        self.allocated = listed.allocated;
+        self.per_node = listed.per_node;
     }
 
     /// `status.nodeSummary`.
@@ -288,10 +389,18 @@ impl Tracker {
         }
         let grades = Grades::new(models);
         let mut counts = vec![0i64; models.len()];
+        // A node without pods falls in the grade of its allocatable alone: computed once per
+        // distinct allocatable.
+        let mut idle: HashMap<*const Shape, Option<usize>> = HashMap::new();
         let empty = Usage::default();
         for (name, node) in &self.nodes {
-            let used = self.per_node.get(name).unwrap_or(&empty);
-            if let Some(index) = grades.grade_of(node, used) {
+            let grade = match self.per_node.get(&**name) {
+                Some(used) => grades.grade_of(&node.allocatable.0, used),
+                None => *idle
+                    .entry(Arc::as_ptr(&node.allocatable))
+                    .or_insert_with(|| grades.grade_of(&node.allocatable.0, &empty)),
+            };
+            if let Some(index) = grade {
                 counts[index] += 1;
             }
         }
@@ -338,9 +447,8 @@ impl Grades {
     }
 
     /// The model index a node falls in, or `None` when it is full or over-committed.
-    fn grade_of(&self, node: &NodeFacts, used: &Usage) -> Option<usize> {
-        let allocatable_pods = node
-            .allocatable
+    fn grade_of(&self, allocatable: &BTreeMap<String, Quantity>, used: &Usage) -> Option<usize> {
+        let allocatable_pods = allocatable
             .get("pods")
             .map(|q| amount("pods", q))
             .unwrap_or(0);
@@ -350,7 +458,7 @@ impl Grades {
         }
         let mut index = usize::MAX;
         for (name, mins) in &self.columns {
-            let free = match node.allocatable.get(name) {
+            let free = match allocatable.get(name) {
                 Some(q) => {
                     let free = amount(name, q) - used.requests.get(name);
                     quantity_signed(name, free)

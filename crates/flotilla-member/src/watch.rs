@@ -190,7 +190,7 @@ impl MemberWatch {
             |t: &mut Tracker, n: &NodeView| {
                 t.remove_node(n.metadata.name.as_deref().unwrap_or_default())
             },
-            |t: &mut Tracker, listed: Tracker| t.replace_nodes(listed.into_nodes()),
+            |t: &mut Tracker, listed: Tracker| t.take_nodes(listed),
         );
         spawn_watch(
             Api::<PodView>::all(client),
@@ -199,7 +199,7 @@ impl MemberWatch {
             stop.clone(),
             |t: &mut Tracker, p: &PodView| t.upsert_pod(&p.key(), p.facts()),
             |t: &mut Tracker, p: &PodView| t.remove_pod(&p.key()),
-            |t: &mut Tracker, listed: Tracker| t.replace_pods(listed.into_pods()),
+            |t: &mut Tracker, listed: Tracker| t.take_pods(listed),
         );
         MemberWatch {
             tracker,

@@ -224,3 +224,43 @@ fn modelings_skip_full_and_overcommitted_nodes_and_follow_custom_grades() {
     );
     assert!(t.modelings(&[]).is_empty(), "no models, no modelings");
 }
+
+#[test]
+fn nodes_sharing_an_allocatable_are_counted_one_by_one() {
+    let models = default_resource_models();
+    let mut t = Tracker::new();
+    for i in 0..4 {
+        t.upsert_node(&format!("n{i}"), node(true, "8", "32Gi", "110", Some("8")));
+    }
+    // A pod on one of them moves only that node to a lower grade.
+    t.upsert_pod("ns/p", pod("n1", false, containers(&[json!({"cpu": "4"})])));
+    let counts: Vec<i64> = t.modelings(&models).iter().map(|m| m.count).collect();
+    assert_eq!(counts, vec![0, 0, 0, 4, 0, 0, 0, 0, 0]);
+    t.upsert_pod("ns/q", pod("n2", false, containers(&[json!({"cpu": "5"})])));
+    let counts: Vec<i64> = t.modelings(&models).iter().map(|m| m.count).collect();
+    assert_eq!(
+        counts,
+        vec![0, 0, 1, 3, 0, 0, 0, 0, 0],
+        "3 cpu free is grade 2"
+    );
+    // Changing one node's allocatable leaves the others' alone.
+    t.upsert_node("n0", node(true, "16", "32Gi", "110", Some("4")));
+    t.remove_node("n3");
+    let s = t.resource_summary(&[]);
+    assert_eq!(
+        s.allocatable,
+        Some(list(&[
+            ("cpu", "32"),
+            ("memory", "96Gi"),
+            ("pods", "330"),
+            ("nvidia.com/gpu", "20")
+        ]))
+    );
+    t.remove_pod("ns/p");
+    t.remove_pod("ns/q");
+    for name in ["n0", "n1", "n2"] {
+        t.remove_node(name);
+    }
+    assert_eq!(t.resource_summary(&[]).allocatable, None);
+    assert_eq!(t.node_summary().total_num, 0);
+}
