@@ -35,6 +35,8 @@ pub const DEPENDENCIES_ANNOTATION: &str = "resourcebinding.karmada.io/dependenci
 pub const DISTRIBUTOR_FINALIZER: &str = "karmada.io/binding-dependencies-distributor";
 /// Prefix of the label on attached bindings naming an independent binding.
 pub const DEPENDED_BY_PREFIX: &str = "resourcebinding.karmada.io/depended-by-";
+/// Write conflicts on the independent binding retried at once from a fresh read.
+const CONFLICT_RETRIES: usize = 3;
 
 /// `resourcebinding.karmada.io/depended-by-<SafeEncode(fnv32a("<ns>/<name>"))>`.
 pub fn depended_by_label(namespace: &str, name: &str) -> String {
@@ -191,6 +193,25 @@ impl Distributor {
         }
         self.detach_others(namespace, name, &label, &attached)
             .await?;
+        // The cached binding's resourceVersion is often behind (its status is written by the
+        // scheduler and the binding status controller meanwhile): a conflicting write is
+        // retried at once from a fresh read instead of backing off, which would delay the
+        // next distribution by ever longer waits.
+        let mut binding = binding;
+        for _ in 0..CONFLICT_RETRIES {
+            match self.record(&binding, &wanted, deleting).await {
+                Err(DistributeError::Kube(kube::Error::Api(status))) if status.code == 409 => {
+                    match Api::<ResourceBinding>::namespaced(self.client.clone(), namespace)
+                        .get_opt(name)
+                        .await?
+                    {
+                        Some(fresh) => binding = Arc::new(fresh),
+                        None => return Ok(()),
+                    }
+                }
+                other => return other,
+            }
+        }
         self.record(&binding, &wanted, deleting).await
     }
 
