@@ -41,6 +41,11 @@ pub struct Figures {
     pub rss_empty_mib: f64,
     /// RSS right after the last create, before the large lists.
     pub rss_stored_mib: f64,
+    /// After the last create, how long `up`'s own controllers (resource detector, garbage
+    /// collector, …) kept the server busy working off the burst, and the CPU they spent: the
+    /// lists wait for that, so they time the list and not the backlog.
+    pub settle_s: f64,
+    pub settle_cpu_s: f64,
     /// RSS at the end of the run (after the lists): what the target is judged on.
     pub rss_mib: f64,
     pub objects: usize,
@@ -239,6 +244,25 @@ async fn read_percentiles(
 
 /// `1 + warm` raw lists over HTTPS: each timed from sending the request to the last byte of
 /// the body, which is read into a buffer and not decoded.
+/// Waits until the server is idle (under a tenth of a core over 250 ms, at most 60 s); returns
+/// the seconds waited and the server CPU seconds spent meanwhile.
+async fn settle(pid: u32) -> anyhow::Result<(f64, f64)> {
+    const TICK: Duration = Duration::from_millis(250);
+    let started = Instant::now();
+    let cpu_start = cpu_seconds(pid)?;
+    let mut cpu = cpu_start;
+    while started.elapsed() < Duration::from_secs(60) {
+        tokio::time::sleep(TICK).await;
+        let now = cpu_seconds(pid)?;
+        let busy = now - cpu;
+        cpu = now;
+        if busy < TICK.as_secs_f64() / 10.0 {
+            break;
+        }
+    }
+    Ok((started.elapsed().as_secs_f64(), cpu - cpu_start))
+}
+
 async fn raw_lists(
     client: &kube::Client,
     pid: u32,
@@ -247,7 +271,7 @@ async fn raw_lists(
 ) -> anyhow::Result<RawLists> {
     use futures::AsyncBufReadExt as _;
     let mut times = Vec::new();
-    let mut body = Vec::new();
+    let mut body = Blocks::default();
     let mut cpu = 0.0;
     for i in 0..=warm {
         if i == 1 {
@@ -258,9 +282,11 @@ async fn raw_lists(
             .body(Vec::new())?;
         body.clear();
         let started = Instant::now();
-        // Each chunk as it arrives is appended to the buffer: one copy, as any client that keeps
-        // the body makes. (`read_to_end` would zero the buffer's whole spare capacity first,
-        // 256 MiB for this list, which is the reader's cost, not the server's.)
+        // Each chunk as it arrives is appended to the body: one copy, as any client that keeps
+        // the body makes. The body is kept in 1 MiB blocks: one growing `Vec` would copy the
+        // whole body at every doubling on the first list (mimalloc reallocates huge blocks by
+        // copying), and `read_to_end` would zero the whole spare capacity first (256 MiB for this
+        // list), which are the reader's costs, not the server's.
         let mut stream = Box::pin(client.request_stream(request).await?);
         loop {
             let chunk = stream.fill_buf().await?;
@@ -274,7 +300,8 @@ async fn raw_lists(
         times.push(started.elapsed());
         // Each item names its kind once (the list's own kind is `DeploymentList`): counting
         // them checks the list is whole, outside the timed part.
-        let items = body
+        let whole = body.concat();
+        let items = whole
             .windows(DEPLOYMENT_KIND.len())
             .filter(|w| *w == DEPLOYMENT_KIND)
             .count();
@@ -289,6 +316,48 @@ async fn raw_lists(
         server_cpu_ms,
         bytes: body.len(),
     })
+}
+
+/// A response body kept as a list of fixed-size blocks, reused from one list to the next.
+#[derive(Default)]
+struct Blocks {
+    blocks: Vec<Vec<u8>>,
+    /// Blocks in use (the rest are kept for the next body).
+    used: usize,
+}
+
+impl Blocks {
+    const BLOCK: usize = 1 << 20;
+
+    fn clear(&mut self) {
+        for block in &mut self.blocks {
+            block.clear();
+        }
+        self.used = 0;
+    }
+
+    fn extend_from_slice(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            if self.used == 0 || self.blocks[self.used - 1].len() == Self::BLOCK {
+                if self.used == self.blocks.len() {
+                    self.blocks.push(Vec::with_capacity(Self::BLOCK));
+                }
+                self.used += 1;
+            }
+            let block = &mut self.blocks[self.used - 1];
+            let n = bytes.len().min(Self::BLOCK - block.len());
+            block.extend_from_slice(&bytes[..n]);
+            bytes = &bytes[n..];
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.blocks[..self.used].iter().map(Vec::len).sum()
+    }
+
+    fn concat(&self) -> Vec<u8> {
+        self.blocks[..self.used].concat()
+    }
 }
 
 const DEPLOYMENT_KIND: &[u8] = br#""kind":"Deployment""#;
@@ -432,6 +501,7 @@ pub async fn run(objects: usize, clients_n: usize) -> anyhow::Result<Figures> {
         eprintln!("bench apiserver: creating up to {objects} Deployments");
         create_range(&clients, first, objects).await?;
         figures.rss_stored_mib = rss_mib(pid)?;
+        (figures.settle_s, figures.settle_cpu_s) = settle(pid).await?;
         eprintln!("bench apiserver: listing {objects} Deployments");
         figures
             .raw_lists
@@ -549,6 +619,14 @@ pub fn report(f: &Figures) {
     );
     println!(
         "{:<48} {:>14.1}",
+        "server busy after the last create, s", f.settle_s
+    );
+    println!(
+        "{:<48} {:>14.1}",
+        "server CPU s spent meanwhile (controllers)", f.settle_cpu_s
+    );
+    println!(
+        "{:<48} {:>14.1}",
         "server RSS MiB before the first create", f.rss_empty_mib
     );
     println!(
@@ -611,6 +689,8 @@ pub fn report(f: &Figures) {
         "watch_deliveries_per_s": f.watch_deliveries_per_s.round(),
         "rss_empty_mib": f.rss_empty_mib,
         "rss_stored_mib": f.rss_stored_mib,
+        "settle_s": f.settle_s,
+        "settle_cpu_s": f.settle_cpu_s,
         "rss_mib": f.rss_mib,
         "rss_per_100k_mib": rss_100k,
         "rss_bytes_per_object": f.rss_bytes_per_object().round(),
