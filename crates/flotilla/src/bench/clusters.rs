@@ -6,7 +6,7 @@
 //! measured before any join), this process's RSS (the control plane's own: the members live in
 //! the child), and the sim's RSS and CPU, read from `/proc/<child>`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,9 +18,8 @@ use futures::StreamExt as _;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, PostParams};
 use serde_json::json;
-use tokio::io::AsyncBufReadExt as _;
 
-use super::propagate::world::{cpu_seconds_of, peak_rss_mib, rss_mib};
+use super::propagate::world::{SimChild, cpu_seconds_of, peak_rss_mib, rss_mib};
 use crate::join::probe;
 
 /// Options of `flotilla bench clusters`.
@@ -73,18 +72,6 @@ fn admin(running: &flotilla_apiserver::Running, name: &str) -> kube::Client {
     )
 }
 
-fn status_mib(pid: u32, field: &str) -> f64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix(field))
-                .and_then(|v| v.split_whitespace().next())
-                .and_then(|v| v.parse::<f64>().ok())
-        })
-        .map_or(0.0, |kib| kib / 1024.0)
-}
-
 fn load_average() -> f64 {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
@@ -92,19 +79,11 @@ fn load_average() -> f64 {
         .unwrap_or(0.0)
 }
 
-/// The members: `flotilla sim` in a child process, killed when this is dropped (every exit
-/// path of [`run`], errors and Ctrl-C included).
-struct SimChild {
-    child: tokio::process::Child,
-    pid: u32,
-    kubeconfig: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl SimChild {
-    async fn start(options: &ClustersBenchOptions) -> anyhow::Result<SimChild> {
-        let dir = tempfile::tempdir().context("a temporary directory for the sim")?;
-        let config = dir.path().join("sim.yaml");
+/// Starts the members: `flotilla sim` in a child process with the bench's clusters, killed when
+/// the returned [`SimChild`] is dropped (every exit path of [`run`], errors and Ctrl-C included).
+async fn start_sim(options: &ClustersBenchOptions) -> anyhow::Result<SimChild> {
+    let args = |dir: &Path| {
+        let config = dir.join("sim.yaml");
         let yaml = format!(
             "seed: 1\nstartLatency: '0'\nleaseRenewInterval: '{}'\nclusters:\n{}",
             options.lease_renew_interval,
@@ -116,61 +95,9 @@ impl SimChild {
                 .collect::<String>()
         );
         std::fs::write(&config, yaml).context("write the sim's configuration")?;
-        let kubeconfig = dir.path().join("members.kubeconfig");
-        let exe = std::env::current_exe().context("find the flotilla binary")?;
-        let mut child = tokio::process::Command::new(exe)
-            .arg("sim")
-            .arg("--config")
-            .arg(&config)
-            .arg("--kubeconfig-out")
-            .arg(&kubeconfig)
-            .arg("--data-dir")
-            .arg(dir.path().join("sim"))
-            .env("RUST_LOG", "warn")
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .context("start `flotilla sim`")?;
-        let pid = child.id().context("the sim's process id")?;
-        let stdout = child.stdout.take().context("the sim's stdout")?;
-        let mut sim = SimChild {
-            child,
-            pid,
-            kubeconfig,
-            _dir: dir,
-        };
-        let mut lines = tokio::io::BufReader::new(stdout).lines();
-        loop {
-            let line = tokio::time::timeout(Duration::from_secs(1800), lines.next_line())
-                .await
-                .context("the sim did not start within 30 minutes")?
-                .context("read the sim's output")?;
-            match line {
-                Some(line) if line.starts_with("export KUBECONFIG=") => break,
-                Some(_) => {}
-                None => {
-                    let status = sim.child.wait().await.ok();
-                    anyhow::bail!("`flotilla sim` exited before it was ready ({status:?})");
-                }
-            }
-        }
-        // Keep draining its stdout so that it never blocks on a full pipe.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Ok(sim)
-    }
-
-    fn cpu_seconds(&self) -> f64 {
-        cpu_seconds_of(&format!("/proc/{}/stat", self.pid))
-    }
-
-    fn rss_mib(&self) -> f64 {
-        status_mib(self.pid, "VmRSS:")
-    }
-
-    fn peak_rss_mib(&self) -> f64 {
-        status_mib(self.pid, "VmHWM:")
-    }
+        Ok(vec!["--config".into(), config.into()])
+    };
+    SimChild::start(args, Duration::from_secs(1800)).await
 }
 
 /// Stops the control plane's controllers when [`measure`] returns, however it returns.
@@ -280,7 +207,7 @@ pub async fn run(options: &ClustersBenchOptions) -> anyhow::Result<Figures> {
     // Ctrl-C, SIGTERM or an error drop the sim (while starting too), which kills the child.
     let work = async {
         let started = Instant::now();
-        let sim = SimChild::start(options).await?;
+        let sim = start_sim(options).await?;
         let sim_start_s = started.elapsed().as_secs_f64();
         let mut figures = measure(options, &sim).await?;
         figures.sim_start_s = sim_start_s;

@@ -209,7 +209,9 @@ pub async fn run(options: &PropagateBenchOptions) -> anyhow::Result<Figures> {
     f.rss_before_control_plane_mib = world::rss_mib();
     let control = world::ControlPlane::start().await?;
     eprintln!("bench propagate: joining {} clusters", options.clusters);
-    control.join(&members.kubeconfig, &members.names).await?;
+    control
+        .join(&members.sim.kubeconfig, &members.names)
+        .await?;
     f.start_s = started.elapsed().as_secs_f64();
     let client = control.client.clone();
     let tracker = Tracker::default();
@@ -359,7 +361,7 @@ async fn burst(
     let created = Arc::new(Mutex::new(HashMap::with_capacity(options.deployments)));
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let cpu_before = world::cpu_seconds_of("/proc/self/stat");
-    let sim_cpu_before = members.cpu_seconds();
+    let sim_cpu_before = members.sim.cpu_seconds();
     let started = Instant::now();
     let mut writers = Vec::new();
     for _ in 0..options.writers.max(1) {
@@ -429,7 +431,7 @@ async fn burst(
     }
     let all_ready_s = started.elapsed().as_secs_f64();
     let control_plane_cpu_s = world::cpu_seconds_of("/proc/self/stat") - cpu_before;
-    let sim_cpu_s = members.cpu_seconds() - sim_cpu_before;
+    let sim_cpu_s = members.sim.cpu_seconds() - sim_cpu_before;
     let all_applied_s = all_applied_s.unwrap_or(all_ready_s);
     let created = created.lock();
     let mut latencies = Vec::with_capacity(n);
@@ -450,7 +452,7 @@ async fn burst(
         sim_cpu_s,
         control_plane_rss_mib: world::rss_mib(),
         control_plane_peak_rss_mib: world::peak_rss_mib(),
-        sim_rss_mib: members.rss_mib(),
+        sim_rss_mib: members.sim.rss_mib(),
         ..Default::default()
     })
 }
@@ -461,7 +463,7 @@ async fn verify(options: &PropagateBenchOptions, members: &world::Members) -> an
     let mut found: HashMap<&str, (usize, i64)> = HashMap::new();
     for name in &members.names {
         let member =
-            crate::join::probe::load_member(&members.kubeconfig, Some(name.as_str())).await?;
+            crate::join::probe::load_member(&members.sim.kubeconfig, Some(name.as_str())).await?;
         for namespace in [SEQ_NS, BURST_NS] {
             let api = Api::<Deployment>::namespaced(member.client.clone(), namespace);
             let list = match api.list(&ListParams::default()).await {

@@ -16,71 +16,112 @@ use tokio::io::AsyncBufReadExt;
 
 use crate::join::{self, JoinRequest};
 
-/// The simulated members, in a child `flotilla sim` process (killed on drop).
-pub struct Members {
-    pub child: tokio::process::Child,
+/// `flotilla sim` in a child process, started by this same binary; killed when this is dropped
+/// (every exit path of a bench, errors and Ctrl-C included).
+pub struct SimChild {
+    child: tokio::process::Child,
+    pid: u32,
+    /// The kubeconfig the sim wrote, one context per cluster.
     pub kubeconfig: PathBuf,
-    pub names: Vec<String>,
     _dir: tempfile::TempDir,
+}
+
+impl SimChild {
+    /// Starts `flotilla sim` with the arguments `args` gives for a fresh temporary directory
+    /// (where it may write a configuration file), and waits up to `ready_within` until the sim
+    /// printed its `export KUBECONFIG=` line.
+    pub async fn start(
+        args: impl FnOnce(&Path) -> anyhow::Result<Vec<std::ffi::OsString>>,
+        ready_within: Duration,
+    ) -> anyhow::Result<SimChild> {
+        let dir = tempfile::tempdir().context("a temporary directory for the sim")?;
+        let kubeconfig = dir.path().join("members.kubeconfig");
+        let exe = std::env::current_exe().context("find the flotilla binary")?;
+        let mut child = tokio::process::Command::new(exe)
+            .arg("sim")
+            .args(args(dir.path())?)
+            .arg("--kubeconfig-out")
+            .arg(&kubeconfig)
+            .arg("--data-dir")
+            .arg(dir.path().join("sim"))
+            .env("RUST_LOG", "warn")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .context("start `flotilla sim`")?;
+        let pid = child.id().context("the sim's process id")?;
+        let stdout = child.stdout.take().context("the sim's stdout")?;
+        let mut sim = SimChild {
+            child,
+            pid,
+            kubeconfig,
+            _dir: dir,
+        };
+        let mut lines = tokio::io::BufReader::new(stdout).lines();
+        loop {
+            let line = tokio::time::timeout(ready_within, lines.next_line())
+                .await
+                .with_context(|| format!("the sim did not start within {ready_within:?}"))?
+                .context("read the sim's output")?;
+            match line {
+                Some(line) if line.starts_with("export KUBECONFIG=") => break,
+                Some(_) => {}
+                None => {
+                    let status = sim.child.wait().await.ok();
+                    anyhow::bail!("`flotilla sim` exited before it was ready ({status:?})");
+                }
+            }
+        }
+        // Keep draining its stdout so that it never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Ok(sim)
+    }
+
+    /// CPU seconds of the sim process so far.
+    pub fn cpu_seconds(&self) -> f64 {
+        cpu_seconds_of(&format!("/proc/{}/stat", self.pid))
+    }
+
+    /// RSS of the sim process, MiB.
+    pub fn rss_mib(&self) -> f64 {
+        status_kib(&format!("/proc/{}/status", self.pid), "VmRSS:") / 1024.0
+    }
+
+    /// Peak RSS of the sim process, MiB.
+    pub fn peak_rss_mib(&self) -> f64 {
+        status_kib(&format!("/proc/{}/status", self.pid), "VmHWM:") / 1024.0
+    }
+}
+
+/// The simulated members of `bench propagate`.
+pub struct Members {
+    pub sim: SimChild,
+    pub names: Vec<String>,
 }
 
 impl Members {
     /// Starts `clusters` clusters named `member1..` with `nodes` cpu nodes each and waits until
     /// the sim wrote their kubeconfig.
     pub async fn start(clusters: usize, nodes: usize) -> anyhow::Result<Members> {
-        let dir = tempfile::tempdir().context("a temporary directory for the sim")?;
-        let kubeconfig = dir.path().join("members.kubeconfig");
-        let exe = std::env::current_exe().context("find the flotilla binary")?;
-        let mut child = tokio::process::Command::new(exe)
-            .arg("sim")
-            .args(["--count", &clusters.to_string()])
-            .args(["--nodes", &nodes.to_string()])
-            .args(["--start-latency", "0"])
-            .args(["--lease-renew-interval", "60s"])
-            .arg("--kubeconfig-out")
-            .arg(&kubeconfig)
-            .arg("--data-dir")
-            .arg(dir.path().join("sim"))
-            .env("RUST_LOG", "warn")
-            .stdout(std::process::Stdio::piped())
-            .stdin(std::process::Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .context("start `flotilla sim`")?;
-        let stdout = child.stdout.take().context("the sim's stdout")?;
-        let mut lines = tokio::io::BufReader::new(stdout).lines();
-        loop {
-            let line = tokio::time::timeout(Duration::from_secs(600), lines.next_line())
-                .await
-                .context("the sim did not start within 10 minutes")?
-                .context("read the sim's output")?;
-            match line {
-                Some(line) if line.starts_with("export KUBECONFIG=") => break,
-                Some(_) => {}
-                None => anyhow::bail!("`flotilla sim` exited before it was ready"),
-            }
-        }
-        // Keep draining its stdout so that it never blocks on a full pipe.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let args = |_: &Path| {
+            Ok([
+                "--count",
+                &clusters.to_string(),
+                "--nodes",
+                &nodes.to_string(),
+                "--start-latency",
+                "0",
+                "--lease-renew-interval",
+                "60s",
+            ]
+            .into_iter()
+            .map(Into::into)
+            .collect())
+        };
         Ok(Members {
-            child,
-            kubeconfig,
+            sim: SimChild::start(args, Duration::from_secs(600)).await?,
             names: (1..=clusters).map(|i| format!("member{i}")).collect(),
-            _dir: dir,
-        })
-    }
-
-    /// CPU seconds of the sim process so far.
-    pub fn cpu_seconds(&self) -> f64 {
-        self.child
-            .id()
-            .map_or(0.0, |pid| cpu_seconds_of(&format!("/proc/{pid}/stat")))
-    }
-
-    /// RSS of the sim process, MiB.
-    pub fn rss_mib(&self) -> f64 {
-        self.child.id().map_or(0.0, |pid| {
-            status_kib(&format!("/proc/{pid}/status"), "VmRSS:") / 1024.0
         })
     }
 }
