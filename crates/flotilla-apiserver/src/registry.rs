@@ -2,6 +2,7 @@
 //! resource over the store, with Kubernetes' metadata rules. Handlers call it; it knows nothing
 //! about HTTP.
 
+mod delete;
 mod list;
 pub mod write;
 
@@ -13,8 +14,9 @@ use bytes::Bytes;
 use flotilla_store::{Revision, Store};
 use serde_json::Value;
 
+pub use delete::DeleteOptions;
 pub use list::{ListItem, ListOptions, ListPage};
-pub use write::{DeleteOptions, PatchKind, WriteGuard, WriteOptions};
+pub use write::{PatchKind, WriteGuard, WriteOptions};
 
 use crate::cache::WatchCache;
 use crate::catalog::{Catalog, ResourceInfo};

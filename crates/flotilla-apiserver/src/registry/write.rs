@@ -1,6 +1,6 @@
 //! Writes: create (generateName, dry run), update with optimistic concurrency, patch (JSON,
-//! merge, strategic, apply), delete (preconditions, finalizers, deletion timestamp), and the
-//! status and scale subresources.
+//! merge, strategic, apply), and the status and scale subresources. Deletes are in
+//! `delete.rs`.
 
 use bytes::Bytes;
 use flotilla_store::{KeyValue, Revision, StoreError};
@@ -102,49 +102,6 @@ impl PatchKind {
     }
 }
 
-/// Options of a delete.
-#[derive(Debug, Clone, Default)]
-pub struct DeleteOptions {
-    pub dry_run: bool,
-    pub propagation_policy: Option<String>,
-    pub grace_period_seconds: Option<i64>,
-    pub precondition_uid: Option<String>,
-    pub precondition_resource_version: Option<String>,
-}
-
-impl DeleteOptions {
-    /// From the query and an optional `DeleteOptions` body (the body wins, as in Kubernetes).
-    pub fn parse(query: &Query, body: Option<&Value>) -> Result<Self, ApiError> {
-        let mut options = DeleteOptions {
-            dry_run: query.dry_run()?,
-            propagation_policy: query.get("propagationPolicy").map(str::to_owned),
-            grace_period_seconds: query.int("gracePeriodSeconds")?,
-            ..Default::default()
-        };
-        if let Some(body) = body {
-            if let Some(policy) = body.get("propagationPolicy").and_then(Value::as_str) {
-                options.propagation_policy = Some(policy.to_owned());
-            }
-            if let Some(grace) = body.get("gracePeriodSeconds").and_then(Value::as_i64) {
-                options.grace_period_seconds = Some(grace);
-            }
-            if let Some(dry) = body.get("dryRun").and_then(Value::as_array) {
-                options.dry_run |= dry.iter().any(|v| v == "All");
-            }
-            let pre = &body["preconditions"];
-            options.precondition_uid = pre["uid"].as_str().map(str::to_owned);
-            options.precondition_resource_version =
-                pre["resourceVersion"].as_str().map(str::to_owned);
-        }
-        match options.propagation_policy.as_deref() {
-            None | Some("Background") | Some("Foreground") | Some("Orphan") => Ok(options),
-            Some(other) => Err(ApiError::bad_request(format!(
-                "propagationPolicy: Unsupported value: {other:?}: supported values: \"Foreground\", \"Background\", \"Orphan\""
-            ))),
-        }
-    }
-}
-
 /// An object a write returns, with the bytes stored for it when it was stored: the served
 /// JSON is spliced from those (as the watch cache serves them) instead of encoding the object
 /// a second time.
@@ -186,7 +143,7 @@ pub enum Part {
     Status,
 }
 
-const MAX_PATCH_RETRIES: usize = 8;
+pub(super) const MAX_PATCH_RETRIES: usize = 8;
 
 impl Registry {
     /// Creates an object in `namespace` (URL namespace for namespaced kinds).
@@ -476,7 +433,7 @@ impl Registry {
         Err(ApiError::conflict(info, name))
     }
 
-    async fn read_kv(
+    pub(super) async fn read_kv(
         &self,
         info: &ResourceInfo,
         namespace: Option<&str>,
@@ -617,100 +574,6 @@ impl Registry {
         })
     }
 
-    /// Deletes an object: at once when nothing holds it, else marks it with a deletion
-    /// timestamp and leaves it to its finalizers. Returns the object and whether it is gone.
-    pub async fn delete(
-        &self,
-        info: &ResourceInfo,
-        namespace: Option<&str>,
-        name: &str,
-        options: &DeleteOptions,
-    ) -> Result<(Value, bool), ApiError> {
-        for _ in 0..MAX_PATCH_RETRIES {
-            let current = self.read_kv(info, namespace, name).await?;
-            let mut obj = object::decode(&current)?;
-            crate::conversion::to_served(info, &mut obj);
-            if let Some(uid) = &options.precondition_uid
-                && object::meta_str(&obj, "uid") != Some(uid.as_str())
-            {
-                return Err(ApiError::conflict(info, name).with_message(format!(
-                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                    object::meta_str(&obj, "uid").unwrap_or("")
-                )));
-            }
-            if let Some(rv) = &options.precondition_resource_version
-                && object::parse_resource_version(rv)? != Some(current.mod_revision)
-            {
-                return Err(ApiError::conflict(info, name).with_message(format!(
-                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
-                    current.mod_revision
-                )));
-            }
-            let mut finalizers = object::finalizers(&obj);
-            match options.propagation_policy.as_deref() {
-                Some("Foreground") if !finalizers.iter().any(|f| f == "foregroundDeletion") => {
-                    finalizers.push("foregroundDeletion".into())
-                }
-                Some("Orphan") if !finalizers.iter().any(|f| f == "orphan") => {
-                    finalizers.push("orphan".into())
-                }
-                _ => {}
-            }
-            crate::crd::finalizers_on_delete(info, &obj, &mut finalizers);
-            let namespace_finalizers = info.kind == "Namespace" && info.group.is_empty();
-            if finalizers.is_empty() && !namespace_finalizers {
-                if options.dry_run {
-                    return Ok((obj, true));
-                }
-                let key = Self::key(info, namespace, name);
-                match self.store.delete(key, Some(current.mod_revision)).await {
-                    Ok((_, revision)) => {
-                        object::set_resource_version(&mut obj, revision);
-                        self.fence_namespace_write(info, revision);
-                        return Ok((obj, true));
-                    }
-                    Err(StoreError::Conflict { .. }) => continue,
-                    Err(e) => return Err(ApiError::from_store(e, info, name)),
-                }
-            }
-            // Something holds the object: mark it as being deleted.
-            if obj["metadata"].get("deletionTimestamp").is_some()
-                && object::finalizers(&obj) == finalizers
-            {
-                return Ok((obj, false));
-            }
-            let now = format_time(self.clock.now());
-            let meta = object::metadata_mut(&mut obj);
-            meta.entry("deletionTimestamp").or_insert(now.into());
-            meta.entry("deletionGracePeriodSeconds")
-                .or_insert(options.grace_period_seconds.unwrap_or(0).into());
-            if !finalizers.is_empty() {
-                meta.insert("finalizers".into(), finalizers.into());
-            }
-            if namespace_finalizers {
-                obj["status"]["phase"] = "Terminating".into();
-            }
-            if options.dry_run {
-                return Ok((obj, false));
-            }
-            let key = Self::key(info, namespace, name);
-            match self
-                .store
-                .update(key, encode_stored(info, &obj)?, current.mod_revision)
-                .await
-            {
-                Ok(kv) => {
-                    object::set_resource_version(&mut obj, kv.mod_revision);
-                    self.fence_namespace_write(info, kv.mod_revision);
-                    return Ok((obj, false));
-                }
-                Err(StoreError::Conflict { .. }) => continue,
-                Err(e) => return Err(ApiError::from_store(e, info, name)),
-            }
-        }
-        Err(ApiError::conflict(info, name))
-    }
-
     /// Refuses writes into a namespace that does not exist or is being deleted.
     async fn check_namespace_open(&self, namespace: &str) -> Result<(), ApiError> {
         let info = self
@@ -767,7 +630,7 @@ impl Registry {
 }
 
 /// The bytes to store for `object`, served as `info` serves it.
-fn encode_stored(info: &ResourceInfo, object: &Value) -> Result<bytes::Bytes, ApiError> {
+pub(super) fn encode_stored(info: &ResourceInfo, object: &Value) -> Result<bytes::Bytes, ApiError> {
     match crate::conversion::to_stored(info, object) {
         Some(stored) => object::encode(&stored),
         None => object::encode(object),
