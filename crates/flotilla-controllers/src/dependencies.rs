@@ -16,9 +16,12 @@ use flotilla_api::karmada::{BindingSnapshot, ResourceBinding, ResourceBindingSpe
 use flotilla_api::validation::karmada::RB_PERMANENT_ID;
 use flotilla_runtime::controller::Tasks;
 use flotilla_runtime::{Priority, Shutdown, WorkQueue};
+use futures::StreamExt as _;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use kube::runtime::WatchStreamExt as _;
 use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::watcher;
 use kube::runtime::watcher::Event as WatchEvent;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -80,12 +83,67 @@ pub enum DistributeError {
     Json(#[from] serde_json::Error),
 }
 
+/// The kinds the interpreter names as dependencies (all `v1`), watched so that a dependency
+/// created or changed after its workload reaches the members.
+const DEPENDENCY_KINDS: [&str; 4] = [
+    "ConfigMap",
+    "Secret",
+    "ServiceAccount",
+    "PersistentVolumeClaim",
+];
+
+/// `(kind, namespace, name)` of a dependency.
+type DependencyKey = (String, String, String);
+/// `(namespace, name)` of an independent binding.
+type BindingKey = (String, String);
+
+/// Which independent bindings want which dependencies, both ways: when a dependency appears or
+/// changes, its bindings are distributed again (Karmada's distributor does the same from its
+/// resource event handler).
+#[derive(Default)]
+struct Dependents {
+    by_dependency: HashMap<DependencyKey, BTreeSet<BindingKey>>,
+    by_binding: HashMap<BindingKey, Vec<DependencyKey>>,
+}
+
+impl Dependents {
+    /// Records that `binding` wants exactly `wanted` (none: forgets it).
+    fn set(&mut self, binding: &BindingKey, wanted: Vec<DependencyKey>) {
+        for old in self.by_binding.remove(binding).unwrap_or_default() {
+            if let Some(set) = self.by_dependency.get_mut(&old) {
+                set.remove(binding);
+                if set.is_empty() {
+                    self.by_dependency.remove(&old);
+                }
+            }
+        }
+        for dependency in &wanted {
+            self.by_dependency
+                .entry(dependency.clone())
+                .or_default()
+                .insert(binding.clone());
+        }
+        if !wanted.is_empty() {
+            self.by_binding.insert(binding.clone(), wanted);
+        }
+    }
+
+    /// The bindings that want `dependency`.
+    fn of(&self, dependency: &DependencyKey) -> Vec<BindingKey> {
+        self.by_dependency
+            .get(dependency)
+            .map(|set| set.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
 struct Distributor {
     client: kube::Client,
     resources: Resources,
     queue: WorkQueue<(String, String)>,
     bindings: Store<ResourceBinding>,
     generations: Mutex<HashMap<(String, String), (i64, bool)>>,
+    dependents: Mutex<Dependents>,
 }
 
 /// `CONTROLLERS` entry point.
@@ -101,6 +159,7 @@ async fn run(client: kube::Client, shutdown: Shutdown) {
         queue: WorkQueue::default(),
         bindings,
         generations: Mutex::new(HashMap::new()),
+        dependents: Mutex::new(Dependents::default()),
     });
     let mut tasks = Tasks::new();
     let me = this.clone();
@@ -109,6 +168,9 @@ async fn run(client: kube::Client, shutdown: Shutdown) {
         writer,
         move |e: WatchEvent<ResourceBinding>| me.seen(e),
     );
+    for kind in DEPENDENCY_KINDS {
+        tasks.spawn(this.clone().watch_dependencies(kind));
+    }
     let me = this.clone();
     tasks.workers(
         &this.queue,
@@ -133,7 +195,9 @@ impl Distributor {
             WatchEvent::Apply(b) => (b, false),
             WatchEvent::InitApply(b) => (b, true),
             WatchEvent::Delete(b) => {
-                self.generations.lock().remove(&key_of(&b.metadata));
+                let key = key_of(&b.metadata);
+                self.generations.lock().remove(&key);
+                self.dependents.lock().set(&key, Vec::new());
                 return;
             }
             _ => return,
@@ -164,8 +228,43 @@ impl Distributor {
         self.queue.add_with(key, priority);
     }
 
+    /// Watches one dependency kind (no cache: only the names matter) and distributes again
+    /// the bindings that want an object of it when it is created or changed.
+    async fn watch_dependencies(self: Arc<Self>, kind: &'static str) {
+        let resource = ApiResource {
+            group: String::new(),
+            version: "v1".to_owned(),
+            api_version: "v1".to_owned(),
+            kind: kind.to_owned(),
+            plural: format!("{}s", kind.to_ascii_lowercase()),
+        };
+        let api = Api::<DynamicObject>::all_with(self.client.clone(), &resource);
+        let stream = watcher::watcher(api, watcher::Config::default()).default_backoff();
+        let mut stream = std::pin::pin!(stream);
+        while let Some(event) = stream.next().await {
+            let (meta, priority) = match event {
+                Ok(WatchEvent::Apply(o)) => (o.metadata, Priority::High),
+                Ok(WatchEvent::InitApply(o)) => (o.metadata, Priority::Low),
+                Ok(_) => continue,
+                Err(error) => {
+                    warn!(%error, kind, "watching dependencies failed");
+                    continue;
+                }
+            };
+            let (namespace, name) = key_of(&meta);
+            let wanting = self
+                .dependents
+                .lock()
+                .of(&(kind.to_owned(), namespace, name));
+            for binding in wanting {
+                self.queue.add_with(binding, priority);
+            }
+        }
+    }
+
     async fn reconcile(&self, key: &(String, String)) -> Result<(), DistributeError> {
         let Some(binding) = self.bindings.get(&ObjectRef::new(&key.1).within(&key.0)) else {
+            self.dependents.lock().set(key, Vec::new());
             return Ok(());
         };
         let (namespace, name) = key;
@@ -185,6 +284,13 @@ impl Distributor {
         } else {
             self.template_dependencies(&binding).await?
         };
+        self.dependents.lock().set(
+            key,
+            wanted
+                .iter()
+                .map(|d| (d.kind.clone(), d.namespace.clone(), d.name.clone()))
+                .collect(),
+        );
         let mut attached = BTreeSet::new();
         for dependency in &wanted {
             if let Some(attached_name) = self.attach(&binding, dependency, &label, &id).await? {

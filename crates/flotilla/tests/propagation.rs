@@ -613,3 +613,84 @@ async fn custom_resources_are_discovered_and_propagated() {
         "the label selector does not select red"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dependency_created_or_changed_after_its_workload_follows_it() {
+    let world = World::start(&["member1", "member2"]).await;
+    world
+        .apply(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "late"}}))
+        .await;
+    // The Deployment and its policy first; the Secret it mounts does not exist yet.
+    world
+        .apply(json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "api", "namespace": "late", "labels": {"app": "api"}},
+            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "api"}},
+                "template": {"metadata": {"labels": {"app": "api"}}, "spec": {
+                    "containers": [{"name": "api", "image": "nginx:1.27"}],
+                    "volumes": [{"name": "creds", "secret": {"secretName": "db-creds"}}]}}}}))
+        .await;
+    world
+        .apply(json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+            "metadata": {"name": "api", "namespace": "late"},
+            "spec": {"propagateDeps": true,
+                "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "api"}],
+                "placement": {"clusterAffinity": {"clusterNames": ["member1", "member2"]}}}}))
+        .await;
+    for cluster in ["member1", "member2"] {
+        eventually("Deployment Work", || {
+            work_in(&world, cluster, "Deployment", "api", "late")
+        })
+        .await;
+    }
+    let rbs = Api::<ResourceBinding>::namespaced(world.client.clone(), "late");
+    eventually(
+        "dependencies recorded though the Secret is missing",
+        || async {
+            let api = rbs.get("api-deployment").await.expect("binding");
+            api.metadata
+                .annotations?
+                .get("resourcebinding.karmada.io/dependencies")
+                .cloned()
+        },
+    )
+    .await;
+    assert!(
+        rbs.get_opt("db-creds-secret").await.expect("get").is_none(),
+        "no attached binding for a Secret that does not exist"
+    );
+
+    // The Secret arrives later: it is attached and reaches both clusters.
+    world
+        .apply(json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "db-creds", "namespace": "late"},
+            "stringData": {"password": "one"}}))
+        .await;
+    let encoded = |s: &str| {
+        use base64::Engine as _;
+        Value::from(base64::engine::general_purpose::STANDARD.encode(s))
+    };
+    for cluster in ["member1", "member2"] {
+        let work = eventually("Secret Work", || {
+            work_in(&world, cluster, "Secret", "db-creds", "late")
+        })
+        .await;
+        assert_eq!(manifest(&work)["data"]["password"], encoded("one"));
+    }
+
+    // A change to the Secret is carried to the members too.
+    Api::<k8s_openapi::api::core::v1::Secret>::namespaced(world.client.clone(), "late")
+        .patch(
+            "db-creds",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"password": encoded("two")}})),
+        )
+        .await
+        .expect("secret updated");
+    for cluster in ["member1", "member2"] {
+        eventually("Secret Work updated", || async {
+            let work = work_in(&world, cluster, "Secret", "db-creds", "late").await?;
+            (manifest(&work)["data"]["password"] == encoded("two")).then_some(())
+        })
+        .await;
+    }
+}
