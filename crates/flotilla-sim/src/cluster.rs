@@ -31,7 +31,9 @@ use crate::scheduler::Scheduler;
 use crate::serve::{self, NetFault};
 use crate::workloads::{self, Workloads};
 
-/// Recent changes each cluster's watch cache keeps for resuming watches.
+/// Recent changes each cluster's watch cache keeps for resuming watches (at most: changes older
+/// than [`HISTORY_WINDOW`] leave it too, so that the superseded versions of a burst do not
+/// stay until 20,000 later changes push them out).
 pub const CACHE_WINDOW: usize = 20_000;
 
 /// History each cluster's memory store keeps: superseded versions older than this (and more
@@ -39,7 +41,7 @@ pub const CACHE_WINDOW: usize = 20_000;
 /// etcd. Only the watch cache's own store watch and paged lists read history.
 pub const HISTORY_WINDOW: std::time::Duration = std::time::Duration::from_secs(10);
 /// See [`HISTORY_WINDOW`].
-pub const HISTORY_REVISIONS: i64 = 10_000;
+pub const HISTORY_REVISIONS: i64 = 1_000;
 
 /// What every control loop of a cluster shares.
 pub struct Ctx {
@@ -157,6 +159,7 @@ impl SimCluster {
         // superseded versions would dominate the process, and our watchers are in-process.
         let running = flotilla_apiserver::Builder::new(store)
             .cache_window(CACHE_WINDOW)
+            .cache_window_age(HISTORY_WINDOW)
             .root_ca(pki.ca_cert_pem())
             .start()
             .await

@@ -113,7 +113,9 @@ enum BenchTarget {
 /// mimalloc instead of glibc's malloc: the control plane allocates and frees many small JSON
 /// buffers per request, and glibc spent about a third of the CPU of `bench schedule`'s end-to-end
 /// run in malloc/free/consolidate (docs/apiserver.md, "Allocator"), as in `bench sim`
-/// (docs/sim.md, "Figures").
+/// (docs/sim.md, "Figures"). The `system-allocator` feature keeps glibc's, for heap profilers
+/// that hook malloc (heaptrack).
+#[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

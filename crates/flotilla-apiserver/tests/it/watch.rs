@@ -195,6 +195,57 @@ async fn too_old_resource_version_is_an_in_stream_410() {
     assert_eq!(error["object"]["reason"], "Expired");
 }
 
+#[tokio::test(start_paused = true)]
+async fn changes_older_than_the_window_age_expire_resumes_from_before_them() {
+    let store: std::sync::Arc<dyn flotilla_store::Store> =
+        std::sync::Arc::new(flotilla_store::MemoryStore::new());
+    let cp = flotilla_apiserver::Builder::new(store)
+        .cache_window(1_000)
+        .cache_window_age(std::time::Duration::from_secs(10))
+        .start()
+        .await
+        .expect("start");
+    let create = |name: &str| {
+        json(
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            &json!({"metadata": {"name": name}}),
+        )
+    };
+    let first = send(&cp, create("early")).await;
+    let early = first.body["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("rv")
+        .to_owned();
+    // Within the age, a watch resumes from the first change.
+    let (_, mut events) = open(
+        &cp,
+        &format!("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={early}"),
+    )
+    .await;
+    send(&cp, create("second")).await;
+    let event = next(&mut events).await;
+    assert_eq!(event["type"], "ADDED");
+    assert_eq!(event["object"]["metadata"]["name"], "second");
+    drop(events);
+
+    // 11 s later, the next write pushes both earlier changes out of the window.
+    tokio::time::advance(std::time::Duration::from_secs(11)).await;
+    send(&cp, create("late")).await;
+    // The objects themselves stay listed (a consistent list also waits for the cache to apply
+    // the write).
+    let list = send(&cp, get("/api/v1/namespaces/default/configmaps")).await;
+    assert_eq!(list.body["items"].as_array().map(Vec::len), Some(3));
+    let (_, mut events) = open(
+        &cp,
+        &format!("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={early}"),
+    )
+    .await;
+    let error = next(&mut events).await;
+    assert_eq!(error["type"], "ERROR", "{error}");
+    assert_eq!(error["object"]["code"], 410);
+}
+
 #[tokio::test]
 async fn send_initial_events_ends_with_a_bookmark() {
     let cp = control_plane().await;
