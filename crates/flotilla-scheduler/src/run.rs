@@ -555,8 +555,8 @@ impl Scheduler {
         let snapshot = self.snapshot();
         let trigger = crate::should_schedule(
             binding.metadata.annotations.as_ref(),
-            &binding.spec,
-            &binding.status,
+            binding.spec,
+            binding.status,
             &snapshot,
         );
         let Some(trigger) = trigger else {
@@ -589,7 +589,7 @@ impl Scheduler {
                 divide_by_node_count: accurate.as_ref().filter(|_| extensions.node_count),
                 gpu_topology: accurate.as_ref().zip(extensions.gpu_topology),
             };
-            crate::schedule(&snapshot, &binding.spec, &binding.status, &options)
+            crate::schedule(&snapshot, binding.spec, binding.status, &options)
         };
         self.metrics
             .algorithm_duration
@@ -613,7 +613,7 @@ impl Scheduler {
                     message: MESSAGE_SCHEDULED.to_owned(),
                 };
                 if let Some(patch) = status::status_patch(
-                    &binding.status,
+                    binding.status,
                     &outcome,
                     now,
                     Some((new_generation, result.affinity_name.as_deref())),
@@ -660,7 +660,7 @@ impl Scheduler {
             }
             ScheduleError::Scheduler(_) => Retry::RateLimited,
         };
-        if let Some(patch) = status::status_patch(&binding.status, &condition, now, None) {
+        if let Some(patch) = status::status_patch(binding.status, &condition, now, None) {
             self.patch_status(key, &patch).await?;
         }
         debug!(binding = %key, %message, "not scheduled");

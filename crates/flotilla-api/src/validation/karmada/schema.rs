@@ -69,7 +69,7 @@ pub fn check_update(constraints: &[Constraint], object: &Value, old: &Value) -> 
         if is_default(rule) {
             continue;
         }
-        let segments: Vec<&'static str> = split(*path);
+        let segments: Vec<&'static str> = split(path);
         let names = segments
             .iter()
             .take(2)
