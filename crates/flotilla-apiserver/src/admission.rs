@@ -79,12 +79,19 @@ fn crd_defaults(info: &ResourceInfo, object: &mut Value) {
 /// Validates an object (with its previous state on update).
 pub fn validate(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Result<(), ApiError> {
     let name = object::name(object).unwrap_or("").to_owned();
-    let meta = object_meta(object)?;
+    // `managedFields` is not validated here (the field manager rebuilds it after admission),
+    // only decoded as part of ObjectMeta, which rejects entries of the wrong shape. Entries the
+    // stored object already had were checked when it was written: they are not decoded again
+    // (their `fieldsV1` trees are most of the decoding work on an update).
+    let managed_unchanged = old.is_some_and(|old| {
+        object["metadata"].get("managedFields") == old["metadata"].get("managedFields")
+    });
+    let meta = object_meta(object, managed_unchanged)?;
     let path = FieldPath::new("metadata");
     let mut errors =
         validation::validate_object_meta(&meta, info.namespaced, name_rule(info), &path);
     if let Some(old) = old {
-        let old_meta = object_meta(old)?;
+        let old_meta = object_meta(old, true)?;
         errors.extend(validation::validate_object_meta_update(
             &meta, &old_meta, &path,
         ));
@@ -99,11 +106,75 @@ pub fn validate(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Res
     }
 }
 
-fn object_meta(object: &Value) -> Result<ObjectMeta, ApiError> {
-    // Decoded from the borrowed value: no copy of metadata (managed fields included).
+/// The object's metadata, decoded from the borrowed value (no copy); without its
+/// `managedFields` when `skip_managed_fields`.
+fn object_meta(object: &Value, skip_managed_fields: bool) -> Result<ObjectMeta, ApiError> {
     let meta = object.get("metadata").unwrap_or(&Value::Null);
-    <ObjectMeta as serde::Deserialize>::deserialize(meta)
-        .map_err(|e| ApiError::bad_request(format!("metadata: cannot decode ObjectMeta: {e}")))
+    let decoded = match meta.as_object() {
+        Some(map) if skip_managed_fields => {
+            <ObjectMeta as serde::Deserialize>::deserialize(WithoutManagedFields(map))
+        }
+        _ => <ObjectMeta as serde::Deserialize>::deserialize(meta),
+    };
+    decoded.map_err(|e| ApiError::bad_request(format!("metadata: cannot decode ObjectMeta: {e}")))
+}
+
+/// A metadata map seen without its `managedFields` member, for decoding.
+struct WithoutManagedFields<'a>(&'a serde_json::Map<String, Value>);
+
+impl<'de> serde::Deserializer<'de> for WithoutManagedFields<'de> {
+    type Error = serde_json::Error;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(
+        self,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        visitor.visit_map(MetaEntries {
+            entries: self.0.iter(),
+            value: None,
+        })
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier
+        ignored_any
+    }
+}
+
+struct MetaEntries<'a> {
+    entries: serde_json::map::Iter<'a>,
+    value: Option<&'a Value>,
+}
+
+impl<'de> serde::de::MapAccess<'de> for MetaEntries<'de> {
+    type Error = serde_json::Error;
+
+    fn next_key_seed<K: serde::de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Self::Error> {
+        for (key, value) in self.entries.by_ref() {
+            if key == "managedFields" {
+                continue;
+            }
+            self.value = Some(value);
+            return seed
+                .deserialize(serde::de::value::BorrowedStrDeserializer::new(key.as_str()))
+                .map(Some);
+        }
+        Ok(None)
+    }
+
+    fn next_value_seed<V: serde::de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: V,
+    ) -> Result<V::Value, Self::Error> {
+        let value = self.value.take().ok_or_else(|| {
+            <serde_json::Error as serde::de::Error>::custom("a value before its key")
+        })?;
+        seed.deserialize(value)
+    }
 }
 
 /// Which format names of a kind must have (as kube-apiserver's strategies choose).
@@ -193,4 +264,39 @@ fn go_map(map: &std::collections::BTreeMap<String, String>) -> String {
         .collect::<Vec<_>>()
         .join(", ");
     format!("map[string]string{{{inner}}}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn metadata_without_managed_fields_decodes_the_rest_alike() {
+        let object = json!({"metadata": {
+            "name": "a", "namespace": "n", "generation": 3, "uid": "u",
+            "labels": {"l": "1"}, "annotations": {"a": "2"}, "finalizers": ["f"],
+            "ownerReferences": [{"apiVersion": "v1", "kind": "K", "name": "o", "uid": "x"}],
+            "creationTimestamp": "2026-12-01T00:00:00Z",
+            "managedFields": [{"manager": "m", "operation": "Update", "apiVersion": "v1",
+                "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {}}}],
+        }});
+        let mut full = object_meta(&object, false).expect("decodes");
+        assert_eq!(full.managed_fields.as_ref().map(Vec::len), Some(1));
+        full.managed_fields = None;
+        assert_eq!(object_meta(&object, true).expect("decodes"), full);
+    }
+
+    #[test]
+    fn metadata_of_the_wrong_shape_is_refused_either_way() {
+        let object = json!({"metadata": {"name": "a", "labels": 5}});
+        for skip in [false, true] {
+            let error = object_meta(&object, skip).expect_err("labels must be a map");
+            assert!(
+                error.message.contains("cannot decode ObjectMeta"),
+                "{}",
+                error.message
+            );
+        }
+    }
 }

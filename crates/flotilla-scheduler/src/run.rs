@@ -108,12 +108,40 @@ impl Default for SchedulerConfig {
     }
 }
 
-/// A binding as the worker sees it, whichever kind.
+/// A binding as the worker sees it, whichever kind: the cached object itself, not a copy.
 #[derive(Debug)]
-struct BindingView {
-    metadata: ObjectMeta,
-    spec: ResourceBindingSpec,
-    status: ResourceBindingStatus,
+enum Cached {
+    Namespaced(Arc<ResourceBinding>),
+    Cluster(Arc<ClusterResourceBinding>),
+}
+
+/// The parts of a [`Cached`] binding the worker reads.
+#[derive(Debug)]
+struct BindingView<'a> {
+    metadata: &'a ObjectMeta,
+    spec: &'a ResourceBindingSpec,
+    status: &'a ResourceBindingStatus,
+}
+
+/// The status of a binding that has none yet.
+static NO_STATUS: std::sync::LazyLock<ResourceBindingStatus> =
+    std::sync::LazyLock::new(ResourceBindingStatus::default);
+
+impl Cached {
+    fn view(&self) -> BindingView<'_> {
+        match self {
+            Self::Namespaced(object) => BindingView {
+                metadata: &object.metadata,
+                spec: &object.spec,
+                status: object.status.as_ref().unwrap_or(&NO_STATUS),
+            },
+            Self::Cluster(object) => BindingView {
+                metadata: &object.metadata,
+                spec: &object.spec,
+                status: object.status.as_ref().unwrap_or(&NO_STATUS),
+            },
+        }
+    }
 }
 
 /// What a cluster looked like when last seen, to tell spec changes from status changes.
@@ -289,9 +317,12 @@ impl Scheduler {
             + Sync
             + 'static,
     {
-        let stream =
-            reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
-                .default_backoff();
+        // The scheduler never reads managed fields: the cache keeps bindings without them
+        // (three entries with their field trees on a scheduled binding, copied by the reflector
+        // and by every worker's view otherwise).
+        let watch = watcher::watcher(api, watcher::Config::default())
+            .modify(|object| object.meta_mut().managed_fields = None);
+        let stream = reflector::reflector(writer, watch).default_backoff();
         let mut stream = std::pin::pin!(stream);
         while let Some(event) = stream.next().await {
             match event {
@@ -479,32 +510,20 @@ impl Scheduler {
         }
     }
 
-    fn view(&self, key: &BindingKey) -> Option<BindingView> {
+    fn cached(&self, key: &BindingKey) -> Option<Cached> {
         match key {
-            BindingKey::Namespaced { namespace, name } => {
-                let object = self
-                    .bindings
-                    .get(&reflector::ObjectRef::new(name).within(namespace))?;
-                Some(BindingView {
-                    metadata: object.metadata.clone(),
-                    spec: object.spec.clone(),
-                    status: object.status.clone().unwrap_or_default(),
-                })
-            }
-            BindingKey::Cluster { name } => {
-                let object = self
-                    .cluster_bindings
-                    .get(&reflector::ObjectRef::new(name))?;
-                Some(BindingView {
-                    metadata: object.metadata.clone(),
-                    spec: object.spec.clone(),
-                    status: object.status.clone().unwrap_or_default(),
-                })
-            }
+            BindingKey::Namespaced { namespace, name } => self
+                .bindings
+                .get(&reflector::ObjectRef::new(name).within(namespace))
+                .map(Cached::Namespaced),
+            BindingKey::Cluster { name } => self
+                .cluster_bindings
+                .get(&reflector::ObjectRef::new(name))
+                .map(Cached::Cluster),
         }
     }
 
-    fn is_ours(&self, binding: &BindingView) -> bool {
+    fn is_ours(&self, binding: &BindingView<'_>) -> bool {
         let scheduler = if binding.spec.scheduler_name.is_empty() {
             DEFAULT_SCHEDULER_NAME
         } else {
@@ -525,9 +544,10 @@ impl Scheduler {
     }
 
     async fn reconcile(&self, key: &BindingKey) -> Result<Retry, kube::Error> {
-        let Some(binding) = self.view(key) else {
+        let Some(cached) = self.cached(key) else {
             return Ok(Retry::Done);
         };
+        let binding = cached.view();
         if binding.metadata.deletion_timestamp.is_some() || !self.is_ours(&binding) {
             return Ok(Retry::Done);
         }
@@ -535,8 +555,8 @@ impl Scheduler {
         let snapshot = self.snapshot();
         let trigger = crate::should_schedule(
             binding.metadata.annotations.as_ref(),
-            &binding.spec,
-            &binding.status,
+            binding.spec,
+            binding.status,
             &snapshot,
         );
         let Some(trigger) = trigger else {
@@ -569,7 +589,7 @@ impl Scheduler {
                 divide_by_node_count: accurate.as_ref().filter(|_| extensions.node_count),
                 gpu_topology: accurate.as_ref().zip(extensions.gpu_topology),
             };
-            crate::schedule(&snapshot, &binding.spec, &binding.status, &options)
+            crate::schedule(&snapshot, binding.spec, binding.status, &options)
         };
         self.metrics
             .algorithm_duration
@@ -593,7 +613,7 @@ impl Scheduler {
                     message: MESSAGE_SCHEDULED.to_owned(),
                 };
                 if let Some(patch) = status::status_patch(
-                    &binding.status,
+                    binding.status,
                     &outcome,
                     now,
                     Some((new_generation, result.affinity_name.as_deref())),
@@ -640,7 +660,7 @@ impl Scheduler {
             }
             ScheduleError::Scheduler(_) => Retry::RateLimited,
         };
-        if let Some(patch) = status::status_patch(&binding.status, &condition, now, None) {
+        if let Some(patch) = status::status_patch(binding.status, &condition, now, None) {
             self.patch_status(key, &patch).await?;
         }
         debug!(binding = %key, %message, "not scheduled");
@@ -659,7 +679,7 @@ impl Scheduler {
     async fn record_result(
         &self,
         key: &BindingKey,
-        binding: &BindingView,
+        binding: &BindingView<'_>,
         placement: &flotilla_api::karmada::Placement,
         clusters: &[flotilla_api::karmada::TargetCluster],
     ) -> Result<Option<i64>, kube::Error> {
@@ -690,7 +710,7 @@ impl Scheduler {
     /// Records the decision on the binding and on its template, as Karmada does.
     fn publish(
         &self,
-        binding: &BindingView,
+        binding: &BindingView<'_>,
         key: &BindingKey,
         type_: EventType,
         reason: &str,

@@ -136,7 +136,10 @@ pub fn validate(kind: Kind, object: &Value, old: Option<&Value>) -> Vec<FieldErr
     let errors: Vec<FieldError> = kind
         .schema()
         .iter()
-        .flat_map(|table| schema::check(table, object))
+        .flat_map(|table| match old {
+            Some(old) => schema::check_update(table, object, old),
+            None => schema::check(table, object),
+        })
         .collect();
     if !errors.is_empty() {
         return errors;

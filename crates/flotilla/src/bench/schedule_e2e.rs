@@ -48,6 +48,56 @@ pub struct E2eFigures {
     pub live_p99_ms: f64,
     /// Bindings the scheduler reported unschedulable (still counted as handled).
     pub unschedulable: usize,
+    /// Process CPU (API server, store, scheduler and the bench's own watch) per binding create
+    /// in the baseline, ms. CPU per item varies far less than rates on a shared machine.
+    pub baseline_cpu_ms_per_create: f64,
+    /// Process CPU per binding scheduled in the backlog phase, ms.
+    pub backlog_cpu_ms_per_binding: f64,
+    /// Process CPU per binding in the live phase (its create included), ms.
+    pub live_cpu_ms_per_binding: f64,
+    /// Events the scheduler recorded for both phases (on each binding and on its template),
+    /// counted once their writes settled.
+    pub events_recorded: usize,
+    /// Events expected: two per binding (a full event buffer drops events, as client-go does).
+    pub events_expected: usize,
+}
+
+/// Counts the Events in `namespaces`, waiting (up to 30 s) until the count stops growing
+/// or reaches `expected`.
+async fn settled_events(
+    client: &kube::Client,
+    namespaces: &[&str],
+    expected: usize,
+) -> anyhow::Result<usize> {
+    let mut last = 0;
+    let mut steady = 0;
+    for _ in 0..150 {
+        let mut count = 0;
+        for namespace in namespaces {
+            let api =
+                Api::<k8s_openapi::api::core::v1::Event>::namespaced(client.clone(), namespace);
+            count += api
+                .list_metadata(&Default::default())
+                .await
+                .context("list the scheduler's events")?
+                .items
+                .len();
+        }
+        if count >= expected {
+            return Ok(count);
+        }
+        steady = if count == last { steady + 1 } else { 0 };
+        if steady >= 5 {
+            break;
+        }
+        last = count;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    Ok(last)
+}
+
+fn cpu_s() -> f64 {
+    super::propagate::world::cpu_seconds_of("/proc/self/stat")
 }
 
 const WRITERS: usize = 32;
@@ -235,8 +285,10 @@ pub async fn run(clusters: usize, bindings: usize, workers: usize) -> anyhow::Re
     // the scheduler never sees them.
     eprintln!("bench schedule e2e: baseline, {bindings} binding creates with {WRITERS} writers");
     let started = Instant::now();
+    let cpu = cpu_s();
     create_all(&client, "baseline", &specs).await?;
     let baseline_creates_per_s = bindings as f64 / started.elapsed().as_secs_f64();
+    let baseline_cpu_ms_per_create = (cpu_s() - cpu) * 1000.0 / bindings as f64;
     Api::<ResourceBinding>::namespaced(client.clone(), "baseline")
         .delete_collection(&Default::default(), &Default::default())
         .await
@@ -253,16 +305,20 @@ pub async fn run(clusters: usize, bindings: usize, workers: usize) -> anyhow::Re
     let workers = config.workers;
     let scheduler = Scheduler::new(client.clone(), config, Metrics::default());
     let started = Instant::now();
+    let cpu = cpu_s();
     let task = tokio::spawn(scheduler.run(shutdown.clone()));
     let (_, backlog_unschedulable) = waiter.await??;
     let backlog_per_s = bindings as f64 / started.elapsed().as_secs_f64();
+    let backlog_cpu_ms_per_binding = (cpu_s() - cpu) * 1000.0 / bindings as f64;
 
     eprintln!("bench schedule e2e: live, {bindings} bindings created while the scheduler runs");
     let waiter = tokio::spawn(wait_handled(client.clone(), "live".into(), bindings));
     tokio::time::sleep(Duration::from_millis(200)).await; // let the watch start
     let started = Instant::now();
+    let cpu = cpu_s();
     let created = create_all(&client, "live", &specs).await?;
     let (handled, live_unschedulable) = waiter.await??;
+    let live_cpu_ms_per_binding = (cpu_s() - cpu) * 1000.0 / bindings as f64;
     let last = handled.values().max().copied().unwrap_or(started);
     let live_per_s = bindings as f64 / last.duration_since(started).as_secs_f64();
     let mut latencies: Vec<Duration> = handled
@@ -270,6 +326,8 @@ pub async fn run(clusters: usize, bindings: usize, workers: usize) -> anyhow::Re
         .filter_map(|(name, at)| created.get(name).map(|c| at.saturating_duration_since(*c)))
         .collect();
     latencies.sort();
+    let events_expected = 4 * bindings;
+    let events_recorded = settled_events(&client, &["backlog", "live"], events_expected).await?;
     shutdown.cancel();
     let _ = task.await;
     drop(running);
@@ -284,6 +342,11 @@ pub async fn run(clusters: usize, bindings: usize, workers: usize) -> anyhow::Re
         live_p50_ms: percentile_ms(&latencies, 0.50),
         live_p99_ms: percentile_ms(&latencies, 0.99),
         unschedulable: backlog_unschedulable + live_unschedulable,
+        baseline_cpu_ms_per_create,
+        backlog_cpu_ms_per_binding,
+        live_cpu_ms_per_binding,
+        events_recorded,
+        events_expected,
     })
 }
 
@@ -321,5 +384,21 @@ pub fn rows(f: &E2eFigures) -> Vec<(&'static str, String)> {
             format!("{:.1}", f.live_p99_ms),
         ),
         ("e2e: unschedulable results", f.unschedulable.to_string()),
+        (
+            "baseline: process CPU ms per create",
+            format!("{:.3}", f.baseline_cpu_ms_per_create),
+        ),
+        (
+            "e2e backlog: process CPU ms per binding",
+            format!("{:.3}", f.backlog_cpu_ms_per_binding),
+        ),
+        (
+            "e2e live: process CPU ms per binding",
+            format!("{:.3}", f.live_cpu_ms_per_binding),
+        ),
+        (
+            "e2e: events recorded / expected",
+            format!("{} / {}", f.events_recorded, f.events_expected),
+        ),
     ]
 }

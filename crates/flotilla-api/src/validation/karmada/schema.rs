@@ -58,6 +58,49 @@ pub fn check(constraints: &[Constraint], object: &Value) -> Vec<FieldError> {
     errors
 }
 
+/// [`check`] of an update: rules under a member that the update left as it was in `old` are
+/// skipped, as kube-apiserver's CRD validation ratcheting (KEP-4008, on by default since
+/// Kubernetes 1.30) accepts unchanged values. Members are compared at most two names deep
+/// (`spec.placement`), each once.
+pub fn check_update(constraints: &[Constraint], object: &Value, old: &Value) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let mut unchanged: Vec<(Vec<&'static str>, bool)> = Vec::new();
+    for (path, rule) in constraints {
+        if is_default(rule) {
+            continue;
+        }
+        let segments: Vec<&'static str> = split(path);
+        let names = segments
+            .iter()
+            .take(2)
+            .take_while(|s| !matches!(**s, "[]" | "{}"))
+            .count();
+        if names > 0 {
+            let prefix = &segments[..names];
+            let same = match unchanged.iter().find(|(p, _)| *p == prefix) {
+                Some((_, same)) => *same,
+                None => {
+                    let same = member(object, prefix) == member(old, prefix);
+                    unchanged.push((prefix.to_vec(), same));
+                    same
+                }
+            };
+            if same {
+                continue;
+            }
+        }
+        visit(object, &segments, FieldPath::default(), &mut |value, at| {
+            apply_check(rule, value, at, &mut errors)
+        });
+    }
+    errors
+}
+
+/// The member at `names` (plain member names) under `value`.
+fn member<'v>(value: &'v Value, names: &[&str]) -> Option<&'v Value> {
+    names.iter().try_fold(value, |v, name| v.get(*name))
+}
+
 /// Applies the `Default*` rules of `constraints` to `object`, parents before children (the
 /// table lists them in that order).
 pub fn default(constraints: &[Constraint], object: &mut Value) {
@@ -271,6 +314,29 @@ mod tests {
         assert_eq!(split("spec.a[].b{}"), vec!["spec", "a", "[]", "b", "{}"]);
         assert_eq!(split("a[].b.c"), vec!["a", "[]", "b", "c"]);
         assert_eq!(split(""), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn an_update_checks_only_what_it_changed() {
+        let table: &[Constraint] = &[
+            ("", Rule::Required(&["spec"])),
+            ("spec.a", Rule::Enum(&["x"])),
+            ("spec.b[]", Rule::Required(&["name"])),
+            ("status.c", Rule::Minimum(1)),
+        ];
+        let old = json!({"spec": {"a": "bad", "b": [{}]}, "status": {"c": 0}});
+        // Unchanged invalid members are accepted (ratcheting); the whole object is not.
+        assert_eq!(check_update(table, &old, &old), Vec::new());
+        assert_eq!(check(table, &old).len(), 3);
+        // A changed member is checked again, in full.
+        let new = json!({"spec": {"a": "bad", "b": [{}, {"name": "n"}]}, "status": {"c": 0}});
+        let paths: Vec<String> = check_update(table, &new, &old)
+            .iter()
+            .map(|e| e.field.to_string())
+            .collect();
+        assert_eq!(paths, vec!["spec.b[0].name"]);
+        let new = json!({"status": {"c": 0}});
+        assert_eq!(check_update(table, &new, &old).len(), 1);
     }
 
     #[test]
