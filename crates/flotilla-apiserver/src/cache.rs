@@ -263,6 +263,11 @@ pub struct TooOld {
 /// How many changes a watcher may lag behind the newest before it catches up from the window.
 pub const DEFAULT_WATCH_BUFFER: usize = 4096;
 
+/// The most object bytes the window of recent changes keeps by default (besides its count of
+/// changes): the window holds superseded versions, which nothing else keeps in memory once the
+/// store keeps its history on disk.
+pub const DEFAULT_WINDOW_BYTES: usize = 256 * 1024 * 1024;
+
 /// The cache, shared by all handlers.
 #[derive(Debug)]
 pub struct WatchCache {
@@ -278,6 +283,9 @@ struct State {
     revision: Revision,
     window: VecDeque<Arc<Change>>,
     capacity: usize,
+    /// Object bytes in the window, and the most it may hold.
+    window_bytes: usize,
+    max_window_bytes: usize,
     /// The window holds every change after this revision.
     window_start: Revision,
 }
@@ -301,6 +309,12 @@ impl WatchCache {
     /// `buffer` changes (of any resource) behind the newest before they must catch up from
     /// the window of recent changes (see [`crate::server`]'s watch streams).
     pub fn with_buffer(capacity: usize, buffer: usize) -> Arc<Self> {
+        Self::with_limits(capacity, DEFAULT_WINDOW_BYTES, buffer)
+    }
+
+    /// [`WatchCache::with_buffer`] whose window also keeps at most `window_bytes` bytes of
+    /// objects (the oldest changes go first).
+    pub fn with_limits(capacity: usize, window_bytes: usize, buffer: usize) -> Arc<Self> {
         let (changes, _) = broadcast::channel(buffer.max(1));
         let (revision, _) = watch::channel(0);
         Arc::new(WatchCache {
@@ -309,6 +323,8 @@ impl WatchCache {
                 revision: 0,
                 window: VecDeque::new(),
                 capacity,
+                window_bytes: 0,
+                max_window_bytes: window_bytes,
                 window_start: 0,
             }),
             changes,
@@ -413,6 +429,7 @@ impl WatchCache {
         state.objects = objects;
         state.revision = revision;
         state.window.clear();
+        state.window_bytes = 0;
         state.window_start = revision;
         drop(state);
         self.revision.send_replace(revision);
@@ -466,13 +483,16 @@ impl WatchCache {
                 }
             };
             let change = Arc::new(change);
+            state.window_bytes += change.object.json_len();
             state.window.push_back(change.clone());
             let _ = self.changes.send(change);
         }
-        while state.window.len() > state.capacity {
-            if let Some(dropped) = state.window.pop_front() {
-                state.window_start = dropped.revision;
-            }
+        while state.window.len() > state.capacity || state.window_bytes > state.max_window_bytes {
+            let Some(dropped) = state.window.pop_front() else {
+                break;
+            };
+            state.window_bytes = state.window_bytes.saturating_sub(dropped.object.json_len());
+            state.window_start = dropped.revision;
         }
         state.revision = revision;
         drop(state);

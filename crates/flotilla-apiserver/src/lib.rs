@@ -54,6 +54,7 @@ pub struct Builder {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
     cache_window: usize,
+    cache_window_bytes: usize,
     watch_buffer: usize,
     signing_key: Option<Arc<auth::jwt::SigningKey>>,
     root_ca: Option<String>,
@@ -103,6 +104,7 @@ impl Builder {
             store,
             clock: Arc::new(SystemClock),
             cache_window: 100_000,
+            cache_window_bytes: cache::DEFAULT_WINDOW_BYTES,
             watch_buffer: cache::DEFAULT_WATCH_BUFFER,
             signing_key: None,
             root_ca: None,
@@ -140,6 +142,14 @@ impl Builder {
         self
     }
 
+    /// The most object bytes the window of recent changes keeps (256 MiB by default): with a
+    /// store that keeps its history on disk, the window's superseded versions are the only
+    /// copies in memory, and a burst of writes would otherwise fill it with large objects.
+    pub fn cache_window_bytes(mut self, bytes: usize) -> Self {
+        self.cache_window_bytes = bytes;
+        self
+    }
+
     /// How many changes (of any resource) a watcher may be behind the newest before it has to
     /// catch up from the window of recent changes (and, if it fell out of the window too,
     /// gets a `410 Expired` and must relist). Small values are for tests.
@@ -150,7 +160,11 @@ impl Builder {
 
     /// Starts the watch cache and returns once it holds the store's current state.
     pub async fn start(self) -> Result<Running, ApiError> {
-        let cache = cache::WatchCache::with_buffer(self.cache_window, self.watch_buffer);
+        let cache = cache::WatchCache::with_limits(
+            self.cache_window,
+            self.cache_window_bytes,
+            self.watch_buffer,
+        );
         let feeder = tokio::spawn(cache.clone().run(self.store.clone()));
         let status = self
             .store
