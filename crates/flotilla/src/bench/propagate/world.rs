@@ -211,7 +211,7 @@ impl ControlPlane {
             StoreKind::Redb => {
                 let dir = tempfile::tempdir().context("a temporary directory for the store")?;
                 let store = flotilla_store_redb::RedbStore::open(
-                    &dir.path().join("store"),
+                    dir.path().join("store"),
                     flotilla_store_redb::RedbOptions::default(),
                 )
                 .context("open the redb store")?;
