@@ -264,6 +264,11 @@ pub struct TooOld {
 /// How many changes a watcher may lag behind the newest before it catches up from the window.
 pub const DEFAULT_WATCH_BUFFER: usize = 4096;
 
+/// The most object bytes the window of recent changes keeps by default (besides its count of
+/// changes): the window holds superseded versions, which nothing else keeps in memory once the
+/// store keeps its history on disk.
+pub const DEFAULT_WINDOW_BYTES: usize = 256 * 1024 * 1024;
+
 /// The cache, shared by all handlers.
 #[derive(Debug)]
 pub struct WatchCache {
@@ -282,6 +287,9 @@ struct State {
     capacity: usize,
     /// Changes older than this leave the window even below `capacity`.
     max_age: Option<Duration>,
+    /// Object bytes in the window, and the most it may hold.
+    window_bytes: usize,
+    max_window_bytes: usize,
     /// The window holds every change after this revision.
     window_start: Revision,
 }
@@ -305,14 +313,20 @@ impl WatchCache {
     /// `buffer` changes (of any resource) behind the newest before they must catch up from
     /// the window of recent changes (see [`crate::server`]'s watch streams).
     pub fn with_buffer(capacity: usize, buffer: usize) -> Arc<Self> {
-        Self::with_limits(capacity, buffer, None)
+        Self::with_limits(capacity, buffer, DEFAULT_WINDOW_BYTES, None)
     }
 
-    /// As [`WatchCache::with_buffer`], and changes older than `max_age` leave the window even
-    /// when it holds fewer than `capacity` (kube-apiserver sizes its watch caches by time too):
-    /// once a burst of writes is over, the superseded versions it held are freed instead of
-    /// staying until `capacity` newer changes push them out.
-    pub fn with_limits(capacity: usize, buffer: usize, max_age: Option<Duration>) -> Arc<Self> {
+    /// As [`WatchCache::with_buffer`], and the window also keeps at most `window_bytes` bytes
+    /// of objects (the oldest changes go first) and no change older than `max_age`
+    /// (kube-apiserver sizes its watch caches by time too): once a burst of writes is over, the
+    /// superseded versions it held are freed instead of staying until `capacity` newer changes
+    /// push them out.
+    pub fn with_limits(
+        capacity: usize,
+        buffer: usize,
+        window_bytes: usize,
+        max_age: Option<Duration>,
+    ) -> Arc<Self> {
         let (changes, _) = broadcast::channel(buffer.max(1));
         let (revision, _) = watch::channel(0);
         Arc::new(WatchCache {
@@ -322,6 +336,8 @@ impl WatchCache {
                 window: VecDeque::new(),
                 capacity,
                 max_age,
+                window_bytes: 0,
+                max_window_bytes: window_bytes,
                 window_start: 0,
             }),
             changes,
@@ -427,6 +443,7 @@ impl WatchCache {
         state.objects = objects;
         state.revision = revision;
         state.window.clear();
+        state.window_bytes = 0;
         state.window_start = revision;
         drop(state);
         self.revision.send_replace(revision);
@@ -481,16 +498,22 @@ impl WatchCache {
                 }
             };
             let change = Arc::new(change);
+            state.window_bytes += change.object.json_len();
             state.window.push_back((now, change.clone()));
             let _ = self.changes.send(change);
         }
         let max_age = state.max_age;
         let expired = |at: Instant| max_age.is_some_and(|age| now.duration_since(at) > age);
         while let Some((at, oldest)) = state.window.front() {
-            if state.window.len() <= state.capacity && !expired(*at) {
+            if state.window.len() <= state.capacity
+                && state.window_bytes <= state.max_window_bytes
+                && !expired(*at)
+            {
                 break;
             }
+            let size = oldest.object.json_len();
             state.window_start = oldest.revision;
+            state.window_bytes = state.window_bytes.saturating_sub(size);
             state.window.pop_front();
         }
         state.revision = revision;

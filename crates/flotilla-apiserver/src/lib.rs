@@ -55,6 +55,7 @@ pub struct Builder {
     clock: Arc<dyn Clock>,
     cache_window: usize,
     cache_window_age: Option<std::time::Duration>,
+    cache_window_bytes: usize,
     watch_buffer: usize,
     signing_key: Option<Arc<auth::jwt::SigningKey>>,
     root_ca: Option<String>,
@@ -105,6 +106,7 @@ impl Builder {
             clock: Arc::new(SystemClock),
             cache_window: 100_000,
             cache_window_age: None,
+            cache_window_bytes: cache::DEFAULT_WINDOW_BYTES,
             watch_buffer: cache::DEFAULT_WATCH_BUFFER,
             signing_key: None,
             root_ca: None,
@@ -150,6 +152,14 @@ impl Builder {
         self
     }
 
+    /// The most object bytes the window of recent changes keeps (256 MiB by default): with a
+    /// store that keeps its history on disk, the window's superseded versions are the only
+    /// copies in memory, and a burst of writes would otherwise fill it with large objects.
+    pub fn cache_window_bytes(mut self, bytes: usize) -> Self {
+        self.cache_window_bytes = bytes;
+        self
+    }
+
     /// How many changes (of any resource) a watcher may be behind the newest before it has to
     /// catch up from the window of recent changes (and, if it fell out of the window too,
     /// gets a `410 Expired` and must relist). Small values are for tests.
@@ -163,6 +173,7 @@ impl Builder {
         let cache = cache::WatchCache::with_limits(
             self.cache_window,
             self.watch_buffer,
+            self.cache_window_bytes,
             self.cache_window_age,
         );
         let feeder = tokio::spawn(cache.clone().run(self.store.clone()));

@@ -365,16 +365,18 @@ impl BindingController {
         let mut written = Vec::new();
         let mut overridden = Vec::new();
         for (cluster_name, replicas) in &targets {
+            // The cached Cluster is borrowed, not copied (its API enablements are large).
             let cluster = self
                 .clusters
                 .get(&ObjectRef::new(cluster_name))
-                .map(|c| (*c).clone())
-                .unwrap_or_else(|| Cluster {
-                    metadata: ObjectMeta {
-                        name: Some(cluster_name.clone()),
-                        ..ObjectMeta::default()
-                    },
-                    ..Cluster::default()
+                .unwrap_or_else(|| {
+                    Arc::new(Cluster {
+                        metadata: ObjectMeta {
+                            name: Some(cluster_name.clone()),
+                            ..ObjectMeta::default()
+                        },
+                        ..Cluster::default()
+                    })
                 });
             let input = RenderInput {
                 binding: &reference,

@@ -4,7 +4,7 @@
 //! aggregated from the items by the interpreter ([`crate::interpreter::aggregate_status`]).
 
 use std::collections::{BTreeSet, HashMap};
-use std::hash::{Hash, Hasher};
+use std::hash::Hasher;
 use std::sync::Arc;
 
 use flotilla_api::karmada::names::cluster_name;
@@ -201,12 +201,21 @@ pub fn start(context: Context, shutdown: Shutdown) -> ControllerTask {
     })
 }
 
+/// A hash of `value`'s JSON, fed to the hasher as it serializes (no string).
 fn hash_of(value: &impl serde::Serialize) -> u64 {
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    serde_json::to_string(value)
-        .unwrap_or_default()
-        .hash(&mut hasher);
-    hasher.finish()
+    struct HashWriter(std::collections::hash_map::DefaultHasher);
+    impl std::io::Write for HashWriter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.write(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut hasher = HashWriter(std::collections::hash_map::DefaultHasher::new());
+    let _ = serde_json::to_writer(&mut hasher, value);
+    hasher.0.finish()
 }
 
 impl BindingStatusController {

@@ -529,7 +529,7 @@ impl Detector {
                     ..ResourceBinding::default()
                 };
                 api.create(&PostParams::default(), &binding).await?;
-                info!(binding = %format!("{namespace}/{name}"), "created ResourceBinding");
+                debug!(binding = %format!("{namespace}/{name}"), "created ResourceBinding");
             }
             Some(existing) => {
                 let mut updated = existing.clone();

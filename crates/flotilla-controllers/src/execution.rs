@@ -16,7 +16,7 @@
 pub mod apply;
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::Hasher;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -769,13 +769,47 @@ fn aggregate(errors: &[String]) -> String {
 /// A hash of what a user can change in the member object (pruned like a manifest: no status,
 /// no resourceVersion, no managedFields).
 fn fingerprint(object: &kube::api::DynamicObject) -> u64 {
-    let mut value = serde_json::to_value(object).unwrap_or(Value::Null);
-    if let Some(map) = value.as_object_mut() {
-        prune_manifest(map);
+    // Built without the status (copied for nothing, then pruned) and hashed as it serializes
+    // (no string): this runs for every event of every member object.
+    let mut map = serde_json::Map::new();
+    if let Some(types) = &object.types {
+        map.insert(
+            "apiVersion".into(),
+            Value::String(types.api_version.clone()),
+        );
+        map.insert("kind".into(), Value::String(types.kind.clone()));
     }
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    value.to_string().hash(&mut hasher);
-    hasher.finish()
+    map.insert(
+        "metadata".into(),
+        serde_json::to_value(&object.metadata).unwrap_or(Value::Null),
+    );
+    if let Value::Object(data) = &object.data {
+        for (key, value) in data {
+            if key != "status" {
+                map.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    prune_manifest(&mut map);
+    let mut hasher = HashWriter(std::collections::hash_map::DefaultHasher::new());
+    if serde_json::to_writer(&mut hasher, &map).is_err() {
+        return 0;
+    }
+    hasher.0.finish()
+}
+
+/// Feeds serialized bytes straight into a hasher.
+struct HashWriter(std::collections::hash_map::DefaultHasher);
+
+impl std::io::Write for HashWriter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.write(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Fingerprints of member objects, to tell real edits from status updates.

@@ -33,7 +33,7 @@ impl Tasks {
 
     /// Watches `api` into `writer` (re-listing with kube-runtime's default backoff) and hands
     /// every event, after the cache has applied it, to `on_event`. Watch errors are logged and
-    /// retried.
+    /// retried. Objects arrive without `metadata.managedFields`.
     pub fn reflect<K>(
         &mut self,
         api: Api<K>,
@@ -44,9 +44,13 @@ impl Tasks {
         K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,
     {
         self.spawn(async move {
-            let stream =
-                reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
-                    .default_backoff();
+            // Cached objects go without `metadata.managedFields` (as Karmada's controller
+            // manager strips them from its informers): no controller reads them, and they can
+            // be as large as the rest of the object. An update sent from a cached copy leaves
+            // the stored entries as they are.
+            let watch = watcher::watcher(api, watcher::Config::default())
+                .modify(|object: &mut K| object.meta_mut().managed_fields = None);
+            let stream = reflector::reflector(writer, watch).default_backoff();
             let mut stream = std::pin::pin!(stream);
             while let Some(event) = stream.next().await {
                 match event {

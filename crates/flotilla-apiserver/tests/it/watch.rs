@@ -353,3 +353,67 @@ async fn create_configmaps_named(cp: &flotilla_apiserver::Running, name: &str) {
     .await;
     assert_eq!(reply.status, StatusCode::CREATED, "{:?}", reply.body);
 }
+
+#[tokio::test]
+async fn the_window_keeps_at_most_its_bytes_of_changes() {
+    // Room for a few ConfigMaps' changes, not for ten: a watch from the first is expired, a
+    // watch from the last still resumes and sees the next.
+    let store: std::sync::Arc<dyn flotilla_store::Store> =
+        std::sync::Arc::new(flotilla_store::MemoryStore::new());
+    let cp = flotilla_apiserver::Builder::new(store)
+        .cache_window(100_000)
+        .cache_window_bytes(50_000)
+        .start()
+        .await
+        .expect("start");
+    let mut versions = Vec::new();
+    for i in 0..10 {
+        let reply = send(
+            &cp,
+            json(
+                "POST",
+                "/api/v1/namespaces/default/configmaps",
+                &json!({"metadata": {"name": format!("c{i}")}, "data": {"k": "v".repeat(10_000)}}),
+            ),
+        )
+        .await;
+        assert_eq!(reply.status, StatusCode::CREATED, "{:?}", reply.body);
+        versions.push(
+            reply.body["metadata"]["resourceVersion"]
+                .as_str()
+                .expect("a resourceVersion")
+                .to_owned(),
+        );
+    }
+    let (_, mut events) = open(
+        &cp,
+        &format!(
+            "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={}",
+            versions[0]
+        ),
+    )
+    .await;
+    let error = next(&mut events).await;
+    assert_eq!(error["type"], "ERROR", "{error}");
+    assert_eq!(error["object"]["code"], 410);
+    let (_, mut events) = open(
+        &cp,
+        &format!(
+            "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={}",
+            versions[9]
+        ),
+    )
+    .await;
+    send(
+        &cp,
+        json(
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            &json!({"metadata": {"name": "c10"}}),
+        ),
+    )
+    .await;
+    let event = next(&mut events).await;
+    assert_eq!(event["type"], "ADDED", "{event}");
+    assert_eq!(event["object"]["metadata"]["name"], "c10");
+}

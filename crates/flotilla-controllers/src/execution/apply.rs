@@ -214,7 +214,7 @@ impl Applier<'_> {
             self.cluster,
         );
         let created = created.map_err(ApplyError::Api)?;
-        tracing::info!(cluster = self.cluster, kind = %target.kind, namespace = %target.namespace,
+        tracing::debug!(cluster = self.cluster, kind = %target.kind, namespace = %target.namespace,
             name = %target.name, "created the resource on the member");
         if let Some(version) = created.metadata.resource_version {
             self.versions.record(Self::id(target), version);
@@ -278,7 +278,7 @@ impl Applier<'_> {
         if version == observed_version {
             return Ok((Outcome::Unchanged, UpdateResult::Unchanged));
         }
-        tracing::info!(cluster = self.cluster, kind = %target.kind, namespace = %target.namespace,
+        tracing::debug!(cluster = self.cluster, kind = %target.kind, namespace = %target.namespace,
             name = %target.name, "updated the resource on the member");
         Ok((Outcome::Updated, UpdateResult::Updated))
     }
@@ -313,7 +313,7 @@ impl Applier<'_> {
             self.cluster,
         );
         deleted?;
-        tracing::info!(cluster = self.cluster, kind = %target.kind, namespace = %target.namespace,
+        tracing::debug!(cluster = self.cluster, kind = %target.kind, namespace = %target.namespace,
             name = %target.name, "deleted the resource on the member");
         self.versions.forget(&Self::id(&target));
         Ok(())

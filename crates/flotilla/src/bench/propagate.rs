@@ -58,6 +58,9 @@ pub struct PropagateBenchOptions {
     /// Concurrent clients creating the burst's Deployments.
     #[arg(long, default_value_t = 32)]
     pub writers: usize,
+    /// The control plane's store, as `flotilla up --store` (redb in a temporary directory).
+    #[arg(long, value_enum, default_value = "redb")]
+    pub store: crate::up::StoreKind,
     /// Give up on the burst after this long.
     #[arg(long, default_value = "600s", value_parser = super::parse_duration)]
     pub timeout: Duration,
@@ -207,7 +210,7 @@ pub async fn run(options: &PropagateBenchOptions) -> anyhow::Result<Figures> {
     let started = Instant::now();
     let members = world::Members::start(options.clusters, options.nodes).await?;
     f.rss_before_control_plane_mib = world::rss_mib();
-    let control = world::ControlPlane::start().await?;
+    let control = world::ControlPlane::start(options.store).await?;
     eprintln!("bench propagate: joining {} clusters", options.clusters);
     control
         .join(&members.sim.kubeconfig, &members.names)

@@ -1,7 +1,8 @@
 //! The bench's world: `flotilla sim` in a child process (so that its memory and CPU are not
 //! counted as the control plane's), and in this process the control plane `flotilla up` runs —
-//! API server on a memory store, the scheduler, every controller — with the members joined in
-//! push mode through `flotilla join`'s code.
+//! API server on the store `up` uses (redb, here in a temporary directory; or memory), the
+//! scheduler, every controller — with the members joined in push mode through `flotilla
+//! join`'s code.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use kube::api::Api;
 use tokio::io::AsyncBufReadExt;
 
 use crate::join::{self, JoinRequest};
+use crate::up::StoreKind;
 
 /// `flotilla sim` in a child process, started by this same binary; killed when this is dropped
 /// (every exit path of a bench, errors and Ctrl-C included).
@@ -169,6 +171,8 @@ pub struct ControlPlane {
     _running: flotilla_apiserver::Running,
     shutdown: flotilla_runtime::Shutdown,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// The redb file's directory (removed when the bench ends).
+    _data: Option<tempfile::TempDir>,
 }
 
 impl Drop for ControlPlane {
@@ -192,12 +196,29 @@ pub fn admin(running: &flotilla_apiserver::Running, name: &str) -> kube::Client 
 }
 
 impl ControlPlane {
-    /// API server on a memory store, the scheduler and every default controller, as `up` runs
-    /// them (without leader election: one process).
-    pub async fn start() -> anyhow::Result<ControlPlane> {
+    /// API server on `store` (redb: durable, in a temporary directory, with `up`'s options;
+    /// memory: compacted as `up --store memory` does), the scheduler and every default
+    /// controller, as `up` runs them (without leader election: one process).
+    pub async fn start(kind: StoreKind) -> anyhow::Result<ControlPlane> {
         flotilla_apiserver::auth::tls::install_crypto_provider();
-        let store: Arc<dyn flotilla_store::Store> = Arc::new(flotilla_store::MemoryStore::new());
-        crate::up::spawn_compaction(store.clone());
+        let (store, data): (Arc<dyn flotilla_store::Store>, _) = match kind {
+            StoreKind::Memory => {
+                let store: Arc<dyn flotilla_store::Store> =
+                    Arc::new(flotilla_store::MemoryStore::new());
+                crate::up::spawn_compaction(store.clone());
+                (store, None)
+            }
+            StoreKind::Redb => {
+                let dir = tempfile::tempdir().context("a temporary directory for the store")?;
+                let store = flotilla_store_redb::RedbStore::open(
+                    dir.path().join("store"),
+                    flotilla_store_redb::RedbOptions::default(),
+                )
+                .context("open the redb store")?;
+                (Arc::new(store), Some(dir))
+            }
+            StoreKind::Etcd => anyhow::bail!("bench propagate runs on redb or memory"),
+        };
         let running = flotilla_apiserver::Builder::new(store.clone())
             .start()
             .await
@@ -236,6 +257,7 @@ impl ControlPlane {
             _running: running,
             shutdown,
             tasks: vec![scheduler, controllers],
+            _data: data,
         })
     }
 
