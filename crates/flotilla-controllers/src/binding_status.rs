@@ -4,7 +4,6 @@
 //! aggregated from the items by the interpreter ([`crate::interpreter::aggregate_status`]).
 
 use std::collections::{BTreeSet, HashMap};
-use std::hash::Hasher;
 use std::sync::Arc;
 
 use flotilla_api::karmada::names::cluster_name;
@@ -201,23 +200,6 @@ pub fn start(context: Context, shutdown: Shutdown) -> ControllerTask {
     })
 }
 
-/// A hash of `value`'s JSON, fed to the hasher as it serializes (no string).
-fn hash_of(value: &impl serde::Serialize) -> u64 {
-    struct HashWriter(std::collections::hash_map::DefaultHasher);
-    impl std::io::Write for HashWriter {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.write(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut hasher = HashWriter(std::collections::hash_map::DefaultHasher::new());
-    let _ = serde_json::to_writer(&mut hasher, value);
-    hasher.0.finish()
-}
-
 impl BindingStatusController {
     pub async fn run(client: kube::Client, metrics: Metrics, shutdown: Shutdown) {
         // The bindings are re-listed below; a previous leader term's view is stale.
@@ -290,7 +272,7 @@ impl BindingStatusController {
         let binding = view(&object);
         self.metrics
             .binding_state(binding.key.to_string(), binding_state(&binding));
-        let shape = hash_of(&(
+        let shape = crate::fingerprint::hash_of(&(
             binding.metadata.generation,
             &binding.status.last_scheduled_time,
             &binding.spec.resource.resource_version,
@@ -322,7 +304,10 @@ impl BindingStatusController {
         } else {
             self.index
                 .upsert(&work, &[RB_PERMANENT_ID, CRB_PERMANENT_ID]);
-            let shape = hash_of(&(&work.status, work.metadata.deletion_timestamp.is_some()));
+            let shape = crate::fingerprint::hash_of(&(
+                &work.status,
+                work.metadata.deletion_timestamp.is_some(),
+            ));
             if self.work_statuses.lock().insert(key, shape) == Some(shape) {
                 return;
             }

@@ -14,9 +14,9 @@
 //! Work, which writes the manifest back — drift is repaired.
 
 pub mod apply;
+mod drift;
 
 use std::collections::HashMap;
-use std::hash::Hasher;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,7 +24,6 @@ use flotilla_api::karmada::{
     Cluster, EXECUTION_CONTROLLER_FINALIZER, MANAGED_BY_KARMADA_LABEL, WORK_APPLIED,
     WORK_DISPATCHING, WORK_NAME_ANNOTATION, WORK_NAMESPACE_ANNOTATION, Work, names,
 };
-use flotilla_api::validation::karmada::prune_manifest;
 use flotilla_runtime::controller::{Tasks, until_ready};
 use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
 use flotilla_runtime::{Backoff, Priority, Shutdown, WorkQueue};
@@ -37,7 +36,8 @@ use serde_json::{Value, json};
 
 use crate::manager::{Context, ControllerTask};
 use crate::member_cache::{InformerKey, MemberCache, MemberEvent};
-use apply::{Applier, ApplyError, ObjectId, Outcome, Versions, api_message};
+use apply::{Applier, ApplyError, Outcome, Versions, api_message};
+use drift::{Drift, fingerprint};
 
 /// The `--controllers` name.
 pub const NAME: &str = "execution";
@@ -763,67 +763,6 @@ fn aggregate(errors: &[String]) -> String {
     match errors {
         [one] => one.clone(),
         many => format!("[{}]", many.join(", ")),
-    }
-}
-
-/// A hash of what a user can change in the member object (pruned like a manifest: no status,
-/// no resourceVersion, no managedFields).
-fn fingerprint(object: &kube::api::DynamicObject) -> u64 {
-    // Built without the status (copied for nothing, then pruned) and hashed as it serializes
-    // (no string): this runs for every event of every member object.
-    let mut map = serde_json::Map::new();
-    if let Some(types) = &object.types {
-        map.insert(
-            "apiVersion".into(),
-            Value::String(types.api_version.clone()),
-        );
-        map.insert("kind".into(), Value::String(types.kind.clone()));
-    }
-    map.insert(
-        "metadata".into(),
-        serde_json::to_value(&object.metadata).unwrap_or(Value::Null),
-    );
-    if let Value::Object(data) = &object.data {
-        for (key, value) in data {
-            if key != "status" {
-                map.insert(key.clone(), value.clone());
-            }
-        }
-    }
-    prune_manifest(&mut map);
-    let mut hasher = HashWriter(std::collections::hash_map::DefaultHasher::new());
-    if serde_json::to_writer(&mut hasher, &map).is_err() {
-        return 0;
-    }
-    hasher.0.finish()
-}
-
-/// Feeds serialized bytes straight into a hasher.
-struct HashWriter(std::collections::hash_map::DefaultHasher);
-
-impl std::io::Write for HashWriter {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.write(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Fingerprints of member objects, to tell real edits from status updates.
-#[derive(Default)]
-struct Drift(Mutex<HashMap<ObjectId, u64>>);
-
-impl Drift {
-    /// Records the fingerprint; whether it differs from the previous one (or is the first).
-    fn observe(&self, id: ObjectId, fingerprint: u64) -> bool {
-        self.0.lock().insert(id, fingerprint) != Some(fingerprint)
-    }
-
-    fn forget(&self, id: &ObjectId) {
-        self.0.lock().remove(id);
     }
 }
 

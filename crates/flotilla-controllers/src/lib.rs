@@ -9,6 +9,7 @@ pub mod cluster_status;
 pub mod dependencies;
 pub mod detector;
 pub mod execution;
+mod fingerprint;
 pub mod interpreter;
 pub mod manager;
 pub mod member_cache;
