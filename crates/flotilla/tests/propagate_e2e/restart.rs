@@ -147,7 +147,29 @@ async fn sigkill_mid_propagation_then_restart_converges_with_nothing_orphaned() 
         }
         seen.join(" ")
     };
-    await_value("every Deployment ready in both members", &converged, all).await;
+    // Polled like `await_value`; on a timeout the failure also shows the bindings and Works, so
+    // that a Deployment that never arrived can be traced to the step that stopped.
+    let deadline = tokio::time::Instant::now() + crate::support::PATIENCE;
+    loop {
+        let seen = all().await;
+        if seen == converged {
+            break;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            let bindings = plane
+                .try_kubectl(&["-n", NAMESPACE, "get", "rb", "-o", "wide"])
+                .await;
+            let works = plane
+                .try_kubectl(&["get", "works", "-A", "-o", "wide"])
+                .await;
+            panic!(
+                "not within {:?}: every Deployment ready in both members; last observed:\n\
+                 {seen}\n(want {converged})\nbindings: {bindings:?}\nworks: {works:?}",
+                crate::support::PATIENCE
+            );
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
     await_value(
         "every template's status aggregated (2 ready each)",
         &vec!["2"; COUNT].join(" "),
