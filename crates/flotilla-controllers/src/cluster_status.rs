@@ -154,8 +154,10 @@ pub async fn run(context: Context, options: StatusOptions, shutdown: Shutdown) {
     });
     let (clusters, writer) = reflector::store();
     let q = queue.clone();
-    let mut generations: HashMap<String, Option<i64>> = HashMap::new();
-    // Like Karmada's GenerationChangedPredicate: our own status writes do not re-trigger.
+    let mut generations: HashMap<String, (Option<i64>, bool)> = HashMap::new();
+    // Like Karmada's GenerationChangedPredicate: our own status writes do not re-trigger. The
+    // cluster controller's finalizer does: status is collected only once it is there, and a
+    // new cluster should not wait for a requeue to notice it.
     let stream = watcher(
         Api::<Cluster>::all(context.client.clone()),
         watcher::Config::default(),
@@ -166,8 +168,8 @@ pub async fn run(context: Context, options: StatusOptions, shutdown: Shutdown) {
         match event {
             Ok(watcher::Event::Apply(c)) | Ok(watcher::Event::InitApply(c)) => {
                 let name = c.name().to_owned();
-                let generation = c.metadata.generation;
-                if generations.insert(name.clone(), generation) != Some(generation) {
+                let seen = (c.metadata.generation, has_finalizer(&c));
+                if generations.insert(name.clone(), seen) != Some(seen) {
                     q.add(name);
                 }
             }
@@ -211,6 +213,19 @@ pub async fn run(context: Context, options: StatusOptions, shutdown: Shutdown) {
     }
     let _ = watch.await;
     controller.members.lock().clear();
+}
+
+/// How soon a just-joined cluster whose client the factory cannot build yet is looked at again
+/// (the factory's watches are usually a few milliseconds behind this controller's).
+const NEW_CLIENT_RETRY: Duration = Duration::from_millis(100);
+
+/// Whether the cluster controller's finalizer is on `cluster`.
+fn has_finalizer(cluster: &Cluster) -> bool {
+    cluster
+        .metadata
+        .finalizers
+        .as_ref()
+        .is_some_and(|f| f.iter().any(|f| f == FINALIZER))
 }
 
 fn condition(type_: &str, status: &str, reason: &str, message: String) -> Condition {
@@ -323,14 +338,9 @@ impl Controller {
             self.stop(name);
             return Ok(None);
         }
-        let finalized = cluster
-            .metadata
-            .finalizers
-            .as_ref()
-            .is_some_and(|f| f.iter().any(|f| f == FINALIZER));
-        if !finalized {
-            // The cluster controller has not seen it yet; it will, and generation-changing
-            // events are not what it writes, so look again shortly.
+        if !has_finalizer(&cluster) {
+            // The cluster controller has not seen it yet. Its finalizer re-triggers this
+            // controller (see `run`); the requeue is only a safety net.
             return Ok(Some(Duration::from_secs(1)));
         }
         let current = ready_condition(&cluster).cloned();
@@ -341,7 +351,7 @@ impl Controller {
                 // have seen them yet. Publishing a failure now would hold the cluster NotReady
                 // for the success threshold, so look again shortly instead.
                 tracing::debug!(cluster = name, error = %describe(&error), "no client yet for a new cluster");
-                return Ok(Some(Duration::from_secs(1)));
+                return Ok(Some(NEW_CLIENT_RETRY));
             }
             Err(error) => {
                 let observed = condition(

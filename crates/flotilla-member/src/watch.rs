@@ -270,9 +270,14 @@ fn spawn_watch<K>(
         + 'static,
 {
     tokio::spawn(async move {
-        let mut stream = watcher(api, watcher::Config::default())
-            .default_backoff()
-            .boxed();
+        // One unpaginated list, as client-go's informers get it from kube-apiserver's watch
+        // cache: a 5,000-node member answers in one streamed response instead of ten
+        // round trips of 500 (the largest part of a new member's registration time).
+        let config = watcher::Config {
+            page_size: None,
+            ..watcher::Config::default()
+        };
+        let mut stream = watcher(api, config).default_backoff().boxed();
         // A relist is gathered as facts (not objects) and swapped in when complete.
         let mut listed = Tracker::new();
         loop {
