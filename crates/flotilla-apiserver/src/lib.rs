@@ -60,6 +60,7 @@ pub struct Builder {
     signing_key: Option<Arc<auth::jwt::SigningKey>>,
     root_ca: Option<String>,
     cluster_proxy: Option<cluster_proxy::SharedClusterProxy>,
+    untracked_writers: Vec<String>,
 }
 
 /// A started API server; dropping it stops the watch cache feeder.
@@ -111,6 +112,7 @@ impl Builder {
             signing_key: None,
             root_ca: None,
             cluster_proxy: None,
+            untracked_writers: Vec::new(),
         }
     }
 
@@ -157,6 +159,19 @@ impl Builder {
     /// copies in memory, and a burst of writes would otherwise fill it with large objects.
     pub fn cache_window_bytes(mut self, bytes: usize) -> Self {
         self.cache_window_bytes = bytes;
+        self
+    }
+
+    /// Writes by the user `name` (create, update, patch, of objects and their status; not
+    /// server-side apply) are not recorded in `managedFields`: the fields it changes leave other
+    /// managers' sets as on any update, but it owns none, and an object only it wrote has no
+    /// managedFields at all. Not Kubernetes behaviour: for a simulated cluster's own control
+    /// loops (kubelets, scheduler, controllers), whose entries would be about half of every
+    /// stored pod and node (docs/sim.md). A later apply by someone else finds such an object
+    /// without managed fields and, as kube-apiserver does, treats its fields as owned by
+    /// `before-first-apply`.
+    pub fn untracked_writer(mut self, name: impl Into<String>) -> Self {
+        self.untracked_writers.push(name.into());
         self
     }
 
@@ -245,6 +260,7 @@ impl Builder {
         let gc = tokio::spawn(gc::run(registry.clone()));
         let mut server = ApiServer::new(registry).with_service_accounts(tokens);
         server.cluster_proxy = self.cluster_proxy;
+        server.untracked_writers = self.untracked_writers;
         let rbac = server
             .authorizer
             .rbac()

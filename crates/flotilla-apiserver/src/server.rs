@@ -38,6 +38,9 @@ pub struct ApiServer {
     pub(crate) authorizer: Authorizer,
     pub(crate) service_accounts: Option<Arc<ServiceAccountTokens>>,
     pub(crate) cluster_proxy: Option<crate::cluster_proxy::SharedClusterProxy>,
+    /// Users whose writes are not recorded in managedFields (see
+    /// [`crate::Builder::untracked_writer`]).
+    pub(crate) untracked_writers: Vec<String>,
 }
 
 /// The identity of the caller, set per connection (client certificate) or per request (token)
@@ -53,6 +56,7 @@ impl ApiServer {
             authorizer: Authorizer::with_rbac(rbac),
             service_accounts: None,
             cluster_proxy: None,
+            untracked_writers: Vec::new(),
         }
     }
 

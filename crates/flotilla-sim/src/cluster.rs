@@ -43,6 +43,11 @@ pub const HISTORY_WINDOW: std::time::Duration = std::time::Duration::from_secs(1
 /// See [`HISTORY_WINDOW`].
 pub const HISTORY_REVISIONS: i64 = 1_000;
 
+/// The user the cluster's own control loops write as (through the in-process client). Unless
+/// [`Settings::track_own_writes`], the API server records none of its writes in `managedFields`
+/// ([`flotilla_apiserver::Builder::untracked_writer`]).
+pub const CONTROL_LOOP_USER: &str = "system:kube-controller-manager";
+
 /// What every control loop of a cluster shares.
 pub struct Ctx {
     pub name: String,
@@ -157,18 +162,19 @@ impl SimCluster {
         }));
         // A smaller resume window than a control plane's: a hundred clusters each keeping 100,000
         // superseded versions would dominate the process, and our watchers are in-process.
-        let running = flotilla_apiserver::Builder::new(store)
+        let mut builder = flotilla_apiserver::Builder::new(store)
             .cache_window(CACHE_WINDOW)
             .cache_window_age(HISTORY_WINDOW)
-            .root_ca(pki.ca_cert_pem())
-            .start()
-            .await
-            .map_err(|e| SimError::ApiServer {
-                cluster: spec.name.clone(),
-                message: e.message.clone(),
-            })?;
+            .root_ca(pki.ca_cert_pem());
+        if !settings.track_own_writes {
+            builder = builder.untracked_writer(CONTROL_LOOP_USER);
+        }
+        let running = builder.start().await.map_err(|e| SimError::ApiServer {
+            cluster: spec.name.clone(),
+            message: e.message.clone(),
+        })?;
         let user = UserInfo {
-            name: "system:kube-controller-manager".into(),
+            name: CONTROL_LOOP_USER.into(),
             groups: vec![MASTERS_GROUP.to_owned(), "system:authenticated".into()],
             ..Default::default()
         };

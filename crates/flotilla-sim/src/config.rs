@@ -27,6 +27,10 @@ pub struct SimConfig {
     pub eviction_timeout: Option<String>,
     /// How often each node's Lease in `kube-node-lease` is renewed (`10s` by default).
     pub lease_renew_interval: Option<String>,
+    /// Record the clusters' own control loops (kubelets, scheduler, controllers, node
+    /// heartbeats) in `managedFields` as a real cluster does (`false` by default: their
+    /// entries are about half of every stored pod and node; users' writes are always tracked).
+    pub track_own_writes: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -116,6 +120,8 @@ pub struct Settings {
     pub job_duration: Duration,
     pub eviction_timeout: Duration,
     pub lease_renew_interval: Duration,
+    /// See [`SimConfig::track_own_writes`].
+    pub track_own_writes: bool,
 }
 
 impl Default for Settings {
@@ -126,6 +132,7 @@ impl Default for Settings {
             job_duration: Duration::from_secs(5),
             eviction_timeout: Duration::from_secs(300),
             lease_renew_interval: Duration::from_secs(10),
+            track_own_writes: false,
         }
     }
 }
@@ -186,6 +193,9 @@ impl SimConfig {
         let mut settings = Settings::default();
         if let Some(seed) = self.seed {
             settings.seed = seed;
+        }
+        if let Some(track) = self.track_own_writes {
+            settings.track_own_writes = track;
         }
         for (field, text, slot) in [
             (

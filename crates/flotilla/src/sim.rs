@@ -67,6 +67,10 @@ pub struct SimOptions {
     /// How often node Leases are renewed (`10s`).
     #[arg(long)]
     pub lease_renew_interval: Option<String>,
+    /// Record the clusters' own control loops in managedFields, as a real cluster does (by
+    /// default only users' writes are; see docs/sim.md, "managedFields").
+    #[arg(long)]
+    pub track_own_writes: bool,
     /// Where the clusters' CAs and certificates are kept (default: a temporary directory).
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
@@ -112,6 +116,9 @@ impl SimOptions {
         };
         if self.seed.is_some() {
             config.seed = self.seed;
+        }
+        if self.track_own_writes {
+            config.track_own_writes = Some(true);
         }
         for (flag, slot) in [
             (&self.start_latency, &mut config.start_latency),

@@ -35,6 +35,9 @@ pub struct WriteOptions {
     pub now: String,
     /// The subresource written (`status`), recorded in managed fields (set by the registry).
     pub subresource: Option<String>,
+    /// The writer is one of [`crate::Builder::untracked_writer`]'s: its own fields are not
+    /// recorded in `managedFields` (other managers still lose the fields it changes).
+    pub untracked: bool,
 }
 
 impl WriteOptions {
@@ -48,6 +51,7 @@ impl WriteOptions {
             apply: false,
             now: String::new(),
             subresource: None,
+            untracked: false,
         })
     }
 }
@@ -75,6 +79,7 @@ impl Default for WriteOptions {
             apply: false,
             now: String::new(),
             subresource: None,
+            untracked: false,
         }
     }
 }
@@ -625,7 +630,54 @@ impl Registry {
             Part::Status => Some("status"),
             Part::Main => options.subresource.as_deref(),
         };
-        crate::managed::record_update_in(info, old, object, manager, &time, subresource);
+        if options.untracked {
+            untracked_update(info, old, object, manager, &time, subresource);
+        } else {
+            crate::managed::record_update_in(info, old, object, manager, &time, subresource);
+        }
+    }
+}
+
+/// A write by an untracked writer ([`crate::Builder::untracked_writer`]): the fields it changes
+/// leave the other managers' sets as on any update, but it gets no entry of its own (one it
+/// already had, from before it was untracked, stays as it was). An object without managed
+/// fields, before and after, stays without: nothing is computed (the simulated clusters' hot
+/// path, where only users' writes are tracked).
+fn untracked_update(
+    info: &ResourceInfo,
+    old: Option<&Value>,
+    object: &mut Value,
+    manager: &str,
+    time: &str,
+    subresource: Option<&str>,
+) {
+    let entries = |object: &Value| {
+        object["metadata"]["managedFields"]
+            .as_array()
+            .filter(|entries| !entries.is_empty())
+            .cloned()
+    };
+    let Some(before) = old.and_then(entries) else {
+        object::metadata_mut(object).remove("managedFields");
+        return;
+    };
+    let own = |entry: &Value| {
+        entry["manager"] == manager
+            && entry["operation"] == "Update"
+            && entry["subresource"].as_str() == subresource
+    };
+    crate::managed::record_update_in(info, old, object, manager, time, subresource);
+    let mut after: Vec<Value> = entries(object)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|entry| !own(entry))
+        .collect();
+    after.extend(before.into_iter().filter(own));
+    let meta = object::metadata_mut(object);
+    if after.is_empty() {
+        meta.remove("managedFields");
+    } else {
+        meta.insert("managedFields".into(), Value::Array(after));
     }
 }
 

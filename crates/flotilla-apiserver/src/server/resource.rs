@@ -110,6 +110,7 @@ async fn handle_inner(
     let write_options = |query: &Query| {
         WriteOptions::for_request(query, &user_agent).map(|options| WriteOptions {
             guard: guard.clone(),
+            untracked: server.untracked_writers.contains(&user.name),
             ..options
         })
     };

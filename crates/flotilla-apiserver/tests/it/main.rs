@@ -17,4 +17,5 @@ mod karmada;
 mod kube_rs;
 mod managed_status;
 mod openapi_v2;
+mod untracked;
 mod watch;

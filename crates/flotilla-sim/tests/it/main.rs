@@ -6,6 +6,7 @@ mod support;
 mod determinism;
 mod faults;
 mod kubectl;
+mod managed_fields;
 mod scheduling;
 mod service_accounts;
 mod workloads;

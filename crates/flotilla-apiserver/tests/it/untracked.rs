@@ -1,0 +1,195 @@
+//! `Builder::untracked_writer`: a user whose writes are not recorded in managedFields (what the
+//! simulated clusters use for their own control loops), while everyone else's are.
+
+use std::sync::Arc;
+
+use flotilla_apiserver::auth::authn::UserInfo;
+use flotilla_apiserver::{Builder, Running};
+use flotilla_store::{MemoryStore, Store};
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
+
+async fn server() -> Running {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    Builder::new(store)
+        .untracked_writer("loops")
+        .start()
+        .await
+        .expect("API server starts")
+}
+
+fn loops() -> Option<UserInfo> {
+    Some(UserInfo {
+        name: "loops".into(),
+        groups: vec!["system:masters".into(), "system:authenticated".into()],
+        ..Default::default()
+    })
+}
+
+/// `manager/operation[/subresource]` of every entry, sorted.
+fn managers(object: &Value) -> Vec<String> {
+    let mut managers: Vec<String> = object["metadata"]["managedFields"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .map(|m| {
+            let mut name = format!(
+                "{}/{}",
+                m["manager"].as_str().unwrap_or(""),
+                m["operation"].as_str().unwrap_or("")
+            );
+            if let Some(sub) = m["subresource"].as_str() {
+                name.push('/');
+                name.push_str(sub);
+            }
+            name
+        })
+        .collect();
+    managers.sort();
+    managers
+}
+
+fn merge(uri: &str, patch: Value) -> http::Request<axum::body::Body> {
+    with_body(
+        "PATCH",
+        uri,
+        "application/merge-patch+json",
+        patch.to_string(),
+    )
+}
+
+#[tokio::test]
+async fn an_untracked_writer_owns_nothing_and_others_stay_tracked() {
+    let cp = server().await;
+    let created = send_as(
+        &cp,
+        loops(),
+        json(
+            "POST",
+            &format!("{DEPLOYMENTS}?fieldManager=ctrl"),
+            &deployment("web", 2),
+        ),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    assert!(
+        created.body["metadata"].get("managedFields").is_none(),
+        "{}",
+        created.body
+    );
+
+    // Status and spec writes by the untracked writer: still no managed fields.
+    let status = send_as(
+        &cp,
+        loops(),
+        merge(
+            &format!("{DEPLOYMENTS}/web/status?fieldManager=ctrl"),
+            json!({"status": {"replicas": 2}}),
+        ),
+    )
+    .await;
+    assert_eq!(status.status, 200, "{}", status.body);
+    assert_eq!(status.body["status"]["replicas"], 2);
+    assert!(
+        status.body["metadata"].get("managedFields").is_none(),
+        "{}",
+        status.body
+    );
+
+    // A user's apply: the object had no managed fields, so its fields are before-first-apply's.
+    let applied = send(
+        &cp,
+        with_body(
+            "PATCH",
+            &format!("{DEPLOYMENTS}/web?fieldManager=team&force=true"),
+            "application/apply-patch+yaml",
+            deployment("web", 3).to_string(),
+        ),
+    )
+    .await;
+    assert_eq!(applied.status, 200, "{}", applied.body);
+    assert_eq!(
+        managers(&applied.body),
+        ["before-first-apply/Update", "team/Apply"]
+    );
+    let owns_replicas = |object: &Value, manager: &str| {
+        object["metadata"]["managedFields"]
+            .as_array()
+            .expect("managedFields")
+            .iter()
+            .any(|m| m["manager"] == manager && m["fieldsV1"]["f:spec"].get("f:replicas").is_some())
+    };
+    assert!(owns_replicas(&applied.body, "team"));
+
+    // The untracked writer changes the applied field: the applier loses it, nobody gains it.
+    let scaled = send_as(
+        &cp,
+        loops(),
+        merge(
+            &format!("{DEPLOYMENTS}/web?fieldManager=ctrl"),
+            json!({"spec": {"replicas": 7}}),
+        ),
+    )
+    .await;
+    assert_eq!(scaled.status, 200, "{}", scaled.body);
+    assert_eq!(scaled.body["spec"]["replicas"], 7);
+    assert_eq!(
+        managers(&scaled.body),
+        ["before-first-apply/Update", "team/Apply"]
+    );
+    assert!(!owns_replicas(&scaled.body, "team"), "{}", scaled.body);
+
+    // The same write by a tracked user records its manager.
+    let tracked = send(
+        &cp,
+        merge(
+            &format!("{DEPLOYMENTS}/web?fieldManager=ctrl"),
+            json!({"spec": {"replicas": 8}}),
+        ),
+    )
+    .await;
+    assert_eq!(tracked.status, 200, "{}", tracked.body);
+    assert_eq!(
+        managers(&tracked.body),
+        ["before-first-apply/Update", "ctrl/Update", "team/Apply"]
+    );
+    assert!(owns_replicas(&tracked.body, "ctrl"));
+
+    // An entry the untracked writer's manager name already has (here: a tracked user's writes
+    // under the same name) is left as it was.
+    let again = send_as(
+        &cp,
+        loops(),
+        merge(
+            &format!("{DEPLOYMENTS}/web?fieldManager=ctrl"),
+            json!({"spec": {"replicas": 9}}),
+        ),
+    )
+    .await;
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert_eq!(
+        managers(&again.body),
+        ["before-first-apply/Update", "ctrl/Update", "team/Apply"]
+    );
+    assert!(owns_replicas(&again.body, "ctrl"));
+}
+
+#[tokio::test]
+async fn writes_of_other_users_on_a_server_with_an_untracked_writer_are_recorded() {
+    let cp = server().await;
+    let created = send(
+        &cp,
+        json(
+            "POST",
+            &format!("{DEPLOYMENTS}?fieldManager=ctrl"),
+            &deployment("web", 2),
+        ),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    assert_eq!(managers(&created.body), ["ctrl/Update"]);
+}
