@@ -60,6 +60,7 @@ pub struct Builder {
     signing_key: Option<Arc<auth::jwt::SigningKey>>,
     root_ca: Option<String>,
     cluster_proxy: Option<cluster_proxy::SharedClusterProxy>,
+    event_ttl: Duration,
 }
 
 /// A started API server; dropping it stops the watch cache feeder.
@@ -111,7 +112,15 @@ impl Builder {
             signing_key: None,
             root_ca: None,
             cluster_proxy: None,
+            event_ttl: events::ttl::DEFAULT_TTL,
         }
+    }
+
+    /// How long an Event lives after it was last written (kube-apiserver's `--event-ttl`,
+    /// one hour by default); zero keeps Events forever. See [`events::ttl`].
+    pub fn event_ttl(mut self, ttl: Duration) -> Self {
+        self.event_ttl = ttl;
+        self
     }
 
     /// Serves `/apis/cluster.karmada.io/v1alpha1/clusters/{name}/proxy/…` through `proxy`.
@@ -243,6 +252,13 @@ impl Builder {
         let crds = tokio::spawn(crd::run(registry.clone()));
         // Garbage collection of dependents (ownerReferences).
         let gc = tokio::spawn(gc::run(registry.clone()));
+        let mut tasks = vec![lifecycle, crds, gc, aggregation, tokens_controller];
+        if !self.event_ttl.is_zero() {
+            tasks.push(tokio::spawn(events::ttl::run(
+                registry.clone(),
+                self.event_ttl,
+            )));
+        }
         let mut server = ApiServer::new(registry).with_service_accounts(tokens);
         server.cluster_proxy = self.cluster_proxy;
         let rbac = server
@@ -251,17 +267,7 @@ impl Builder {
             .expect("the server authorizes with RBAC")
             .clone();
         let rbac = tokio::spawn(rbac.follow());
-        Ok(Running {
-            server,
-            tasks: vec![
-                rbac,
-                feeder,
-                lifecycle,
-                crds,
-                gc,
-                aggregation,
-                tokens_controller,
-            ],
-        })
+        tasks.extend([rbac, feeder]);
+        Ok(Running { server, tasks })
     }
 }
