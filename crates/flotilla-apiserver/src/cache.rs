@@ -393,11 +393,15 @@ impl WatchCache {
         let live = self.changes.subscribe();
         match after {
             None => {
+                // The prefix's objects only, not a walk of every object.
                 let range = KeyRange::prefix(Bytes::copy_from_slice(prefix));
+                let upper = match range.end {
+                    Some(end) => Bound::Excluded(end),
+                    None => Bound::Unbounded,
+                };
                 let backlog = state
                     .objects
-                    .iter()
-                    .filter(|(key, _)| range.contains(key))
+                    .range((Bound::Included(range.start), upper))
                     .map(|(_, object)| {
                         Arc::new(Change {
                             kind: ChangeKind::Added,

@@ -7,6 +7,7 @@
 //! Knows nothing about HTTP or the store: the registry and [`crate::conversion`] call it.
 
 pub mod lifted;
+pub mod ttl;
 
 use flotilla_api::selector::field::{FieldRequirement, FieldSelector};
 use flotilla_api::validation::FieldError;

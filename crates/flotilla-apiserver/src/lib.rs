@@ -61,6 +61,7 @@ pub struct Builder {
     root_ca: Option<String>,
     cluster_proxy: Option<cluster_proxy::SharedClusterProxy>,
     untracked_writers: Vec<String>,
+    event_ttl: Duration,
 }
 
 /// A started API server; dropping it stops the watch cache feeder.
@@ -113,7 +114,15 @@ impl Builder {
             root_ca: None,
             cluster_proxy: None,
             untracked_writers: Vec::new(),
+            event_ttl: events::ttl::DEFAULT_TTL,
         }
+    }
+
+    /// How long an Event lives after it was last written (kube-apiserver's `--event-ttl`,
+    /// one hour by default); zero keeps Events forever. See [`events::ttl`].
+    pub fn event_ttl(mut self, ttl: Duration) -> Self {
+        self.event_ttl = ttl;
+        self
     }
 
     /// Serves `/apis/cluster.karmada.io/v1alpha1/clusters/{name}/proxy/…` through `proxy`.
@@ -258,6 +267,13 @@ impl Builder {
         let crds = tokio::spawn(crd::run(registry.clone()));
         // Garbage collection of dependents (ownerReferences).
         let gc = tokio::spawn(gc::run(registry.clone()));
+        let mut tasks = vec![lifecycle, crds, gc, aggregation, tokens_controller];
+        if !self.event_ttl.is_zero() {
+            tasks.push(tokio::spawn(events::ttl::run(
+                registry.clone(),
+                self.event_ttl,
+            )));
+        }
         let mut server = ApiServer::new(registry).with_service_accounts(tokens);
         server.cluster_proxy = self.cluster_proxy;
         server.untracked_writers = self.untracked_writers;
@@ -267,17 +283,7 @@ impl Builder {
             .expect("the server authorizes with RBAC")
             .clone();
         let rbac = tokio::spawn(rbac.follow());
-        Ok(Running {
-            server,
-            tasks: vec![
-                rbac,
-                feeder,
-                lifecycle,
-                crds,
-                gc,
-                aggregation,
-                tokens_controller,
-            ],
-        })
+        tasks.extend([rbac, feeder]);
+        Ok(Running { server, tasks })
     }
 }

@@ -11,7 +11,7 @@ pub mod store;
 
 use std::time::Duration;
 
-/// Parses durations like `3s`, `500ms`.
+/// Parses durations like `3s`, `500ms`, `1h` (a bare number is seconds).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let (number, unit) = text
@@ -24,7 +24,31 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "ms" => value / 1000.0,
         "s" => value,
         "m" => value * 60.0,
-        _ => return Err(format!("invalid duration unit in {text:?}: use ms, s or m")),
+        "h" => value * 3600.0,
+        _ => {
+            return Err(format!(
+                "invalid duration unit in {text:?}: use ms, s, m or h"
+            ));
+        }
     };
-    Ok(Duration::from_secs_f64(seconds))
+    Duration::try_from_secs_f64(seconds).map_err(|_| format!("duration {text:?} is out of range"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::parse_duration;
+
+    #[test]
+    fn durations_parse_with_their_units() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
+        assert_eq!(parse_duration("1.5m"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+        assert!(parse_duration("1d").is_err());
+        assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("99999999999999999999999h").is_err());
+    }
 }

@@ -54,6 +54,10 @@ pub struct UpOptions {
     /// in this process, join them in push mode, and add their contexts to the kubeconfig.
     #[arg(long)]
     pub demo: bool,
+    /// How long Events are kept after they were last written (kube-apiserver's `--event-ttl`):
+    /// e.g. `1h`, `30m`, `90s`; `0` keeps them forever.
+    #[arg(long, default_value = "1h", value_parser = crate::bench::parse_duration)]
+    pub event_ttl: std::time::Duration,
 }
 
 /// `--metrics-bind-address`: an address, or off.
@@ -144,6 +148,7 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
         .cluster_proxy(proxy.clone())
         .service_account_key(Arc::new(signing_key))
         .root_ca(pki.ca_cert_pem())
+        .event_ttl(options.event_ttl)
         .start()
         .await
         .context("start the API server")?;

@@ -8,6 +8,7 @@ mod crd;
 mod defaults;
 mod discovery;
 mod escalation;
+mod event_ttl;
 mod events;
 mod fieldvalidation;
 mod fuzz;

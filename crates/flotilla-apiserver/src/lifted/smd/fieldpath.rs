@@ -239,6 +239,18 @@ impl Set {
         out.prune()
     }
 
+    /// Makes `self` its [`Set::difference`] with `other` in place: only the nodes along
+    /// `other`'s paths are visited (pruned as `difference` prunes them), nothing is copied.
+    pub fn subtract(&mut self, other: &Set) {
+        self.member = self.member && !other.member;
+        for (pe, theirs) in &other.children {
+            if let Some(child) = self.children.get_mut(pe) {
+                child.subtract(theirs);
+            }
+        }
+        self.children.retain(|_, child| !child.is_empty());
+    }
+
     pub fn intersection(&self, other: &Set) -> Set {
         let mut out = Set {
             member: self.member && other.member,

@@ -32,10 +32,43 @@ pub enum ListType {
 /// Where a walk is in the object, and what the schema says there.
 #[derive(Debug, Clone)]
 pub enum Cursor<'a> {
-    /// A built-in kind: `kind`, and the path from the root as field names (`[]` for items).
-    Builtin { kind: &'a str, path: Vec<String> },
+    /// A built-in kind: `kind`, and where in it (the rules look at most three names up).
+    Builtin {
+        kind: &'a str,
+        path: BuiltinPath<'a>,
+    },
     /// A custom resource: the schema node here (`None` where it says nothing).
     Crd(Option<&'a Node>),
+}
+
+/// The path of a built-in cursor from the root as field names (`[]` for items): its depth and
+/// its last three names, borrowed (a walk makes a cursor per node, so nothing is copied).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BuiltinPath<'a> {
+    depth: usize,
+    /// The last name, its parent, its grandparent (`""` above the root).
+    tail: [&'a str; 3],
+}
+
+impl<'a> BuiltinPath<'a> {
+    fn push(self, name: &'a str) -> Self {
+        BuiltinPath {
+            depth: self.depth + 1,
+            tail: [name, self.tail[0], self.tail[1]],
+        }
+    }
+
+    fn last(&self) -> Option<&'a str> {
+        (self.depth > 0).then_some(self.tail[0])
+    }
+
+    fn parent(&self) -> &'a str {
+        self.tail[1]
+    }
+
+    fn grandparent(&self) -> &'a str {
+        self.tail[2]
+    }
 }
 
 fn key(name: &'static str) -> KeyField {
@@ -59,7 +92,7 @@ impl<'a> Cursor<'a> {
     pub fn builtin(kind: &'a str) -> Cursor<'a> {
         Cursor::Builtin {
             kind,
-            path: Vec::new(),
+            path: BuiltinPath::default(),
         }
     }
 
@@ -68,20 +101,19 @@ impl<'a> Cursor<'a> {
         Cursor::Crd(root)
     }
 
-    pub fn field(&self, name: &str) -> Cursor<'a> {
+    pub fn field(&self, name: &'a str) -> Cursor<'a> {
         match self {
-            Cursor::Builtin { kind, path } => {
-                let mut path = path.clone();
-                path.push(name.to_owned());
-                Cursor::Builtin { kind, path }
-            }
+            Cursor::Builtin { kind, path } => Cursor::Builtin {
+                kind,
+                path: path.push(name),
+            },
             Cursor::Crd(node) => {
                 // `metadata` of a custom resource (and of templates it embeds) is ObjectMeta,
                 // whatever its schema says.
                 if name == "metadata" {
                     return Cursor::Builtin {
                         kind: "",
-                        path: vec!["metadata".into()],
+                        path: BuiltinPath::default().push("metadata"),
                     };
                 }
                 Cursor::Crd(node.and_then(|n| {
@@ -95,11 +127,10 @@ impl<'a> Cursor<'a> {
 
     pub fn items(&self) -> Cursor<'a> {
         match self {
-            Cursor::Builtin { kind, path } => {
-                let mut path = path.clone();
-                path.push("[]".into());
-                Cursor::Builtin { kind, path }
-            }
+            Cursor::Builtin { kind, path } => Cursor::Builtin {
+                kind,
+                path: path.push("[]"),
+            },
             Cursor::Crd(node) => Cursor::Crd(node.and_then(|n| n.items.as_deref())),
         }
     }
@@ -123,17 +154,15 @@ impl<'a> Cursor<'a> {
                 let Some(last) = path.last() else {
                     return false;
                 };
-                match last.as_str() {
+                match last {
                     // LabelSelector and NodeSelector are `+structType=atomic`.
                     "labelSelector" | "namespaceSelector" => true,
-                    "requiredDuringSchedulingIgnoredDuringExecution" => path
-                        .iter()
-                        .rev()
-                        .nth(1)
-                        .is_some_and(|p| p == "nodeAffinity"),
+                    "requiredDuringSchedulingIgnoredDuringExecution" => {
+                        path.parent() == "nodeAffinity"
+                    }
                     "selector" => {
-                        path.len() == 2
-                            && path[0] == "spec"
+                        path.depth == 2
+                            && path.parent() == "spec"
                             && matches!(
                                 *kind,
                                 "Deployment"
@@ -179,14 +208,14 @@ impl<'a> Cursor<'a> {
     }
 }
 
-fn builtin_list_type(kind: &str, path: &[String]) -> ListType {
+fn builtin_list_type(kind: &str, path: &BuiltinPath<'_>) -> ListType {
     let Some(last) = path.last() else {
         return ListType::Atomic;
     };
-    let parent = path.iter().rev().nth(1).map(String::as_str).unwrap_or("");
-    let grandparent = path.iter().rev().nth(2).map(String::as_str).unwrap_or("");
+    let parent = path.parent();
+    let grandparent = path.grandparent();
     let in_container = parent == "[]" && CONTAINER_LISTS.contains(&grandparent);
-    match last.as_str() {
+    match last {
         "finalizers" if parent == "metadata" => ListType::Set,
         "ownerReferences" if parent == "metadata" => ListType::Map(vec![key("uid")]),
         name if CONTAINER_LISTS.contains(&name) && parent == "spec" => {
@@ -195,7 +224,7 @@ fn builtin_list_type(kind: &str, path: &[String]) -> ListType {
         "ports" if in_container => {
             ListType::Map(vec![key("containerPort"), key_or("protocol", "TCP")])
         }
-        "ports" if kind == "Service" && path.len() == 2 && parent == "spec" => {
+        "ports" if kind == "Service" && path.depth == 2 && parent == "spec" => {
             ListType::Map(vec![key("port"), key_or("protocol", "TCP")])
         }
         "env" if in_container => ListType::Map(vec![key("name")]),

@@ -256,3 +256,44 @@ fn an_update_after_an_apply_takes_only_what_it_changed() {
         "Apply failed with 1 conflict: conflict with \"kubectl-edit\" using apps/v1: .spec.template.spec.containers[name=\"app\"].image"
     );
 }
+
+#[test]
+fn subtracting_in_place_is_the_difference() {
+    let sets = [
+        json!({"f:metadata": {"f:labels": {"f:a": {}, "f:b": {}}}, "f:spec": {"f:replicas": {}}}),
+        json!({"f:metadata": {"f:labels": {"f:a": {}}}, "f:spec": {}}),
+        json!({"f:spec": {".": {}, "f:replicas": {}, "f:template": {"f:spec": {
+            "f:containers": {"k:{\"name\":\"c\"}": {".": {}, "f:image": {}}}}}}}),
+        json!({"f:spec": {"f:template": {"f:spec": {"f:containers": {"k:{\"name\":\"c\"}": {}}}}}}),
+        json!({"f:status": {"f:conditions": {}}}),
+        json!({}),
+    ]
+    .map(|fields| Set::from_fields_v1(&fields));
+    for a in &sets {
+        for b in &sets {
+            let mut subtracted = a.clone();
+            subtracted.subtract(b);
+            assert_eq!(subtracted, a.difference(b), "{a:?} - {b:?}");
+        }
+    }
+}
+
+#[test]
+fn a_comparison_still_refuses_an_unkeyed_item_in_an_unchanged_part() {
+    let cursor = Cursor::builtin("Deployment");
+    let old = deployment(json!([{"image": "nginx"}]));
+    let mut new = old.clone();
+    new["spec"]["replicas"] = json!(2);
+    let error = super::typed::compare(&old, &new, &cursor).expect_err("no key");
+    assert_eq!(error.path, ".spec.template.spec.containers");
+    // Unchanged and keyed: skipped, and the change is found.
+    let old = deployment(json!([{"name": "c", "image": "nginx"}]));
+    let mut new = old.clone();
+    new["spec"]["replicas"] = json!(2);
+    let comparison = super::typed::compare(&old, &new, &cursor).expect("keyed");
+    assert!(comparison.added.has(&[
+        super::fieldpath::PathElement::Field("spec".into()),
+        super::fieldpath::PathElement::Field("replicas".into()),
+    ]));
+    assert!(comparison.modified.is_empty() && comparison.removed.is_empty());
+}

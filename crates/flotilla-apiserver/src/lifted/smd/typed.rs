@@ -289,6 +289,15 @@ fn compare_at(
     path: &mut Vec<PathElement>,
     out: &mut Comparison,
 ) -> Result<(), TypeError> {
+    // An object or list left as it was adds nothing: skip its walk (most of an object on an
+    // update) unless it holds something the walk would refuse, which the walk then reports.
+    if let (Some(a), Some(b)) = (old, new)
+        && (a.is_object() || a.is_array())
+        && a == b
+        && fits(a, cursor)
+    {
+        return Ok(());
+    }
     let leaf = |out: &mut Comparison, path: &[PathElement]| match (old, new) {
         (None, Some(_)) => out.added.insert(path),
         (Some(_), None) => out.removed.insert(path),
@@ -372,6 +381,51 @@ fn compare_at(
             leaf(out, path);
             Ok(())
         }
+    }
+}
+
+/// Whether [`compare_at`] walks `value` against itself without an error: every item of every
+/// list-map it would index is an object with its keys. It may answer `false` where the walk
+/// would not fail (it looks at duplicate items the walk skips), never the reverse.
+fn fits(value: &Value, cursor: &Cursor<'_>) -> bool {
+    match value {
+        Value::Object(map) if !cursor.atomic_map() => map
+            .iter()
+            .all(|(key, child)| fits(child, &cursor.field(key))),
+        Value::Array(items) => {
+            let list_type = cursor.list_type();
+            // The key fields an item must hold (`None`: a set, whose items need none); those
+            // with a default may be missing.
+            let required: Option<Vec<&str>> = match &list_type {
+                ListType::Atomic => return true,
+                ListType::Set => None,
+                ListType::Map(keys) => Some(
+                    keys.iter()
+                        .filter(|k| k.default.is_none())
+                        .map(|k| k.name)
+                        .collect(),
+                ),
+                ListType::CrdMap(keys) => Some(
+                    keys.iter()
+                        .filter(|k| cursor.crd_key_default(k).is_none())
+                        .map(String::as_str)
+                        .collect(),
+                ),
+            };
+            let items_cursor = cursor.items();
+            items.iter().all(|item| {
+                let has_keys = match &required {
+                    None => true,
+                    Some(required) => item.as_object().is_some_and(|map| {
+                        required
+                            .iter()
+                            .all(|name| map.get(*name).is_some_and(|v| !v.is_null()))
+                    }),
+                };
+                has_keys && fits(item, &items_cursor)
+            })
+        }
+        _ => true,
     }
 }
 

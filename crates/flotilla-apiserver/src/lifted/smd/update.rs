@@ -247,16 +247,26 @@ fn take_from_others(
     mine: impl Fn(&Manager) -> bool,
     force: bool,
 ) -> Result<(), Conflicts> {
-    let changed_in = |manager: &Manager| {
-        let comparison = versions.get(&manager.api_version).unwrap_or(comparison);
+    // What changed (set or modified) and what was removed, per version: computed once.
+    fn changed(comparison: &Comparison) -> (Set, &Set) {
         (
             comparison.modified.union(&comparison.added),
-            comparison.removed.clone(),
+            &comparison.removed,
         )
+    }
+    let writers = changed(comparison);
+    let others: BTreeMap<&str, (Set, &Set)> = versions
+        .iter()
+        .map(|(version, comparison)| (version.as_str(), changed(comparison)))
+        .collect();
+    let changed_in = |version: &str| {
+        let (changed, removed) = others.get(version).unwrap_or(&writers);
+        (changed, *removed)
     };
     let mut conflicts: Vec<(String, Path)> = Vec::new();
-    for other in managers.iter().filter(|m| !mine(m)) {
-        let owned = other.set.intersection(&changed_in(other).0);
+    // A forced change takes what it changed without asking: no conflicts to list.
+    for other in managers.iter().filter(|m| !force && !mine(m)) {
+        let owned = other.set.intersection(changed_in(&other.api_version).0);
         for path in owned.paths() {
             conflicts.push((other.label(), path));
         }
@@ -271,8 +281,10 @@ fn take_from_others(
         });
     }
     for other in managers.iter_mut().filter(|m| !mine(m)) {
-        let (changed, removed) = changed_in(other);
-        other.set = other.set.difference(&changed).difference(&removed);
+        let (changed, removed) = changed_in(&other.api_version);
+        // In place: `difference` would copy every other manager's whole set.
+        other.set.subtract(changed);
+        other.set.subtract(removed);
     }
     managers.retain(|m| !m.set.is_empty());
     Ok(())
