@@ -97,7 +97,7 @@ async fn start_sim(options: &ClustersBenchOptions) -> anyhow::Result<SimChild> {
         std::fs::write(&config, yaml).context("write the sim's configuration")?;
         Ok(vec!["--config".into(), config.into()])
     };
-    SimChild::start(args, Duration::from_secs(1800)).await
+    SimChild::start(args, Duration::from_secs(3600)).await
 }
 
 /// Stops the control plane's controllers when [`measure`] returns, however it returns.
