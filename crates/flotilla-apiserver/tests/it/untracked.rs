@@ -53,6 +53,22 @@ fn managers(object: &Value) -> Vec<String> {
     managers
 }
 
+/// Merge-patches `web`'s replicas as `user` with field manager `ctrl`; the write must succeed.
+async fn scale_web(cp: &Running, user: Option<UserInfo>, replicas: i64) -> Reply {
+    let reply = send_as(
+        cp,
+        user,
+        merge(
+            &format!("{DEPLOYMENTS}/web?fieldManager=ctrl"),
+            json!({"spec": {"replicas": replicas}}),
+        ),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(reply.body["spec"]["replicas"], replicas);
+    reply
+}
+
 fn merge(uri: &str, patch: Value) -> http::Request<axum::body::Body> {
     with_body(
         "PATCH",
@@ -126,17 +142,7 @@ async fn an_untracked_writer_owns_nothing_and_others_stay_tracked() {
     assert!(owns_replicas(&applied.body, "team"));
 
     // The untracked writer changes the applied field: the applier loses it, nobody gains it.
-    let scaled = send_as(
-        &cp,
-        loops(),
-        merge(
-            &format!("{DEPLOYMENTS}/web?fieldManager=ctrl"),
-            json!({"spec": {"replicas": 7}}),
-        ),
-    )
-    .await;
-    assert_eq!(scaled.status, 200, "{}", scaled.body);
-    assert_eq!(scaled.body["spec"]["replicas"], 7);
+    let scaled = scale_web(&cp, loops(), 7).await;
     assert_eq!(
         managers(&scaled.body),
         ["before-first-apply/Update", "team/Apply"]
@@ -144,15 +150,7 @@ async fn an_untracked_writer_owns_nothing_and_others_stay_tracked() {
     assert!(!owns_replicas(&scaled.body, "team"), "{}", scaled.body);
 
     // The same write by a tracked user records its manager.
-    let tracked = send(
-        &cp,
-        merge(
-            &format!("{DEPLOYMENTS}/web?fieldManager=ctrl"),
-            json!({"spec": {"replicas": 8}}),
-        ),
-    )
-    .await;
-    assert_eq!(tracked.status, 200, "{}", tracked.body);
+    let tracked = scale_web(&cp, Some(admin()), 8).await;
     assert_eq!(
         managers(&tracked.body),
         ["before-first-apply/Update", "ctrl/Update", "team/Apply"]
@@ -161,16 +159,7 @@ async fn an_untracked_writer_owns_nothing_and_others_stay_tracked() {
 
     // An entry the untracked writer's manager name already has (here: a tracked user's writes
     // under the same name) is left as it was.
-    let again = send_as(
-        &cp,
-        loops(),
-        merge(
-            &format!("{DEPLOYMENTS}/web?fieldManager=ctrl"),
-            json!({"spec": {"replicas": 9}}),
-        ),
-    )
-    .await;
-    assert_eq!(again.status, 200, "{}", again.body);
+    let again = scale_web(&cp, loops(), 9).await;
     assert_eq!(
         managers(&again.body),
         ["before-first-apply/Update", "ctrl/Update", "team/Apply"]
