@@ -174,8 +174,10 @@ pub struct Scheduler {
 /// Events waiting to be written. Like client-go's broadcaster, a full buffer drops events
 /// instead of slowing scheduling down.
 const EVENT_BUFFER: usize = 4096;
-/// Events written concurrently by the publisher task.
-const EVENT_WRITERS: usize = 8;
+/// Events written concurrently by the publisher task: as many as the default workers. Each
+/// result queues two Events and each write waits for a group commit, so with fewer writers
+/// (it was 8) the buffer filled during a burst and about 40 % of the Events were dropped.
+const EVENT_WRITERS: usize = 32;
 
 struct Writers {
     bindings: reflector::store::Writer<ResourceBinding>,

@@ -30,6 +30,13 @@ const MAX_GROUP: usize = 4096;
 /// [`Writer::gather`]). Far below an fsync, so it costs little latency and only arises when
 /// several writers are active.
 const GATHER_WINDOW: Duration = Duration::from_micros(500);
+/// A group at least this large means the store is under load: it then stays open while
+/// requests keep arriving (see [`next_wait`]).
+const LOADED_GROUP: usize = 4;
+/// Under load, the longest gap between two requests that keeps a group open.
+const ARRIVAL_GAP: Duration = Duration::from_micros(200);
+/// Under load, the longest a group stays open after its first request.
+const LOADED_WINDOW: Duration = Duration::from_millis(2);
 
 /// A request to the writer thread.
 pub(crate) enum Request {
@@ -95,10 +102,8 @@ impl Writer {
     }
 
     /// Takes the next group: waits for a first request (unless a compaction has work to do),
-    /// then everything queued. When fewer are queued than the last group had, the callers just
-    /// answered are most likely sending their next write: wait a moment for them, so that a
-    /// steady set of writers shares each fsync instead of splitting into alternating groups.
-    /// `None` once every sender is gone.
+    /// then everything queued, then possibly more (see [`next_wait`]). `None` once every sender
+    /// is gone.
     fn gather(&mut self) -> Option<(Vec<Txn>, Vec<TxnReply>)> {
         let mut txns = Vec::new();
         let mut replies = Vec::new();
@@ -111,7 +116,8 @@ impl Writer {
         } else {
             Some(self.receiver.recv().ok()?)
         };
-        let mut deadline = None;
+        let opened = Instant::now();
+        let mut catch_up = None;
         while let Some(request) = next.take() {
             match request {
                 Request::Txn { txn, reply } => {
@@ -124,17 +130,52 @@ impl Writer {
                 break;
             }
             next = self.receiver.try_recv().ok();
-            if next.is_none() && !txns.is_empty() && txns.len() < self.last_group {
-                let until = *deadline.get_or_insert_with(|| Instant::now() + GATHER_WINDOW);
+            if next.is_none() && !txns.is_empty() {
                 let now = Instant::now();
-                if now < until {
+                if let Some(until) =
+                    next_wait(txns.len(), self.last_group, now, opened, &mut catch_up)
+                {
                     next = self.receiver.recv_timeout(until - now).ok();
                 }
             }
         }
         Some((txns, replies))
     }
+}
 
+/// Until when the writer waits for another request once the queue ran dry with `len`
+/// transactions gathered (`now`; the group's first request was taken at `opened`), or `None` to
+/// commit now. Each commit costs a fixed amount of CPU (redb writes the tree's changed pages and
+/// its header, then `fdatasync`), so under load fewer, larger groups leave more CPU to the
+/// requests themselves:
+///
+/// - fewer than the last group: the callers just answered are most likely sending their next
+///   write; wait up to [`GATHER_WINDOW`] (once per group, `catch_up` keeps the deadline), so a
+///   steady set of writers shares each fsync instead of splitting into alternating groups;
+/// - then, a group of [`LOADED_GROUP`] or more: wait while requests keep arriving at most
+///   [`ARRIVAL_GAP`] apart, up to [`LOADED_WINDOW`] after the group opened;
+/// - otherwise (a lone writer, a few occasional ones) commit at once: no added latency.
+fn next_wait(
+    len: usize,
+    last_group: usize,
+    now: Instant,
+    opened: Instant,
+    catch_up: &mut Option<Instant>,
+) -> Option<Instant> {
+    if len < last_group {
+        let until = *catch_up.get_or_insert(now + GATHER_WINDOW);
+        if until > now {
+            return Some(until);
+        }
+    }
+    if len >= LOADED_GROUP {
+        let until = (now + ARRIVAL_GAP).min(opened + LOADED_WINDOW);
+        return (until > now).then_some(until);
+    }
+    None
+}
+
+impl Writer {
     fn durability(&self) -> Durability {
         if self.shared.durable {
             Durability::Immediate
@@ -356,5 +397,80 @@ impl Tables<'_> {
             mod_revision: revision,
             version,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lone_writer_is_committed_at_once() {
+        let now = Instant::now();
+        let mut catch_up = None;
+        assert_eq!(next_wait(1, 1, now, now, &mut catch_up), None);
+        assert_eq!(next_wait(1, 0, now, now, &mut catch_up), None);
+        assert_eq!(next_wait(3, 2, now, now, &mut catch_up), None);
+    }
+
+    #[test]
+    fn the_callers_of_the_last_group_are_waited_for_once() {
+        let opened = Instant::now();
+        let mut catch_up = None;
+        assert_eq!(
+            next_wait(2, 3, opened, opened, &mut catch_up),
+            Some(opened + GATHER_WINDOW)
+        );
+        // Later in the same group the deadline stays where it was.
+        let later = opened + GATHER_WINDOW / 2;
+        assert_eq!(
+            next_wait(2, 3, later, opened, &mut catch_up),
+            Some(opened + GATHER_WINDOW)
+        );
+        // Past it a small group is committed.
+        let past = opened + GATHER_WINDOW;
+        assert_eq!(next_wait(2, 3, past, opened, &mut catch_up), None);
+    }
+
+    #[test]
+    fn a_loaded_group_stays_open_while_requests_keep_arriving() {
+        let opened = Instant::now();
+        let mut catch_up = None;
+        assert_eq!(
+            next_wait(LOADED_GROUP, 1, opened, opened, &mut catch_up),
+            Some(opened + ARRIVAL_GAP)
+        );
+        let later = opened + LOADED_WINDOW / 2;
+        assert_eq!(
+            next_wait(LOADED_GROUP + 5, 1, later, opened, &mut catch_up),
+            Some(later + ARRIVAL_GAP)
+        );
+        // Never past the window.
+        let near_end = opened + LOADED_WINDOW - ARRIVAL_GAP / 2;
+        assert_eq!(
+            next_wait(LOADED_GROUP + 9, 1, near_end, opened, &mut catch_up),
+            Some(opened + LOADED_WINDOW)
+        );
+        let end = opened + LOADED_WINDOW;
+        assert_eq!(
+            next_wait(LOADED_GROUP + 9, 1, end, opened, &mut catch_up),
+            None
+        );
+    }
+
+    #[test]
+    fn a_loaded_group_short_of_the_last_waits_for_its_callers_then_for_arrivals() {
+        let opened = Instant::now();
+        let mut catch_up = None;
+        let len = LOADED_GROUP + 1;
+        assert_eq!(
+            next_wait(len, 64, opened, opened, &mut catch_up),
+            Some(opened + GATHER_WINDOW)
+        );
+        let past = opened + GATHER_WINDOW;
+        assert_eq!(
+            next_wait(len, 64, past, opened, &mut catch_up),
+            Some(past + ARRIVAL_GAP)
+        );
     }
 }

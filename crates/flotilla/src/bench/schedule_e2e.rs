@@ -60,6 +60,18 @@ pub struct E2eFigures {
     pub events_recorded: usize,
     /// Events expected: two per binding (a full event buffer drops events, as client-go does).
     pub events_expected: usize,
+    /// Store revisions written per redb commit (group commit) in the backlog phase.
+    pub backlog_writes_per_commit: f64,
+    /// Store revisions written per redb commit in the live phase.
+    pub live_writes_per_commit: f64,
+}
+
+/// Store revisions written per commit between two readings of the store's counters.
+fn writes_per_commit(
+    before: flotilla_store_redb::RedbStats,
+    after: flotilla_store_redb::RedbStats,
+) -> f64 {
+    (after.writes - before.writes) as f64 / (after.commits - before.commits).max(1) as f64
 }
 
 /// Counts the Events in `namespaces`, waiting (up to 30 s) until the count stops growing
@@ -255,13 +267,14 @@ async fn create_clusters(client: &kube::Client, clusters: Vec<Cluster>) -> anyho
 /// the scheduler running `workers` workers (0: its default).
 pub async fn run(clusters: usize, bindings: usize, workers: usize) -> anyhow::Result<E2eFigures> {
     let dir = tempfile::tempdir().context("create a temporary directory")?;
-    let store: Arc<dyn flotilla_store::Store> = Arc::new(
+    let redb = Arc::new(
         flotilla_store_redb::RedbStore::open(
             dir.path().join("bench.redb"),
             flotilla_store_redb::RedbOptions::default(),
         )
         .context("open redb")?,
     );
+    let store: Arc<dyn flotilla_store::Store> = redb.clone();
     let running = flotilla_apiserver::Builder::new(store)
         .start()
         .await
@@ -306,19 +319,23 @@ pub async fn run(clusters: usize, bindings: usize, workers: usize) -> anyhow::Re
     let scheduler = Scheduler::new(client.clone(), config, Metrics::default());
     let started = Instant::now();
     let cpu = cpu_s();
+    let stats = redb.stats();
     let task = tokio::spawn(scheduler.run(shutdown.clone()));
     let (_, backlog_unschedulable) = waiter.await??;
     let backlog_per_s = bindings as f64 / started.elapsed().as_secs_f64();
     let backlog_cpu_ms_per_binding = (cpu_s() - cpu) * 1000.0 / bindings as f64;
+    let backlog_writes_per_commit = writes_per_commit(stats, redb.stats());
 
     eprintln!("bench schedule e2e: live, {bindings} bindings created while the scheduler runs");
     let waiter = tokio::spawn(wait_handled(client.clone(), "live".into(), bindings));
     tokio::time::sleep(Duration::from_millis(200)).await; // let the watch start
     let started = Instant::now();
     let cpu = cpu_s();
+    let stats = redb.stats();
     let created = create_all(&client, "live", &specs).await?;
     let (handled, live_unschedulable) = waiter.await??;
     let live_cpu_ms_per_binding = (cpu_s() - cpu) * 1000.0 / bindings as f64;
+    let live_writes_per_commit = writes_per_commit(stats, redb.stats());
     let last = handled.values().max().copied().unwrap_or(started);
     let live_per_s = bindings as f64 / last.duration_since(started).as_secs_f64();
     let mut latencies: Vec<Duration> = handled
@@ -347,6 +364,8 @@ pub async fn run(clusters: usize, bindings: usize, workers: usize) -> anyhow::Re
         live_cpu_ms_per_binding,
         events_recorded,
         events_expected,
+        backlog_writes_per_commit,
+        live_writes_per_commit,
     })
 }
 
@@ -399,6 +418,13 @@ pub fn rows(f: &E2eFigures) -> Vec<(&'static str, String)> {
         (
             "e2e: events recorded / expected",
             format!("{} / {}", f.events_recorded, f.events_expected),
+        ),
+        (
+            "e2e backlog / live: store writes per commit",
+            format!(
+                "{:.1} / {:.1}",
+                f.backlog_writes_per_commit, f.live_writes_per_commit
+            ),
         ),
     ]
 }
