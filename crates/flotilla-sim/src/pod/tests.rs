@@ -65,7 +65,8 @@ fn status_fields_the_loops_read() {
     let a = pod("a", Some("node-1"));
     let status = a.status.expect("a status");
     assert_eq!(status.phase.as_deref(), Some("Running"));
-    assert_eq!(a.metadata.managed_fields, None);
+    assert_eq!(a.metadata.name.as_deref(), Some("a"));
+    assert_eq!(a.metadata.namespace.as_deref(), Some("default"));
     let kept: Vec<String> = status
         .conditions
         .expect("conditions")
