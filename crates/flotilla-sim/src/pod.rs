@@ -13,13 +13,15 @@ use std::collections::{BTreeMap, HashMap};
 use std::ops::Deref;
 use std::sync::{Arc, LazyLock, Weak};
 
-use k8s_openapi::api::core::v1::{ContainerState, PodCondition, PodSpec};
+use k8s_openapi::api::core::v1::{PodCondition, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kube::Resource;
 use kube::runtime::reflector::{Lookup, ObjectRef};
 use parking_lot::Mutex;
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
+
+use crate::intern::{Table, hash_of};
 
 /// A cached pod (see the module docs). Deserializes from a Pod's JSON (through [`WirePod`]).
 #[derive(Debug, Clone, Default)]
@@ -217,15 +219,16 @@ fn intern(json: &str) -> Result<Spec, serde_json::Error> {
     Ok(Spec { node_name, shared })
 }
 
-/// The status fields the loops read (named and typed as in `k8s_openapi`'s `PodStatus`).
+/// The status fields the loops read (named as in `k8s_openapi`'s `PodStatus`).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PodStatus {
     #[serde(default)]
     pub phase: Option<String>,
-    /// Only the conditions the loops read (see [`CONDITIONS_READ`]).
+    /// Only the conditions the loops read (see [`CONDITIONS_READ`]), shared by every pod with
+    /// the same ones: pods that changed state in the same second have equal conditions.
     #[serde(default, deserialize_with = "conditions_read")]
-    pub conditions: Option<Vec<PodCondition>>,
+    pub conditions: Option<Arc<[PodCondition]>>,
     #[serde(default)]
     pub start_time: Option<Time>,
     #[serde(default)]
@@ -237,15 +240,25 @@ pub struct PodStatus {
 /// few hundred bytes per cached pod.
 pub const CONDITIONS_READ: [&str; 2] = ["Ready", "PodScheduled"];
 
+/// Condition lists in use (see [`crate::intern`]).
+static CONDITIONS: LazyLock<Mutex<Table<[PodCondition]>>> = LazyLock::new(Mutex::default);
+
 fn conditions_read<'de, D: Deserializer<'de>>(
     deserializer: D,
-) -> Result<Option<Vec<PodCondition>>, D::Error> {
-    let conditions = Option::<Vec<PodCondition>>::deserialize(deserializer)?;
-    Ok(conditions.map(|mut all| {
-        all.retain(|c| CONDITIONS_READ.contains(&c.type_.as_str()));
-        all.shrink_to_fit();
-        all
-    }))
+) -> Result<Option<Arc<[PodCondition]>>, D::Error> {
+    let Some(mut all) = Option::<Vec<PodCondition>>::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    all.retain(|c| CONDITIONS_READ.contains(&c.type_.as_str()));
+    // Hashed by their JSON (`PodCondition` has no `Hash`).
+    let hash = hash_of(&serde_json::to_string(&all).map_err(serde::de::Error::custom)?);
+    let mut table = CONDITIONS.lock();
+    if let Some(found) = table.find(hash, &all) {
+        return Ok(Some(found));
+    }
+    let shared: Arc<[PodCondition]> = all.into();
+    table.insert(hash, &shared);
+    Ok(Some(shared))
 }
 
 /// The container status fields the kubelet reads.
@@ -263,6 +276,29 @@ pub struct ContainerStatus {
     pub restart_count: i32,
     #[serde(default)]
     pub state: Option<ContainerState>,
+}
+
+/// The parts of a container's state the kubelet reads (named as in `k8s_openapi`'s
+/// `ContainerState`; a terminated state is not kept: nothing reads it back).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ContainerState {
+    #[serde(default)]
+    pub running: Option<ContainerStateRunning>,
+    #[serde(default)]
+    pub waiting: Option<ContainerStateWaiting>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerStateRunning {
+    #[serde(default)]
+    pub started_at: Option<Time>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ContainerStateWaiting {
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
 mod metadata;

@@ -7,13 +7,14 @@
 //! together: every pod with the same three holds one [`Shared`]. `generateName`, `finalizers`
 //! and the other fields no loop reads are not kept.
 
-use std::collections::hash_map::DefaultHasher;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, LazyLock, Weak};
+use std::sync::{Arc, LazyLock};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 use parking_lot::Mutex;
+
+use crate::intern::{Table, hash_of};
 
 /// The metadata of a cached pod (see the module docs); fields named as in `ObjectMeta`.
 #[derive(Debug, Clone, Default)]
@@ -90,59 +91,24 @@ impl Hash for Shared {
     }
 }
 
-/// The shared parts in use, by hash. One table for the process (owner uids differ between
-/// clusters, so in practice pods share within their ReplicaSet, Job, StatefulSet…).
-static TABLE: LazyLock<Mutex<Table>> = LazyLock::new(|| {
-    Mutex::new(Table {
-        by_hash: HashMap::new(),
-        entries: 0,
-        sweep_at: 1024,
-    })
-});
+/// The shared parts in use. One table for the process (owner uids differ between clusters, so
+/// in practice pods share within their ReplicaSet, Job, StatefulSet…).
+static TABLE: LazyLock<Mutex<Table<Shared>>> = LazyLock::new(Mutex::default);
 
 /// Pods without labels, annotations or owners.
 static NONE: LazyLock<Arc<Shared>> = LazyLock::new(Arc::default);
-
-struct Table {
-    by_hash: HashMap<u64, Vec<Weak<Shared>>>,
-    entries: usize,
-    /// Entries no pod holds any more are dropped when the table reaches this size.
-    sweep_at: usize,
-}
 
 fn intern(shared: Shared) -> Arc<Shared> {
     if shared == Shared::default() {
         return NONE.clone();
     }
-    let mut hasher = DefaultHasher::new();
-    shared.hash(&mut hasher);
-    let hash = hasher.finish();
+    let hash = hash_of(&shared);
     let mut table = TABLE.lock();
-    if let Some(found) = table
-        .by_hash
-        .get(&hash)
-        .into_iter()
-        .flatten()
-        .filter_map(Weak::upgrade)
-        .find(|candidate| **candidate == shared)
-    {
+    if let Some(found) = table.find(hash, &shared) {
         return found;
     }
-    if table.entries >= table.sweep_at {
-        table.by_hash.retain(|_, bucket| {
-            bucket.retain(|entry| entry.strong_count() > 0);
-            !bucket.is_empty()
-        });
-        table.entries = table.by_hash.values().map(Vec::len).sum();
-        table.sweep_at = (table.entries * 2).max(1024);
-    }
     let shared = Arc::new(shared);
-    table
-        .by_hash
-        .entry(hash)
-        .or_default()
-        .push(Arc::downgrade(&shared));
-    table.entries += 1;
+    table.insert(hash, &shared);
     shared
 }
 
@@ -222,9 +188,9 @@ mod tests {
         let kept = meta("p", &[("sweep-test", "kept")], "u");
         let table = TABLE.lock();
         assert!(
-            table.entries < 2100,
+            table.len() < 2100,
             "dead entries were not swept: {}",
-            table.entries
+            table.len()
         );
         drop(table);
         assert_eq!(kept.labels().expect("labels")["sweep-test"], "kept");
