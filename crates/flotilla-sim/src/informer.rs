@@ -4,16 +4,66 @@
 
 use std::collections::HashSet;
 use std::fmt::Debug;
-use std::hash::Hash;
 use std::sync::Arc;
 
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::batch::v1::Job;
 use kube::api::Api;
 use kube::runtime::WatchStreamExt;
-use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::reflector::{self, Lookup, ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt};
 use serde::de::DeserializeOwned;
+
+/// What an informer caches: an object as its watch decodes it (`Wire`), or a slimmer form
+/// made from that (the sim's [`crate::pod::Pod`]).
+pub trait Cached: Lookup<DynamicType = ()> + Clone + Debug + Send + Sync + 'static {
+    /// The type the watch decodes.
+    type Wire: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + 'static;
+
+    fn from_wire(wire: Self::Wire) -> Self;
+}
+
+/// Types cached as decoded.
+macro_rules! cached_as_decoded {
+    ($($kind:ty),* $(,)?) => {
+        $(impl $crate::informer::Cached for $kind {
+            type Wire = $kind;
+
+            fn from_wire(wire: $kind) -> $kind {
+                wire
+            }
+        })*
+    };
+}
+
+cached_as_decoded!(
+    Deployment,
+    ReplicaSet,
+    StatefulSet,
+    DaemonSet,
+    Job,
+    crate::node::Node
+);
+
+impl Cached for crate::pod::Pod {
+    type Wire = crate::pod::WirePod;
+
+    fn from_wire(wire: crate::pod::WirePod) -> Self {
+        wire.into()
+    }
+}
+
+fn map_event<K: Cached>(event: Event<K::Wire>) -> Event<K> {
+    match event {
+        Event::Apply(k) => Event::Apply(K::from_wire(k)),
+        Event::Delete(k) => Event::Delete(K::from_wire(k)),
+        Event::Init => Event::Init,
+        Event::InitApply(k) => Event::InitApply(K::from_wire(k)),
+        Event::InitDone => Event::InitDone,
+    }
+}
 
 /// What a handler sees.
 #[derive(Debug)]
@@ -27,12 +77,12 @@ pub enum Change<'a, K> {
 type Handler<K> = Box<dyn Fn(Change<'_, K>) + Send + Sync>;
 
 /// An informer being assembled: handlers are added before it starts.
-pub struct Informer<K: Resource + 'static> {
-    api: Api<K>,
+pub struct Informer<K: Cached> {
+    api: Api<K::Wire>,
     handlers: Vec<Handler<K>>,
 }
 
-impl<K: Resource> Debug for Informer<K> {
+impl<K: Cached> Debug for Informer<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Informer")
             .field("handlers", &self.handlers.len())
@@ -40,12 +90,8 @@ impl<K: Resource> Debug for Informer<K> {
     }
 }
 
-impl<K> Informer<K>
-where
-    K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
-    K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,
-{
-    pub fn new(api: Api<K>) -> Self {
+impl<K: Cached> Informer<K> {
+    pub fn new(api: Api<K::Wire>) -> Self {
         Informer {
             api,
             handlers: Vec::new(),
@@ -79,7 +125,8 @@ where
             writer,
             watcher::watcher(self.api, config)
                 .default_backoff()
-                .modify(|object| object.managed_fields_mut().clear()),
+                .modify(|object| object.managed_fields_mut().clear())
+                .map_ok(map_event::<K>),
         );
         let cache = reader.clone();
         let task = tokio::spawn(async move {

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::pod::Pod;
+use crate::pod::{Pod, WirePod};
 use kube::runtime::reflector::{ObjectRef, Store};
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -227,16 +227,14 @@ impl Kubelet {
 fn run_duration(ctx: &Ctx, pod: &Pod) -> Option<Duration> {
     if let Some(text) = pod
         .metadata
-        .annotations
-        .as_ref()
+        .annotations()
         .and_then(|a| a.get(RUN_DURATION_ANNOTATION))
     {
         return crate::config::parse_duration(text).ok();
     }
     let owned_by_job = pod
         .metadata
-        .owner_references
-        .as_deref()
+        .owner_references()
         .unwrap_or_default()
         .iter()
         .any(|o| o.kind == "Job" && o.controller == Some(true));
@@ -260,7 +258,8 @@ fn phase_reason(pod: &Pod) -> Option<&str> {
 async fn write_status(ctx: &Ctx, key: &PodKey, status: &Value) {
     let patch = json!({"status": status});
     if let Err(error) =
-        crate::writes::merge_patch::<Pod>(ctx, Some(&key.0), &key.1, Some("status"), &patch).await
+        crate::writes::merge_patch::<WirePod>(ctx, Some(&key.0), &key.1, Some("status"), &patch)
+            .await
     {
         tracing::debug!(pod = %key.1, %error, "pod status write failed");
     }

@@ -14,6 +14,7 @@ pub mod control;
 pub mod error;
 pub mod events;
 pub mod informer;
+pub mod intern;
 pub mod kubeconfig;
 pub mod kubelet;
 pub mod lifecycle;

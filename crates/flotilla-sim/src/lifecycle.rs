@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Taint;
 
-use crate::pod::Pod;
+use crate::pod::{Pod, WirePod};
 use kube::api::{Api, DeleteParams};
 use kube::runtime::reflector::Store;
 use tokio::time::Instant;
@@ -73,7 +73,7 @@ pub fn evict_after_toleration(
                 if !table.is_down(&node) {
                     continue;
                 }
-                let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+                let api: Api<WirePod> = Api::namespaced(ctx.client.clone(), &ns);
                 tracing::info!(cluster = %ctx.name, pod = %name, %node, "evicting from a NotReady node");
                 if let Err(error) = api.delete(&name, &DeleteParams::default()).await {
                     tracing::debug!(pod = %name, %error, "eviction failed");

@@ -3,7 +3,8 @@
 //!
 //! A typed `k8s_openapi` Pod costs about 12 KiB in memory (a `Container` alone is a 2 KiB
 //! struct, a `ContainerStatus` more), four times its JSON; 20,000 of them were most of a
-//! simulated cluster. Here a pod keeps its metadata, a spec shared by every pod with the same
+//! simulated cluster. Here a pod keeps its own metadata with labels, annotations and
+//! ownerReferences shared by its siblings ([`Meta`]), a spec shared by every pod with the same
 //! spec (pods of one template differ only in `nodeName`, which is kept apart), and the status
 //! fields the loops look at. The pods the sim creates and what the API serves are untouched.
 
@@ -12,16 +13,28 @@ use std::collections::{BTreeMap, HashMap};
 use std::ops::Deref;
 use std::sync::{Arc, LazyLock, Weak};
 
-use k8s_openapi::api::core::v1::{ContainerState, PodCondition, PodSpec};
+use k8s_openapi::api::core::v1::{PodCondition, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kube::Resource;
+use kube::runtime::reflector::{Lookup, ObjectRef};
 use parking_lot::Mutex;
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
-/// A cached pod (see the module docs). Deserializes from a Pod's JSON.
-#[derive(Debug, Clone, Default, Deserialize)]
+use crate::intern::{Table, hash_of};
+
+/// A cached pod (see the module docs). Deserializes from a Pod's JSON (through [`WirePod`]).
+#[derive(Debug, Clone, Default)]
 pub struct Pod {
+    pub metadata: Meta,
+    pub spec: Option<Spec>,
+    pub status: Option<PodStatus>,
+}
+
+/// A pod as a watch decodes it, before its metadata is slimmed into a [`Pod`]: the informer's
+/// wire type (the watcher needs `ObjectMeta`).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct WirePod {
     /// Without managedFields (nothing here reads them; see [`crate::meta`]).
     #[serde(default, deserialize_with = "crate::meta::without_managed_fields")]
     pub metadata: ObjectMeta,
@@ -31,11 +44,27 @@ pub struct Pod {
     pub status: Option<PodStatus>,
 }
 
+impl From<WirePod> for Pod {
+    fn from(wire: WirePod) -> Self {
+        Pod {
+            metadata: Meta::from(wire.metadata),
+            spec: wire.spec,
+            status: wire.status,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Pod {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        WirePod::deserialize(deserializer).map(Pod::from)
+    }
+}
+
 impl Pod {
     /// A pod with `spec` and nothing else (what a template would create), for placement checks.
     pub fn from_spec(spec: Option<PodSpec>) -> Pod {
         Pod {
-            metadata: ObjectMeta::default(),
+            metadata: Meta::default(),
             spec: spec.map(|mut spec| {
                 let node_name = spec.node_name.take();
                 Spec {
@@ -56,7 +85,46 @@ impl Pod {
     }
 }
 
-impl Resource for Pod {
+impl Lookup for Pod {
+    type DynamicType = ();
+
+    fn kind(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed("Pod")
+    }
+    fn group(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed("")
+    }
+    fn version(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed("v1")
+    }
+    fn plural(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed("pods")
+    }
+    fn name(&self) -> Option<Cow<'_, str>> {
+        self.metadata.name.as_deref().map(Cow::Borrowed)
+    }
+    fn namespace(&self) -> Option<Cow<'_, str>> {
+        self.metadata.namespace.as_deref().map(Cow::Borrowed)
+    }
+    fn resource_version(&self) -> Option<Cow<'_, str>> {
+        self.metadata.resource_version.as_deref().map(Cow::Borrowed)
+    }
+    fn uid(&self) -> Option<Cow<'_, str>> {
+        self.metadata.uid.as_deref().map(Cow::Borrowed)
+    }
+
+    /// The cache's key: name and namespace only (the reflector keeps one per pod; its
+    /// resourceVersion and uid would be two more strings that nothing reads).
+    fn to_object_ref(&self, dyntype: ()) -> ObjectRef<Self> {
+        let key = ObjectRef::new_with(self.metadata.name.as_deref().unwrap_or(""), dyntype);
+        match self.metadata.namespace.as_deref() {
+            Some(namespace) => key.within(namespace),
+            None => key,
+        }
+    }
+}
+
+impl Resource for WirePod {
     type DynamicType = ();
     type Scope = k8s_openapi::NamespaceResourceScope;
 
@@ -151,15 +219,16 @@ fn intern(json: &str) -> Result<Spec, serde_json::Error> {
     Ok(Spec { node_name, shared })
 }
 
-/// The status fields the loops read (named and typed as in `k8s_openapi`'s `PodStatus`).
+/// The status fields the loops read (named as in `k8s_openapi`'s `PodStatus`).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PodStatus {
     #[serde(default)]
     pub phase: Option<String>,
-    /// Only the conditions the loops read (see [`CONDITIONS_READ`]).
+    /// Only the conditions the loops read (see [`CONDITIONS_READ`]), shared by every pod with
+    /// the same ones: pods that changed state in the same second have equal conditions.
     #[serde(default, deserialize_with = "conditions_read")]
-    pub conditions: Option<Vec<PodCondition>>,
+    pub conditions: Option<Arc<[PodCondition]>>,
     #[serde(default)]
     pub start_time: Option<Time>,
     #[serde(default)]
@@ -171,15 +240,25 @@ pub struct PodStatus {
 /// few hundred bytes per cached pod.
 pub const CONDITIONS_READ: [&str; 2] = ["Ready", "PodScheduled"];
 
+/// Condition lists in use (see [`crate::intern`]).
+static CONDITIONS: LazyLock<Mutex<Table<[PodCondition]>>> = LazyLock::new(Mutex::default);
+
 fn conditions_read<'de, D: Deserializer<'de>>(
     deserializer: D,
-) -> Result<Option<Vec<PodCondition>>, D::Error> {
-    let conditions = Option::<Vec<PodCondition>>::deserialize(deserializer)?;
-    Ok(conditions.map(|mut all| {
-        all.retain(|c| CONDITIONS_READ.contains(&c.type_.as_str()));
-        all.shrink_to_fit();
-        all
-    }))
+) -> Result<Option<Arc<[PodCondition]>>, D::Error> {
+    let Some(mut all) = Option::<Vec<PodCondition>>::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    all.retain(|c| CONDITIONS_READ.contains(&c.type_.as_str()));
+    // Hashed by their JSON (`PodCondition` has no `Hash`).
+    let hash = hash_of(&serde_json::to_string(&all).map_err(serde::de::Error::custom)?);
+    let mut table = CONDITIONS.lock();
+    if let Some(found) = table.find(hash, &all) {
+        return Ok(Some(found));
+    }
+    let shared: Arc<[PodCondition]> = all.into();
+    table.insert(hash, &shared);
+    Ok(Some(shared))
 }
 
 /// The container status fields the kubelet reads.
@@ -198,6 +277,33 @@ pub struct ContainerStatus {
     #[serde(default)]
     pub state: Option<ContainerState>,
 }
+
+/// The parts of a container's state the kubelet reads (named as in `k8s_openapi`'s
+/// `ContainerState`; a terminated state is not kept: nothing reads it back).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ContainerState {
+    #[serde(default)]
+    pub running: Option<ContainerStateRunning>,
+    #[serde(default)]
+    pub waiting: Option<ContainerStateWaiting>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerStateRunning {
+    #[serde(default)]
+    pub started_at: Option<Time>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ContainerStateWaiting {
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+mod metadata;
+
+pub use metadata::Meta;
 
 #[cfg(test)]
 mod tests;

@@ -11,6 +11,9 @@ use parking_lot::Mutex;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+/// Room a drained queue keeps for keys (more is given back).
+const KEPT_CAPACITY: usize = 1024;
+
 /// A coalescing FIFO of keys.
 #[derive(Debug)]
 pub struct Queue<T> {
@@ -51,7 +54,19 @@ impl<T: Hash + Eq + Clone> Queue<T> {
         let mut inner = self.inner.lock();
         let key = inner.0.pop_front()?;
         inner.1.remove(&key);
+        // A burst (20,000 pods) leaves room for all of it in both collections; give it back
+        // once the queue has drained.
+        if inner.0.is_empty() && inner.0.capacity() > KEPT_CAPACITY * 4 {
+            inner.0.shrink_to(KEPT_CAPACITY);
+            inner.1.shrink_to(KEPT_CAPACITY);
+        }
         Some(key)
+    }
+
+    /// Room for keys (queue, set) kept now.
+    pub fn capacity(&self) -> (usize, usize) {
+        let inner = self.inner.lock();
+        (inner.0.capacity(), inner.1.capacity())
     }
 
     pub fn len(&self) -> usize {
@@ -136,6 +151,26 @@ mod tests {
         assert_eq!(q.try_pop(), Some("b"));
         assert_eq!(q.try_pop(), Some("a"));
         assert_eq!(q.try_pop(), None);
+    }
+
+    #[test]
+    fn a_drained_queue_gives_back_the_room_of_a_burst() {
+        let q = Queue::new();
+        for i in 0..20_000u32 {
+            q.add(i);
+        }
+        assert!(q.capacity().0 >= 20_000 && q.capacity().1 >= 20_000);
+        for i in 0..20_000u32 {
+            assert_eq!(q.try_pop(), Some(i));
+        }
+        let (queue, set) = q.capacity();
+        assert!(
+            queue <= 4 * KEPT_CAPACITY && set <= 4 * KEPT_CAPACITY,
+            "kept {queue} / {set}"
+        );
+        // Still a working queue.
+        q.add(7);
+        assert_eq!(q.try_pop(), Some(7));
     }
 
     #[tokio::test(start_paused = true)]

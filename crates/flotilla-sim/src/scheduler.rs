@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::node::Node;
-use crate::pod::Pod;
+use crate::pod::{Pod, WirePod};
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::reflector::{ObjectRef, Store};
 use parking_lot::Mutex;
@@ -200,7 +200,7 @@ impl Scheduler {
             "metadata": {"resourceVersion": pod.metadata.resource_version},
             "spec": {"nodeName": node},
         });
-        match crate::writes::merge_patch::<Pod>(ctx, Some(&ns), &name, None, &patch).await {
+        match crate::writes::merge_patch::<WirePod>(ctx, Some(&ns), &name, None, &patch).await {
             Ok(_) => {
                 self.bound.fetch_add(1, Ordering::Relaxed);
                 tracing::trace!(cluster = %ctx.name, pod = %name, %node, "bound");
@@ -241,7 +241,7 @@ async fn report_unschedulable(ctx: &Ctx, pod: &Pod, message: &str) {
         return;
     }
     let (ns, name) = key_of(pod);
-    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+    let api: Api<WirePod> = Api::namespaced(ctx.client.clone(), &ns);
     let patch = json!({"status": {"phase": "Pending", "conditions": [{
         "type": "PodScheduled",
         "status": "False",

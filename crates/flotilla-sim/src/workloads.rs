@@ -19,7 +19,7 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 
 use crate::node::Node;
-use crate::pod::Pod;
+use crate::pod::{Pod, WirePod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::Resource;
 use kube::api::{Api, DeleteParams};
@@ -187,12 +187,26 @@ impl Expectations {
     }
 }
 
+/// Metadata with ownerReferences: `ObjectMeta`, and a cached pod's [`crate::pod::Meta`].
+pub trait Owned {
+    fn owners(&self) -> &[OwnerReference];
+}
+
+impl Owned for ObjectMeta {
+    fn owners(&self) -> &[OwnerReference] {
+        self.owner_references.as_deref().unwrap_or_default()
+    }
+}
+
+impl Owned for crate::pod::Meta {
+    fn owners(&self) -> &[OwnerReference] {
+        self.owner_references().unwrap_or_default()
+    }
+}
+
 /// The controller ownerReference of an object.
-pub fn controller_of(meta: &ObjectMeta) -> Option<&OwnerReference> {
-    meta.owner_references
-        .as_deref()?
-        .iter()
-        .find(|o| o.controller == Some(true))
+pub fn controller_of(meta: &impl Owned) -> Option<&OwnerReference> {
+    meta.owners().iter().find(|o| o.controller == Some(true))
 }
 
 /// A controller ownerReference pointing at `owner`.
@@ -285,7 +299,7 @@ pub async fn create_pod(
 }
 
 pub async fn delete_pod(ctx: &Ctx, namespace: &str, name: &str) -> Result<(), kube::Error> {
-    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), namespace);
+    let api: Api<WirePod> = Api::namespaced(ctx.client.clone(), namespace);
     match api.delete(name, &DeleteParams::default()).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),

@@ -81,7 +81,7 @@ impl Collector {
                 blocking
                     .into_iter()
                     .filter(|dep| !dep.deleting_dependents())
-                    .map(|dep| dep.uid.clone())
+                    .map(|dep| dep.uid.to_string())
                     .collect(),
             );
         }
@@ -93,7 +93,7 @@ impl Collector {
         let mut states = Vec::with_capacity(node.owners.len());
         for reference in &node.owners {
             match lifted::resolve(&graph, catalog, node, reference) {
-                Ok(state) => states.push((reference.uid.clone(), state)),
+                Ok(state) => states.push((reference.uid.to_string(), state)),
                 Err(reason) => {
                     tracing::debug!(key = %key(node), %reason, "leaving object alone");
                     return Plan::Nothing;
@@ -153,8 +153,7 @@ impl Collector {
                 Err(e) if e.code == 404 => return Ok(()),
                 Err(source) => return Err(write_error(step, node, source)),
             };
-            if object::meta_str(&current, "uid") != Some(node.uid.as_str()) || !change(&mut current)
-            {
+            if object::meta_str(&current, "uid") != Some(&*node.uid) || !change(&mut current) {
                 return Ok(());
             }
             let options = WriteOptions::default();
@@ -178,7 +177,7 @@ impl Collector {
         let namespace = node.namespace.as_deref();
         let mut options = DeleteOptions {
             propagation_policy: Some(propagation.as_str().into()),
-            precondition_uid: Some(node.uid.clone()),
+            precondition_uid: Some(node.uid.to_string()),
             precondition_resource_version: Some(node.revision.to_string()),
             ..Default::default()
         };
@@ -224,7 +223,7 @@ impl Collector {
         let catalog = self.registry.catalog();
         let (group, version) = match node.api_version.split_once('/') {
             Some(split) => split,
-            None => ("", node.api_version.as_str()),
+            None => ("", &*node.api_version),
         };
         catalog
             .by_kind(group, version, &node.kind)
@@ -232,7 +231,8 @@ impl Collector {
                 // The version it was written in may no longer be served; every version of a
                 // resource shares its storage prefix.
                 catalog.all().into_iter().find(|info| {
-                    info.kind == node.kind && node.key.starts_with(info.storage_prefix().as_bytes())
+                    *info.kind == *node.kind
+                        && node.key.starts_with(info.storage_prefix().as_bytes())
                 })
             })
             .ok_or_else(|| GcError::UnknownResource { key: key(node) })

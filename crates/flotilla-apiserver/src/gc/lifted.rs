@@ -71,18 +71,18 @@ pub fn resolve(
 ) -> Result<OwnerState, Unresolvable> {
     let (group, version) = match reference.api_version.split_once('/') {
         Some((group, version)) => (group, version),
-        None => ("", reference.api_version.as_str()),
+        None => ("", &*reference.api_version),
     };
     let info = catalog
         .by_kind(group, version, &reference.kind)
         .ok_or_else(|| Unresolvable::UnknownKind {
-            api_version: reference.api_version.clone(),
-            kind: reference.kind.clone(),
+            api_version: reference.api_version.to_string(),
+            kind: reference.kind.to_string(),
         })?;
     if info.namespaced && dependent.namespace.is_none() {
         return Err(Unresolvable::NamespacedOwnerOfClusterScoped {
-            kind: reference.kind.clone(),
-            name: reference.name.clone(),
+            kind: reference.kind.to_string(),
+            name: reference.name.to_string(),
         });
     }
     // A namespaced owner is looked for in the dependent's namespace only.

@@ -81,7 +81,7 @@ fn foreground() -> Value {
 fn parse_reads_owner_references_and_deletion_state() {
     let rs = replica_set("rs", &[reference("Deployment", "web", "d", true)]);
     assert_eq!(rs.namespace.as_deref(), Some("default"));
-    assert_eq!(rs.name, "web-1");
+    assert_eq!(&*rs.name, "web-1");
     assert_eq!(rs.owners.len(), 1);
     assert!(rs.owners[0].block_owner_deletion);
     let d = deploy("d", foreground());
@@ -126,7 +126,7 @@ fn indexes_follow_adds_reparenting_and_removals() {
         graph
             .blocking_dependents("d")
             .iter()
-            .map(|n| n.uid.as_str())
+            .map(|n| &*n.uid)
             .collect::<Vec<_>>(),
         ["rs"]
     );
@@ -323,4 +323,75 @@ async fn the_queue_holds_an_item_once_and_never_hands_it_out_twice_at_once() {
     queue.done(&2);
     queue.done(&1);
     assert_eq!(queue.next().await, 1);
+}
+
+/// Feeds `object` (stored under `key`) to the graph as the watch cache would.
+fn observe(graph: &mut Graph, key: &str, object: &Value, kind: crate::cache::ChangeKind) {
+    let bytes = Bytes::from(serde_json::to_vec(object).expect("test JSON serializes"));
+    let cached = crate::cache::CachedObject::from_stored(Bytes::from(key.to_owned()), &bytes, 7)
+        .expect("a cached object");
+    graph.observe(&crate::cache::Change {
+        kind,
+        revision: 7,
+        object: std::sync::Arc::new(cached),
+        prev: None,
+    });
+}
+
+fn pod_object(name: &str, uid: &str, owner: &str, owner_uid: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default",
+        "uid": uid, "ownerReferences": [reference("ReplicaSet", owner, owner_uid, true)]}})
+}
+
+#[test]
+fn siblings_share_their_owners_strings_and_unused_ones_are_swept() {
+    use crate::cache::ChangeKind::{Added, Deleted};
+    use std::sync::Arc;
+    let mut graph = Graph::default();
+    for (name, uid) in [("a", "pa"), ("b", "pb")] {
+        let pod = pod_object(name, uid, "web-1", "rs");
+        observe(
+            &mut graph,
+            &format!("/registry/core/pods/default/{name}"),
+            &pod,
+            Added,
+        );
+    }
+    let rs = json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {"name": "web-1", "namespace": "default", "uid": "rs"}});
+    observe(
+        &mut graph,
+        "/registry/apps/replicasets/default/web-1",
+        &rs,
+        Added,
+    );
+    let (a, b) = (graph.node("pa").expect("a"), graph.node("pb").expect("b"));
+    let rs = graph.node("rs").expect("the ReplicaSet");
+    assert_eq!(&*a.owners[0].uid, "rs");
+    assert!(Arc::ptr_eq(&a.owners[0].uid, &b.owners[0].uid));
+    assert!(Arc::ptr_eq(&a.owners[0].name, &b.owners[0].name));
+    assert!(Arc::ptr_eq(&a.kind, &b.kind));
+    let (na, nb) = (a.namespace.as_ref(), b.namespace.as_ref());
+    assert!(Arc::ptr_eq(
+        na.expect("namespaced"),
+        nb.expect("namespaced")
+    ));
+    // The owner's own uid is the copy its dependents hold.
+    assert!(Arc::ptr_eq(&rs.uid, &a.owners[0].uid));
+    assert_eq!(graph.dependents_of("rs").collect::<Vec<_>>(), ["pa", "pb"]);
+
+    // Owners that come and go do not pile up in the shared strings.
+    for i in 0..3000 {
+        let (name, uid, owner) = (format!("p{i}"), format!("u{i}"), format!("o{i}"));
+        let key = format!("/registry/core/pods/default/{name}");
+        let pod = pod_object(&name, &uid, &owner, &format!("ou{i}"));
+        observe(&mut graph, &key, &pod, Added);
+        observe(&mut graph, &key, &pod, Deleted);
+    }
+    assert!(
+        graph.strings().len() < 2100,
+        "unused strings were kept: {}",
+        graph.strings().len()
+    );
+    assert_eq!(&*graph.node("pa").expect("a").owners[0].name, "web-1");
 }

@@ -14,6 +14,8 @@ use kube::runtime::reflector::{ObjectRef, Store};
 
 use super::{Change, Informer};
 
+cached_as_decoded!(ConfigMap);
+
 fn configmap(name: &str) -> ConfigMap {
     ConfigMap {
         metadata: kube::api::ObjectMeta {
@@ -62,7 +64,7 @@ async fn after_falling_behind_the_informer_relists_and_resynchronises_its_handle
     // the informer reads nothing and falls behind.
     let (release, gate) = std::sync::mpsc::channel::<()>();
     let gate = Mutex::new(Some(gate));
-    let mut informer = Informer::new(api.clone());
+    let mut informer = Informer::<ConfigMap>::new(api.clone());
     {
         let seen = seen.clone();
         let cache = cache.clone();

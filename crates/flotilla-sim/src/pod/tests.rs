@@ -65,12 +65,13 @@ fn status_fields_the_loops_read() {
     let a = pod("a", Some("node-1"));
     let status = a.status.expect("a status");
     assert_eq!(status.phase.as_deref(), Some("Running"));
-    assert_eq!(a.metadata.managed_fields, None);
+    assert_eq!(a.metadata.name.as_deref(), Some("a"));
+    assert_eq!(a.metadata.namespace.as_deref(), Some("default"));
     let kept: Vec<String> = status
         .conditions
         .expect("conditions")
-        .into_iter()
-        .map(|c| c.type_)
+        .iter()
+        .map(|c| c.type_.clone())
         .collect();
     assert_eq!(kept, ["Ready", "PodScheduled"]);
     assert!(status.start_time.is_some());
@@ -81,4 +82,24 @@ fn status_fields_the_loops_read() {
     );
     assert_eq!(c.container_id.as_deref(), Some("containerd://01"));
     assert!(c.state.as_ref().and_then(|s| s.running.as_ref()).is_some());
+}
+
+#[test]
+fn pods_with_the_same_conditions_share_them() {
+    let (a, b) = (pod("a", Some("node-1")), pod("b", Some("node-2")));
+    let conditions = |p: &Pod| {
+        p.status
+            .as_ref()
+            .and_then(|s| s.conditions.clone())
+            .expect("conditions")
+    };
+    assert!(Arc::ptr_eq(&conditions(&a), &conditions(&b)));
+    let later: Pod = serde_json::from_value(json!({"metadata": {"name": "c"},
+        "status": {"conditions": [{"type": "Ready", "status": "True",
+            "lastTransitionTime": "2026-01-01T00:00:09Z"}]}}))
+    .expect("a pod");
+    let later = conditions(&later);
+    assert!(!Arc::ptr_eq(&conditions(&a), &later));
+    assert_eq!(later.len(), 1);
+    assert!(later[0].last_transition_time.is_some());
 }

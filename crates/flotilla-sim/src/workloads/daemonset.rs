@@ -164,8 +164,7 @@ async fn sync(
                 }
             } else if let Some(p) = existing.first()
                 && p.metadata
-                    .labels
-                    .as_ref()
+                    .labels()
                     .and_then(|l| l.get("controller-revision-hash"))
                     != Some(&hash)
                 && is_ready(p)
@@ -204,8 +203,7 @@ async fn sync(
         .iter()
         .filter(|p| {
             p.metadata
-                .labels
-                .as_ref()
+                .labels()
                 .and_then(|l| l.get("controller-revision-hash"))
                 == Some(&hash)
         })

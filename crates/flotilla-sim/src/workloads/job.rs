@@ -44,8 +44,7 @@ fn phase(pod: &Pod) -> &str {
 
 fn index_of(pod: &Pod) -> Option<i32> {
     pod.metadata
-        .annotations
-        .as_ref()?
+        .annotations()?
         .get(COMPLETION_INDEX)?
         .parse()
         .ok()

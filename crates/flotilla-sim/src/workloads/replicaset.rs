@@ -169,10 +169,10 @@ async fn update_status(w: &Workloads, ctx: &Ctx, stores: &Stores, rs: &ReplicaSe
     let mut fully_labeled = 0;
     let mut recheck = None;
     for p in &pods {
-        let labels = p.metadata.labels.clone().unwrap_or_default();
+        let labels = p.metadata.labels();
         if template_labels
             .iter()
-            .all(|(k, v)| labels.get(k) == Some(v))
+            .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v))
         {
             fully_labeled += 1;
         }

@@ -51,8 +51,7 @@ fn ordinal(name: &str, pod: &Pod) -> Option<i32> {
 
 fn revision(pod: &Pod) -> Option<&str> {
     pod.metadata
-        .labels
-        .as_ref()?
+        .labels()?
         .get(REVISION_LABEL)
         .map(String::as_str)
 }
