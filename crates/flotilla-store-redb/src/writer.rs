@@ -141,41 +141,6 @@ impl Writer {
         }
         Some((txns, replies))
     }
-}
-
-/// Until when the writer waits for another request once the queue ran dry with `len`
-/// transactions gathered (`now`; the group's first request was taken at `opened`), or `None` to
-/// commit now. Each commit costs a fixed amount of CPU (redb writes the tree's changed pages and
-/// its header, then `fdatasync`), so under load fewer, larger groups leave more CPU to the
-/// requests themselves:
-///
-/// - fewer than the last group: the callers just answered are most likely sending their next
-///   write; wait up to [`GATHER_WINDOW`] (once per group, `catch_up` keeps the deadline), so a
-///   steady set of writers shares each fsync instead of splitting into alternating groups;
-/// - then, a group of [`LOADED_GROUP`] or more: wait while requests keep arriving at most
-///   [`ARRIVAL_GAP`] apart, up to [`LOADED_WINDOW`] after the group opened;
-/// - otherwise (a lone writer, a few occasional ones) commit at once: no added latency.
-fn next_wait(
-    len: usize,
-    last_group: usize,
-    now: Instant,
-    opened: Instant,
-    catch_up: &mut Option<Instant>,
-) -> Option<Instant> {
-    if len < last_group {
-        let until = *catch_up.get_or_insert(now + GATHER_WINDOW);
-        if until > now {
-            return Some(until);
-        }
-    }
-    if len >= LOADED_GROUP {
-        let until = (now + ARRIVAL_GAP).min(opened + LOADED_WINDOW);
-        return (until > now).then_some(until);
-    }
-    None
-}
-
-impl Writer {
     fn durability(&self) -> Durability {
         if self.shared.durable {
             Durability::Immediate
@@ -398,6 +363,38 @@ impl Tables<'_> {
             version,
         })
     }
+}
+
+/// Until when the writer waits for another request once the queue ran dry with `len`
+/// transactions gathered (`now`; the group's first request was taken at `opened`), or `None` to
+/// commit now. Each commit costs a fixed amount of CPU (redb writes the tree's changed pages and
+/// its header, then `fdatasync`), so under load fewer, larger groups leave more CPU to the
+/// requests themselves:
+///
+/// - fewer than the last group: the callers just answered are most likely sending their next
+///   write; wait up to [`GATHER_WINDOW`] (once per group, `catch_up` keeps the deadline), so a
+///   steady set of writers shares each fsync instead of splitting into alternating groups;
+/// - then, a group of [`LOADED_GROUP`] or more: wait while requests keep arriving at most
+///   [`ARRIVAL_GAP`] apart, up to [`LOADED_WINDOW`] after the group opened;
+/// - otherwise (a lone writer, a few occasional ones) commit at once: no added latency.
+fn next_wait(
+    len: usize,
+    last_group: usize,
+    now: Instant,
+    opened: Instant,
+    catch_up: &mut Option<Instant>,
+) -> Option<Instant> {
+    if len < last_group {
+        let until = *catch_up.get_or_insert(now + GATHER_WINDOW);
+        if until > now {
+            return Some(until);
+        }
+    }
+    if len >= LOADED_GROUP {
+        let until = (now + ARRIVAL_GAP).min(opened + LOADED_WINDOW);
+        return (until > now).then_some(until);
+    }
+    None
 }
 
 #[cfg(test)]
