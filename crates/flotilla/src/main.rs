@@ -123,18 +123,48 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// no constant for it).
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// Freed memory goes back to the OS at once rather than after mimalloc's default 10 ms: with the
-/// default, `bench apiserver` ended at 597–608 MiB for 100,000 Deployments, with 0 at 589 MiB,
-/// for the same create rate (docs/apiserver.md, "Allocator"). `MIMALLOC_PURGE_DELAY` still
-/// overrides it.
+/// How long mimalloc keeps freed memory before returning it to the OS, ms (its own default is
+/// 1,000). Returning it at once (0, this binary's setting until 2026-12-04) kept RSS lowest but
+/// made every page freed in a write burst come back as a new page fault (zeroed, often a whole
+/// 2 MiB huge page) moments later: ~170,000 minor faults in one `bench schedule` end-to-end run
+/// against 25,000-47,000 with this delay and a purger, and ~11 % more process CPU (docs/apiserver.md, "Allocator").
+const PURGE_DELAY_MS: i64 = 100;
+
+/// How often the purger thread lets mimalloc return memory whose delay expired. mimalloc purges
+/// only from inside its own calls, so an idle process would otherwise keep what it freed last
+/// (with the 1 s default and no purger, `bench apiserver` ended at 597-608 MiB for 100,000
+/// Deployments instead of 583-589).
+const PURGE_INTERVAL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Freed memory goes back to the OS [`PURGE_DELAY_MS`] after it was freed, also when the process
+/// is idle (a purger thread). `MIMALLOC_PURGE_DELAY` in the environment overrides the delay.
 fn tune_allocator() {
+    if cfg!(feature = "system-allocator") {
+        return;
+    }
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
         // SAFETY: `mi_option_set` only stores an option value, may be called at any time, from
         // any thread, and takes no pointers.
         #[allow(unsafe_code)]
         unsafe {
-            libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0)
+            libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS as _)
         };
+    }
+    let purger = std::thread::Builder::new()
+        .name("mimalloc-purge".to_owned())
+        .spawn(|| {
+            loop {
+                std::thread::sleep(PURGE_INTERVAL);
+                // SAFETY: `mi_collect` takes no pointers; from any thread it frees that thread's
+                // own empty pages and purges the process-wide arenas' expired ranges.
+                #[allow(unsafe_code)]
+                unsafe {
+                    libmimalloc_sys::mi_collect(false)
+                };
+            }
+        });
+    if let Err(error) = purger {
+        eprintln!("mimalloc purger thread not started: {error}");
     }
 }
 

@@ -31,7 +31,12 @@ impl ControlPlane {
             .arg("up")
             .args(args)
             .args(["--listen", "127.0.0.1:0", "--metrics-bind-address", "0"])
-            .env("RUST_LOG", "warn")
+            // `FLOTILLA_TEST_LOG=flotilla_controllers=debug` (with `--nocapture`) shows why a
+            // scenario is slow; warnings only by default.
+            .env(
+                "RUST_LOG",
+                std::env::var("FLOTILLA_TEST_LOG").unwrap_or_else(|_| "warn".to_owned()),
+            )
             .stdout(std::process::Stdio::piped())
             .kill_on_drop(true)
             .spawn()
