@@ -1,5 +1,6 @@
-//! The run-loop scaffolding every controller repeats, in one place: reflectors that fill a cache
-//! and hand each watch event to the controller, waiting for caches before work starts, workers
+//! The run-loop scaffolding every controller repeats, in one place: subscriptions to the shared
+//! informers (or reflectors of a controller's own) that hand each watch event to the controller
+//! after the cache applied it, waiting for caches before work starts, workers
 //! draining a [`WorkQueue`] (forget on success, per-key backoff on failure), and stopping every
 //! task together. A controller keeps its own state, event handlers and reconcile function.
 
@@ -15,11 +16,15 @@ use kube::runtime::reflector::{self, store::Writer};
 use kube::runtime::watcher;
 use tokio::task::JoinHandle;
 
-use crate::{Shutdown, WorkQueue};
+use crate::{Shared, Shutdown, Subscription, WorkQueue};
 
-/// A controller's tasks (watches, workers); aborted together by [`Tasks::abort`] or on drop.
+/// A controller's tasks (watches, workers) and its subscriptions to shared informers; aborted
+/// and dropped together by [`Tasks::abort`] or on drop.
 #[derive(Debug, Default)]
-pub struct Tasks(Vec<JoinHandle<()>>);
+pub struct Tasks {
+    tasks: Vec<JoinHandle<()>>,
+    subscriptions: Vec<Subscription>,
+}
 
 impl Tasks {
     pub fn new() -> Self {
@@ -28,7 +33,20 @@ impl Tasks {
 
     /// Spawns a task of the controller.
     pub fn spawn(&mut self, task: impl Future<Output = ()> + Send + 'static) {
-        self.0.push(tokio::spawn(task));
+        self.tasks.push(tokio::spawn(task));
+    }
+
+    /// Hands every event of `shared`, after its cache applied it, to `on_event` until the
+    /// tasks are aborted (see [`Shared::subscribe`]).
+    pub fn subscribe<K>(
+        &mut self,
+        shared: &Shared<K>,
+        on_event: impl FnMut(watcher::Event<&K>) + Send + 'static,
+    ) where
+        K: kube::Resource + Clone + Send + Sync + 'static,
+        K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,
+    {
+        self.subscriptions.push(shared.subscribe(on_event));
     }
 
     /// Watches `api` into `writer` (re-listing with kube-runtime's default backoff) and hands
@@ -105,7 +123,8 @@ impl Tasks {
 
 impl Drop for Tasks {
     fn drop(&mut self) {
-        for task in &self.0 {
+        self.subscriptions.clear();
+        for task in &self.tasks {
             task.abort();
         }
     }
