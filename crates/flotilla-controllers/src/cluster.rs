@@ -119,17 +119,14 @@ pub async fn run(context: Context, options: ClusterOptions, shutdown: Shutdown) 
         max: Duration::from_secs(60),
     });
     let q = queue.clone();
-    let clusters = spawn_reflected(
-        Api::<Cluster>::all(context.client.clone()),
-        watcher::Config::default(),
-        &shutdown,
-        move |event| match event {
-            watcher::Event::Apply(c) | watcher::Event::Delete(c) | watcher::Event::InitApply(c) => {
-                q.add(c.name().to_owned())
-            }
-            _ => {}
-        },
-    );
+    let clusters = context.informers.all::<Cluster>();
+    let subscription = clusters.subscribe(move |event| match event {
+        watcher::Event::Apply(c) | watcher::Event::Delete(c) | watcher::Event::InitApply(c) => {
+            q.add(c.name().to_owned())
+        }
+        watcher::Event::Init | watcher::Event::InitDone => {}
+    });
+    let clusters = clusters.store();
     let leases = spawn_reflected(
         Api::<Lease>::namespaced(context.client.clone(), LEASE_NAMESPACE),
         watcher::Config::default(),
@@ -170,6 +167,7 @@ pub async fn run(context: Context, options: ClusterOptions, shutdown: Shutdown) 
     for task in tasks {
         let _ = task.await;
     }
+    drop(subscription);
 }
 
 /// Now, in whole seconds (how `metav1.Time` is written).

@@ -1,18 +1,11 @@
 //! The run-loop scaffolding every controller repeats, in one place: subscriptions to the shared
-//! informers (or reflectors of a controller's own) that hand each watch event to the controller
-//! after the cache applied it, waiting for caches before work starts, workers
-//! draining a [`WorkQueue`] (forget on success, per-key backoff on failure), and stopping every
-//! task together. A controller keeps its own state, event handlers and reconcile function.
+//! informers ([`crate::informer`]) that hand each watch event to the controller after the cache
+//! applied it, waiting for caches before work starts, workers draining a [`WorkQueue`] (forget
+//! on success, per-key backoff on failure), and stopping every task together. A controller keeps its own state, event handlers and reconcile function.
 
-use std::fmt::Debug;
 use std::future::Future;
 use std::hash::Hash;
 
-use futures::StreamExt as _;
-use k8s_openapi::serde::de::DeserializeOwned;
-use kube::api::Api;
-use kube::runtime::WatchStreamExt as _;
-use kube::runtime::reflector::{self, store::Writer};
 use kube::runtime::watcher;
 use tokio::task::JoinHandle;
 
@@ -47,39 +40,6 @@ impl Tasks {
         K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,
     {
         self.subscriptions.push(shared.subscribe(on_event));
-    }
-
-    /// Watches `api` into `writer` (re-listing with kube-runtime's default backoff) and hands
-    /// every event, after the cache has applied it, to `on_event`. Watch errors are logged and
-    /// retried. Objects arrive without `metadata.managedFields`.
-    pub fn reflect<K>(
-        &mut self,
-        api: Api<K>,
-        writer: Writer<K>,
-        mut on_event: impl FnMut(watcher::Event<K>) + Send + 'static,
-    ) where
-        K: kube::Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-        K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,
-    {
-        self.spawn(async move {
-            // Cached objects go without `metadata.managedFields` (as Karmada's controller
-            // manager strips them from its informers): no controller reads them, and they can
-            // be as large as the rest of the object. An update sent from a cached copy leaves
-            // the stored entries as they are.
-            let watch = watcher::watcher(api, watcher::Config::default())
-                .modify(|object: &mut K| object.meta_mut().managed_fields = None);
-            let stream = reflector::reflector(writer, watch).default_backoff();
-            let mut stream = std::pin::pin!(stream);
-            while let Some(event) = stream.next().await {
-                match event {
-                    Ok(event) => on_event(event),
-                    Err(error) => {
-                        let kind = K::kind(&K::DynamicType::default()).into_owned();
-                        tracing::warn!(%error, %kind, "watch failed");
-                    }
-                }
-            }
-        });
     }
 
     /// Spawns `count` workers over `queue`: each takes a key, runs `reconcile` on it, forgets
