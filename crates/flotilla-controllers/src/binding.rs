@@ -217,10 +217,10 @@ impl BindingController {
             _ => {}
         });
         let ready = async {
-            let _ = this.clusters.wait_until_ready().await;
-            let _ = this.overrides.wait_until_ready().await;
-            let _ = this.cluster_overrides.wait_until_ready().await;
-            let _ = this.works.wait_until_ready().await;
+            clusters.wait_until_ready().await;
+            overrides.wait_until_ready().await;
+            cluster_overrides.wait_until_ready().await;
+            works.wait_until_ready().await;
         };
         if !until_ready(&shutdown, ready).await {
             return;

@@ -237,7 +237,7 @@ impl BindingStatusController {
         tasks.subscribe(&crbs, move |e| me.binding_event(e, BindingView::from_crb));
         let me = this.clone();
         tasks.subscribe(&works, move |e| me.work_event(e));
-        until_ready(&shutdown, this.works.wait_until_ready()).await;
+        until_ready(&shutdown, works.wait_until_ready()).await;
         let me = this.clone();
         tasks.workers(
             &this.queue,

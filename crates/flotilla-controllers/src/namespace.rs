@@ -118,13 +118,14 @@ async fn run(context: Context, shutdown: Shutdown) {
     let namespaces = informers.all::<Namespace>();
     let clusters = informers.all::<Cluster>();
     let cluster_overrides = informers.all::<ClusterOverridePolicy>();
+    let works = informers.all::<Work>();
     let this = Arc::new(NamespaceSync {
         client: client.clone(),
         queue: WorkQueue::default(),
         namespaces: namespaces.store(),
         clusters: clusters.store(),
         cluster_overrides: cluster_overrides.store(),
-        works: informers.all::<Work>().store(),
+        works: works.store(),
     });
     let mut tasks = Tasks::new();
     let me = this.clone();
@@ -151,9 +152,9 @@ async fn run(context: Context, shutdown: Shutdown) {
         },
     );
     let ready = async {
-        let _ = this.clusters.wait_until_ready().await;
-        let _ = this.cluster_overrides.wait_until_ready().await;
-        let _ = this.works.wait_until_ready().await;
+        clusters.wait_until_ready().await;
+        cluster_overrides.wait_until_ready().await;
+        works.wait_until_ready().await;
     };
     if !until_ready(&shutdown, ready).await {
         return;

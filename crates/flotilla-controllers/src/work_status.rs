@@ -126,8 +126,8 @@ impl WorkStatus {
         let me = self.clone();
         tasks.subscribe(&self.informers.1, move |event| me.cluster_event(event));
         let ready = async {
-            let _ = self.clusters.wait_until_ready().await;
-            let _ = self.works.wait_until_ready().await;
+            self.informers.1.wait_until_ready().await;
+            self.informers.0.wait_until_ready().await;
         };
         until_ready(&shutdown, ready).await;
         let me = self.clone();

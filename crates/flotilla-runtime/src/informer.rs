@@ -131,16 +131,19 @@ where
         .modify(|object: &mut K| object.meta_mut().managed_fields = None)
         .default_backoff();
     let mut stream = std::pin::pin!(stream);
+    let kind = K::kind(&K::DynamicType::default()).into_owned();
+    tracing::debug!(%kind, "shared watch started");
     while let Some(event) = stream.next().await {
         let Some(shared) = shared.upgrade() else {
+            tracing::debug!(%kind, "shared watch ends: no informer left");
             return;
         };
+        if let Ok(watcher::Event::InitDone) = &event {
+            tracing::debug!(%kind, "shared watch listed");
+        }
         match event {
             Ok(event) => shared.dispatch(&event),
-            Err(error) => {
-                let kind = K::kind(&K::DynamicType::default()).into_owned();
-                tracing::warn!(%error, %kind, "watch failed");
-            }
+            Err(error) => tracing::warn!(%error, %kind, "watch failed"),
         }
     }
 }
@@ -155,6 +158,10 @@ where
     K::DynamicType: Eq + Hash + Clone,
 {
     store: Store<K>,
+    /// `true` from the first `InitDone` on. (The `Store`'s own readiness wakes only the last of
+    /// several concurrent waiters: kube-runtime's `DelayedInit` sits on a oneshot receiver, which
+    /// keeps one waker.)
+    ready: tokio::sync::watch::Sender<bool>,
     state: Mutex<State<K>>,
 }
 
@@ -203,6 +210,7 @@ where
         let writer = Writer::new(K::DynamicType::default());
         Self(Arc::new(Inner {
             store: writer.as_reader(),
+            ready: tokio::sync::watch::Sender::new(false),
             state: Mutex::new(State {
                 writer,
                 handlers: Vec::new(),
@@ -214,9 +222,18 @@ where
         }))
     }
 
-    /// The shared cache (ready once the first list is done).
+    /// The shared cache (filled once the first list is done). Wait for that with
+    /// [`Shared::wait_until_ready`], not the `Store`'s own `wait_until_ready`, which wakes only
+    /// one of several tasks waiting at once.
     pub fn store(&self) -> Store<K> {
         self.0.store.clone()
+    }
+
+    /// Resolves once the first list is done (at once if it is).
+    pub async fn wait_until_ready(&self) {
+        let mut ready = self.0.ready.subscribe();
+        // The sender lives as long as `self`: `wait_for` cannot fail.
+        let _ = ready.wait_for(|ready| *ready).await;
     }
 
     /// Hands every event, after the cache applied it, to `handler` until the returned
@@ -270,7 +287,10 @@ where
                 state.listing = true;
                 state.started = true;
             }
-            watcher::Event::InitDone => state.listing = false,
+            watcher::Event::InitDone => {
+                state.listing = false;
+                self.ready.send_replace(true);
+            }
             _ => {}
         }
         for (_, handler) in &mut state.handlers {

@@ -216,8 +216,8 @@ async fn informers_watch_each_kind_and_scope_once_without_managed_fields() {
     let _subscription = second.subscribe(move |_| {
         counted.fetch_add(1, Ordering::SeqCst);
     });
-    first.store().wait_until_ready().await.unwrap();
-    namespaced.store().wait_until_ready().await.unwrap();
+    first.wait_until_ready().await;
+    namespaced.wait_until_ready().await;
     let store = first.store();
     assert_eq!(names(&store), ["a", "b"]);
     assert!(
@@ -235,4 +235,27 @@ async fn informers_watch_each_kind_and_scope_once_without_managed_fields() {
         ["/api/v1/configmaps", "/api/v1/namespaces/x/configmaps"]
     );
     informers.stop();
+}
+
+#[tokio::test]
+async fn every_task_waiting_for_the_first_list_is_woken() {
+    let shared = Shared::<ConfigMap>::new();
+    let waiters: Vec<_> = (0..3)
+        .map(|_| {
+            let shared = shared.clone();
+            tokio::spawn(async move { shared.wait_until_ready().await })
+        })
+        .collect();
+    // Every waiter is parked before the list ends (a current-thread runtime runs them here).
+    tokio::task::yield_now().await;
+    list(&shared, &["a"]);
+    for waiter in waiters {
+        // A waiter that is never woken hangs here; the timeout only turns that into a failure.
+        tokio::time::timeout(std::time::Duration::from_secs(60), waiter)
+            .await
+            .expect("woken")
+            .unwrap();
+    }
+    // And one that comes later resolves at once.
+    shared.wait_until_ready().await;
 }
