@@ -35,9 +35,11 @@ pub struct Informers(Arc<Registry>);
 struct Registry {
     client: kube::Client,
     /// `Shared<K>` by (`K`, namespace), with its watch task.
-    informers:
-        Mutex<HashMap<(TypeId, Option<String>), (Box<dyn Any + Send + Sync>, JoinHandle<()>)>>,
+    informers: Mutex<HashMap<(TypeId, Option<String>), Entry>>,
 }
+
+/// A `Shared<K>` (type-erased) and the task of its watch.
+type Entry = (Box<dyn Any + Send + Sync>, JoinHandle<()>);
 
 impl Informers {
     /// Informers watching through `client`.
