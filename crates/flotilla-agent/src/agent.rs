@@ -222,6 +222,7 @@ async fn session(
         members,
         cluster: Some(name.clone()),
         metrics: metrics.controllers.clone(),
+        informers: flotilla_runtime::Informers::new(control.clone()),
     };
     let controllers_term = term.child();
     let controllers = {

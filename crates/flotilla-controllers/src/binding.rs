@@ -22,7 +22,7 @@ use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
 use flotilla_runtime::{Priority, Shutdown, WorkQueue};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
-use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher::Event as WatchEvent;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -161,26 +161,32 @@ impl std::fmt::Debug for BindingController {
 
 /// `CONTROLLERS` entry point.
 pub fn start(context: Context, shutdown: Shutdown) -> ControllerTask {
-    Box::pin(async move { BindingController::run(context.client, context.metrics, shutdown).await })
+    Box::pin(async move { BindingController::run(context, shutdown).await })
 }
 
 impl BindingController {
-    pub async fn run(client: kube::Client, metrics: Metrics, shutdown: Shutdown) {
-        let (bindings, rb_writer) = reflector::store();
-        let (cluster_bindings, crb_writer) = reflector::store();
-        let (clusters, cluster_writer) = reflector::store();
-        let (overrides, op_writer) = reflector::store();
-        let (cluster_overrides, cop_writer) = reflector::store();
-        let (works, work_writer) = reflector::store();
+    pub async fn run(context: Context, shutdown: Shutdown) {
+        let Context {
+            client,
+            metrics,
+            informers,
+            ..
+        } = context;
+        let rbs = informers.all::<ResourceBinding>();
+        let crbs = informers.all::<ClusterResourceBinding>();
+        let clusters = informers.all::<Cluster>();
+        let overrides = informers.all::<OverridePolicy>();
+        let cluster_overrides = informers.all::<ClusterOverridePolicy>();
+        let works = informers.all::<Work>();
         let this = Arc::new(Self {
             resources: Resources::new(client.clone()),
             queue: WorkQueue::default(),
-            bindings,
-            cluster_bindings,
-            clusters,
-            overrides,
-            cluster_overrides,
-            works,
+            bindings: rbs.store(),
+            cluster_bindings: crbs.store(),
+            clusters: clusters.store(),
+            overrides: overrides.store(),
+            cluster_overrides: cluster_overrides.store(),
+            works: works.store(),
             index: WorkIndex::default(),
             generations: Mutex::new(HashMap::new()),
             recorder: Recorder::new(
@@ -195,43 +201,26 @@ impl BindingController {
         });
         let mut tasks = Tasks::new();
         let me = this.clone();
-        tasks.reflect(Api::all(client.clone()), rb_writer, move |e| {
-            me.binding_event(e, BindingView::from_rb)
+        tasks.subscribe(&rbs, move |e| me.binding_event(e, BindingView::from_rb));
+        let me = this.clone();
+        tasks.subscribe(&crbs, move |e| me.binding_event(e, BindingView::from_crb));
+        let me = this.clone();
+        tasks.subscribe(&overrides, move |e| me.override_event(e));
+        let me = this.clone();
+        tasks.subscribe(&cluster_overrides, move |e| me.override_event(e));
+        let me = this.clone();
+        tasks.subscribe(&works, move |e: WatchEvent<&Work>| match e {
+            WatchEvent::Apply(w) | WatchEvent::InitApply(w) => {
+                me.index.upsert(w, &[RB_PERMANENT_ID, CRB_PERMANENT_ID])
+            }
+            WatchEvent::Delete(w) => me.index.remove(w),
+            _ => {}
         });
-        let me = this.clone();
-        tasks.reflect(Api::all(client.clone()), crb_writer, move |e| {
-            me.binding_event(e, BindingView::from_crb)
-        });
-        tasks.reflect(Api::<Cluster>::all(client.clone()), cluster_writer, |_| {});
-        let me = this.clone();
-        tasks.reflect(
-            Api::<OverridePolicy>::all(client.clone()),
-            op_writer,
-            move |e| me.override_event(e),
-        );
-        let me = this.clone();
-        tasks.reflect(
-            Api::<ClusterOverridePolicy>::all(client.clone()),
-            cop_writer,
-            move |e| me.override_event(e),
-        );
-        let me = this.clone();
-        tasks.reflect(
-            Api::all(client.clone()),
-            work_writer,
-            move |e: WatchEvent<Work>| match e {
-                WatchEvent::Apply(w) | WatchEvent::InitApply(w) => {
-                    me.index.upsert(&w, &[RB_PERMANENT_ID, CRB_PERMANENT_ID])
-                }
-                WatchEvent::Delete(w) => me.index.remove(&w),
-                _ => {}
-            },
-        );
         let ready = async {
-            let _ = this.clusters.wait_until_ready().await;
-            let _ = this.overrides.wait_until_ready().await;
-            let _ = this.cluster_overrides.wait_until_ready().await;
-            let _ = this.works.wait_until_ready().await;
+            clusters.wait_until_ready().await;
+            overrides.wait_until_ready().await;
+            cluster_overrides.wait_until_ready().await;
+            works.wait_until_ready().await;
         };
         if !until_ready(&shutdown, ready).await {
             return;
@@ -252,19 +241,19 @@ impl BindingController {
         tasks.abort();
     }
 
-    fn binding_event<K>(&self, event: WatchEvent<K>, view: fn(&K) -> BindingView) {
+    fn binding_event<K>(&self, event: WatchEvent<&K>, view: fn(&K) -> BindingView) {
         let (object, initial) = match event {
             WatchEvent::Apply(o) => (o, false),
             WatchEvent::InitApply(o) => (o, true),
             WatchEvent::Delete(o) => {
-                let key = view(&o).key;
+                let key = view(o).key;
                 self.generations.lock().remove(&key);
                 self.queue.forget(&key);
                 return;
             }
             _ => return,
         };
-        let binding = view(&object);
+        let binding = view(object);
         let shape = (
             binding.metadata.generation.unwrap_or(0),
             binding.metadata.deletion_timestamp.is_some(),
@@ -281,7 +270,7 @@ impl BindingController {
         self.queue.add_with(binding.key, priority);
     }
 
-    fn override_event<K>(&self, event: WatchEvent<K>) {
+    fn override_event<K>(&self, event: WatchEvent<&K>) {
         if matches!(event, WatchEvent::Apply(_) | WatchEvent::Delete(_)) {
             let keys: Vec<BindingKey> = self.generations.lock().keys().cloned().collect();
             for key in keys {

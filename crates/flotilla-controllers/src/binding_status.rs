@@ -17,7 +17,7 @@ use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
 use flotilla_runtime::{Priority, Shutdown, WorkQueue};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::api::{Api, PostParams};
-use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher::Event as WatchEvent;
 use parking_lot::Mutex;
 use serde_json::json;
@@ -195,25 +195,29 @@ impl std::fmt::Debug for BindingStatusController {
 
 /// `CONTROLLERS` entry point.
 pub fn start(context: Context, shutdown: Shutdown) -> ControllerTask {
-    Box::pin(async move {
-        BindingStatusController::run(context.client, context.metrics, shutdown).await
-    })
+    Box::pin(async move { BindingStatusController::run(context, shutdown).await })
 }
 
 impl BindingStatusController {
-    pub async fn run(client: kube::Client, metrics: Metrics, shutdown: Shutdown) {
-        // The bindings are re-listed below; a previous leader term's view is stale.
+    pub async fn run(context: Context, shutdown: Shutdown) {
+        let Context {
+            client,
+            metrics,
+            informers,
+            ..
+        } = context;
+        // The bindings are replayed below; a previous leader term's view is stale.
         metrics.reset_bindings();
-        let (bindings, rb_writer) = reflector::store();
-        let (cluster_bindings, crb_writer) = reflector::store();
-        let (works, work_writer) = reflector::store();
+        let rbs = informers.all::<ResourceBinding>();
+        let crbs = informers.all::<ClusterResourceBinding>();
+        let works = informers.all::<Work>();
         let this = Arc::new(Self {
             resources: Resources::new(client.clone()),
             client: client.clone(),
             queue: WorkQueue::default(),
-            bindings,
-            cluster_bindings,
-            works,
+            bindings: rbs.store(),
+            cluster_bindings: crbs.store(),
+            works: works.store(),
             index: WorkIndex::default(),
             shapes: Mutex::new(HashMap::new()),
             work_statuses: Mutex::new(HashMap::new()),
@@ -228,18 +232,12 @@ impl BindingStatusController {
         });
         let mut tasks = Tasks::new();
         let me = this.clone();
-        tasks.reflect(Api::all(client.clone()), rb_writer, move |e| {
-            me.binding_event(e, BindingView::from_rb)
-        });
+        tasks.subscribe(&rbs, move |e| me.binding_event(e, BindingView::from_rb));
         let me = this.clone();
-        tasks.reflect(Api::all(client.clone()), crb_writer, move |e| {
-            me.binding_event(e, BindingView::from_crb)
-        });
+        tasks.subscribe(&crbs, move |e| me.binding_event(e, BindingView::from_crb));
         let me = this.clone();
-        tasks.reflect(Api::all(client.clone()), work_writer, move |e| {
-            me.work_event(e)
-        });
-        until_ready(&shutdown, this.works.wait_until_ready()).await;
+        tasks.subscribe(&works, move |e| me.work_event(e));
+        until_ready(&shutdown, works.wait_until_ready()).await;
         let me = this.clone();
         tasks.workers(
             &this.queue,
@@ -257,19 +255,19 @@ impl BindingStatusController {
         tasks.abort();
     }
 
-    fn binding_event<K>(&self, event: WatchEvent<K>, view: fn(&K) -> BindingView) {
+    fn binding_event<K>(&self, event: WatchEvent<&K>, view: fn(&K) -> BindingView) {
         let (object, initial) = match event {
             WatchEvent::Apply(o) => (o, false),
             WatchEvent::InitApply(o) => (o, true),
             WatchEvent::Delete(o) => {
-                let key = view(&o).key;
+                let key = view(o).key;
                 self.metrics.binding_deleted(&key.to_string());
                 self.shapes.lock().remove(&key);
                 return;
             }
             _ => return,
         };
-        let binding = view(&object);
+        let binding = view(object);
         self.metrics
             .binding_state(binding.key.to_string(), binding_state(&binding));
         let shape = crate::fingerprint::hash_of(&(
@@ -288,7 +286,7 @@ impl BindingStatusController {
         self.queue.add_with(binding.key, priority);
     }
 
-    fn work_event(&self, event: WatchEvent<Work>) {
+    fn work_event(&self, event: WatchEvent<&Work>) {
         let (work, gone) = match event {
             WatchEvent::Apply(w) | WatchEvent::InitApply(w) => (w, false),
             WatchEvent::Delete(w) => (w, true),
@@ -299,11 +297,11 @@ impl BindingStatusController {
             work.metadata.name.clone().unwrap_or_default(),
         );
         if gone {
-            self.index.remove(&work);
+            self.index.remove(work);
             self.work_statuses.lock().remove(&key);
         } else {
             self.index
-                .upsert(&work, &[RB_PERMANENT_ID, CRB_PERMANENT_ID]);
+                .upsert(work, &[RB_PERMANENT_ID, CRB_PERMANENT_ID]);
             let shape = crate::fingerprint::hash_of(&(
                 &work.status,
                 work.metadata.deletion_timestamp.is_some(),

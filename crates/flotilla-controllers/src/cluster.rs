@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use flotilla_api::karmada::names::{self, EXECUTION_SPACE_PREFIX};
 use flotilla_api::karmada::{Cluster, ClusterResourceBinding, ResourceBinding};
-use flotilla_runtime::{Backoff, Shutdown, WorkQueue};
+use flotilla_runtime::{Backoff, Shared, Shutdown, WorkQueue};
 use futures::StreamExt as _;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Namespace;
@@ -119,17 +119,14 @@ pub async fn run(context: Context, options: ClusterOptions, shutdown: Shutdown) 
         max: Duration::from_secs(60),
     });
     let q = queue.clone();
-    let clusters = spawn_reflected(
-        Api::<Cluster>::all(context.client.clone()),
-        watcher::Config::default(),
-        &shutdown,
-        move |event| match event {
-            watcher::Event::Apply(c) | watcher::Event::Delete(c) | watcher::Event::InitApply(c) => {
-                q.add(c.name().to_owned())
-            }
-            _ => {}
-        },
-    );
+    let informer = context.informers.all::<Cluster>();
+    let subscription = informer.subscribe(move |event| match event {
+        watcher::Event::Apply(c) | watcher::Event::Delete(c) | watcher::Event::InitApply(c) => {
+            q.add(c.name().to_owned())
+        }
+        watcher::Event::Init | watcher::Event::InitDone => {}
+    });
+    let clusters = informer.store();
     let leases = spawn_reflected(
         Api::<Lease>::namespaced(context.client.clone(), LEASE_NAMESPACE),
         watcher::Config::default(),
@@ -163,13 +160,14 @@ pub async fn run(context: Context, options: ClusterOptions, shutdown: Shutdown) 
         let c = controller.clone();
         tasks.push(tokio::spawn(async move { c.work().await }));
     }
-    let monitor = tokio::spawn(controller.clone().monitor(shutdown.clone()));
+    let monitor = tokio::spawn(controller.clone().monitor(informer, shutdown.clone()));
     shutdown.cancelled().await;
     queue.shut_down();
     monitor.abort();
     for task in tasks {
         let _ = task.await;
     }
+    drop(subscription);
 }
 
 /// Now, in whole seconds (how `metav1.Time` is written).
@@ -376,8 +374,8 @@ impl Controller {
     }
 
     /// The health monitor: every period, over the cached Clusters and Leases.
-    async fn monitor(self: Arc<Self>, shutdown: Shutdown) {
-        let _ = self.clusters.wait_until_ready().await;
+    async fn monitor(self: Arc<Self>, clusters: Shared<Cluster>, shutdown: Shutdown) {
+        clusters.wait_until_ready().await;
         let mut monitor = HealthMonitor::default();
         let mut ticker = tokio::time::interval(self.options.monitor.period);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

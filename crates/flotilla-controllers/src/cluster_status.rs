@@ -25,11 +25,10 @@ use flotilla_member::health::{self, Health};
 use flotilla_member::watch::MemberWatch;
 use flotilla_member::{MemberError, discovery};
 use flotilla_runtime::{Backoff, Shutdown, WorkQueue};
-use futures::StreamExt as _;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::{Api, PostParams};
-use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{WatchStreamExt as _, watcher};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
 
 use crate::cluster::{FINALIZER, health::ready_condition, now_time};
 use crate::manager::{Context, ControllerTask};
@@ -152,43 +151,27 @@ pub async fn run(context: Context, options: StatusOptions, shutdown: Shutdown) {
         base: Duration::from_millis(200),
         max: Duration::from_secs(60),
     });
-    let (clusters, writer) = reflector::store();
+    let clusters = context.informers.all::<Cluster>();
     let q = queue.clone();
     let mut generations: HashMap<String, (Option<i64>, bool)> = HashMap::new();
     // Like Karmada's GenerationChangedPredicate: our own status writes do not re-trigger. The
     // cluster controller's finalizer does: status is collected only once it is there, and a
     // new cluster should not wait for a requeue to notice it.
-    let stream = watcher(
-        Api::<Cluster>::all(context.client.clone()),
-        watcher::Config::default(),
-    )
-    .default_backoff()
-    .reflect(writer)
-    .for_each(move |event| {
-        match event {
-            Ok(watcher::Event::Apply(c)) | Ok(watcher::Event::InitApply(c)) => {
-                let name = c.name().to_owned();
-                let seen = (c.metadata.generation, has_finalizer(&c));
-                if generations.insert(name.clone(), seen) != Some(seen) {
-                    q.add(name);
-                }
+    let subscription = clusters.subscribe(move |event| match event {
+        watcher::Event::Apply(c) | watcher::Event::InitApply(c) => {
+            let name = c.name().to_owned();
+            let seen = (c.metadata.generation, has_finalizer(c));
+            if generations.insert(name.clone(), seen) != Some(seen) {
+                q.add(name);
             }
-            Ok(watcher::Event::Delete(c)) => {
-                generations.remove(c.name());
-                q.add(c.name().to_owned());
-            }
-            Ok(_) => {}
-            Err(error) => tracing::debug!(%error, "cluster watch failed; retrying"),
         }
-        async {}
-    });
-    let watch_shutdown = shutdown.clone();
-    let watch = tokio::spawn(async move {
-        tokio::select! {
-            _ = stream => {}
-            _ = watch_shutdown.cancelled() => {}
+        watcher::Event::Delete(c) => {
+            generations.remove(c.name());
+            q.add(c.name().to_owned());
         }
+        watcher::Event::Init | watcher::Event::InitDone => {}
     });
+    let clusters = clusters.store();
     let controller = Arc::new(Controller {
         thresholds: parking_lot::Mutex::new(Thresholds::new(
             options.success_threshold,
@@ -211,7 +194,7 @@ pub async fn run(context: Context, options: StatusOptions, shutdown: Shutdown) {
     for worker in workers {
         let _ = worker.await;
     }
-    let _ = watch.await;
+    drop(subscription);
     controller.members.lock().clear();
 }
 

@@ -20,7 +20,7 @@ use futures::StreamExt as _;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::runtime::WatchStreamExt as _;
-use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::runtime::watcher::Event as WatchEvent;
 use parking_lot::Mutex;
@@ -148,26 +148,23 @@ struct Distributor {
 
 /// `CONTROLLERS` entry point.
 pub fn start(context: Context, shutdown: Shutdown) -> ControllerTask {
-    Box::pin(async move { run(context.client, shutdown).await })
+    Box::pin(async move { run(context, shutdown).await })
 }
 
-async fn run(client: kube::Client, shutdown: Shutdown) {
-    let (bindings, writer) = reflector::store();
+async fn run(context: Context, shutdown: Shutdown) {
+    let client = context.client;
+    let bindings = context.informers.all::<ResourceBinding>();
     let this = Arc::new(Distributor {
         resources: Resources::new(client.clone()),
         client: client.clone(),
         queue: WorkQueue::default(),
-        bindings,
+        bindings: bindings.store(),
         generations: Mutex::new(HashMap::new()),
         dependents: Mutex::new(Dependents::default()),
     });
     let mut tasks = Tasks::new();
     let me = this.clone();
-    tasks.reflect(
-        Api::all(client.clone()),
-        writer,
-        move |e: WatchEvent<ResourceBinding>| me.seen(e),
-    );
+    tasks.subscribe(&bindings, move |e: WatchEvent<&ResourceBinding>| me.seen(e));
     for kind in DEPENDENCY_KINDS {
         tasks.spawn(this.clone().watch_dependencies(kind));
     }
@@ -190,7 +187,7 @@ async fn run(client: kube::Client, shutdown: Shutdown) {
 }
 
 impl Distributor {
-    fn seen(&self, event: WatchEvent<ResourceBinding>) {
+    fn seen(&self, event: WatchEvent<&ResourceBinding>) {
         let (binding, initial) = match event {
             WatchEvent::Apply(b) => (b, false),
             WatchEvent::InitApply(b) => (b, true),

@@ -26,10 +26,10 @@ use flotilla_api::karmada::{
 };
 use flotilla_runtime::controller::{Tasks, until_ready};
 use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
-use flotilla_runtime::{Backoff, Priority, Shutdown, WorkQueue};
+use flotilla_runtime::{Backoff, Priority, Shared, Shutdown, WorkQueue};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -118,18 +118,13 @@ struct Execution {
     /// Per cluster: Ready when last seen.
     ready: Mutex<HashMap<String, bool>>,
     recorder: Recorder,
-    writers: Mutex<Option<Writers>>,
-}
-
-struct Writers {
-    works: reflector::store::Writer<Work>,
-    clusters: reflector::store::Writer<Cluster>,
+    /// The shared informers behind `works` and `clusters`.
+    informers: (Shared<Work>, Shared<Cluster>),
 }
 
 impl Execution {
     fn new(ctx: Context) -> Arc<Self> {
-        let (works, works_writer) = reflector::store();
-        let (clusters, clusters_writer) = reflector::store();
+        let informers = (ctx.member_works(), ctx.informers.all::<Cluster>());
         let recorder = Recorder::new(
             ctx.client.clone(),
             Reporter {
@@ -151,45 +146,28 @@ impl Execution {
             );
             Execution {
                 queue: WorkQueue::new(BACKOFF),
-                works,
-                clusters,
+                works: informers.0.store(),
+                clusters: informers.1.store(),
                 members,
                 versions,
                 seen: Mutex::new(HashMap::new()),
                 ready: Mutex::new(HashMap::new()),
                 recorder,
-                writers: Mutex::new(Some(Writers {
-                    works: works_writer,
-                    clusters: clusters_writer,
-                })),
+                informers,
                 ctx,
             }
         })
     }
 
     async fn run(self: Arc<Self>, shutdown: Shutdown) {
-        let Some(writers) = self.writers.lock().take() else {
-            return;
-        };
-        let works_api: Api<Work> = match &self.ctx.cluster {
-            Some(cluster) => Api::namespaced(
-                self.ctx.client.clone(),
-                &names::execution_space_name(cluster),
-            ),
-            None => Api::all(self.ctx.client.clone()),
-        };
         let mut tasks = Tasks::new();
         let me = self.clone();
-        tasks.reflect(
-            Api::all(self.ctx.client.clone()),
-            writers.clusters,
-            move |event| me.cluster_event(event),
-        );
+        tasks.subscribe(&self.informers.1, move |event| me.cluster_event(event));
         let me = self.clone();
-        tasks.reflect(works_api, writers.works, move |event| me.work_event(event));
+        tasks.subscribe(&self.informers.0, move |event| me.work_event(event));
         let ready = async {
-            let _ = self.clusters.wait_until_ready().await;
-            let _ = self.works.wait_until_ready().await;
+            self.informers.1.wait_until_ready().await;
+            self.informers.0.wait_until_ready().await;
         };
         until_ready(&shutdown, ready).await;
         let me = self.clone();
@@ -207,12 +185,12 @@ impl Execution {
         tasks.abort();
     }
 
-    fn work_event(&self, event: watcher::Event<Work>) {
+    fn work_event(&self, event: watcher::Event<&Work>) {
         match event {
-            watcher::Event::Apply(work) => self.work_seen(&work, Priority::High),
-            watcher::Event::InitApply(work) => self.work_seen(&work, Priority::Low),
+            watcher::Event::Apply(work) => self.work_seen(work, Priority::High),
+            watcher::Event::InitApply(work) => self.work_seen(work, Priority::Low),
             watcher::Event::Delete(work) => {
-                let key = WorkKey::of(&work);
+                let key = WorkKey::of(work);
                 self.seen.lock().remove(&key);
                 self.queue.add(key);
             }
@@ -236,11 +214,11 @@ impl Execution {
         self.queue.add_with(key, priority);
     }
 
-    fn cluster_event(&self, event: watcher::Event<Cluster>) {
+    fn cluster_event(&self, event: watcher::Event<&Cluster>) {
         match event {
             watcher::Event::Apply(cluster) | watcher::Event::InitApply(cluster) => {
                 let name = cluster.name().to_owned();
-                let ready = is_ready(&cluster);
+                let ready = is_ready(cluster);
                 let before = self.ready.lock().insert(name.clone(), ready);
                 // A cluster that became Ready gets its pending Works at once.
                 if ready && before != Some(true) {

@@ -6,10 +6,12 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use flotilla_api::karmada::{Work, names};
 use flotilla_member::MemberClients;
-use flotilla_runtime::{ControllerSelection, Shutdown};
+use flotilla_runtime::{ControllerSelection, Informers, Shared, Shutdown};
 
-/// What every controller gets: the control-plane client and the way to reach members.
+/// What every controller gets: the control-plane client, the shared informers and the way to
+/// reach members.
 #[derive(Clone)]
 pub struct Context {
     /// Client of the control plane (in `up`, the API server's tower service in memory).
@@ -22,6 +24,9 @@ pub struct Context {
     pub cluster: Option<String>,
     /// The controllers' Prometheus metrics (registered by whoever serves `/metrics`).
     pub metrics: crate::metrics::Metrics,
+    /// One watch and cache per kind, shared by the controllers given this context (and its
+    /// clones); built on `client`.
+    pub informers: Informers,
 }
 
 impl Context {
@@ -32,10 +37,24 @@ impl Context {
         cluster: Option<String>,
     ) -> Self {
         Self {
+            informers: Informers::new(client.clone()),
             client,
             members,
             cluster,
             metrics: crate::metrics::Metrics::default(),
+        }
+    }
+}
+
+impl Context {
+    /// The Works the member-facing controllers handle: all of them in the controller manager,
+    /// those of the cluster's execution space in the agent.
+    pub(crate) fn member_works(&self) -> Shared<Work> {
+        match &self.cluster {
+            Some(cluster) => self
+                .informers
+                .namespaced(&names::execution_space_name(cluster)),
+            None => self.informers.all(),
         }
     }
 }
@@ -122,7 +141,8 @@ pub fn controller_names() -> (Vec<&'static str>, Vec<&'static str>) {
     (all, off)
 }
 
-/// Starts every enabled controller and waits until all have stopped (after `shutdown`).
+/// Starts every enabled controller and waits until all have stopped (after `shutdown`), then
+/// stops the context's shared watches.
 pub async fn run_controllers(
     context: Context,
     selection: &ControllerSelection,
@@ -145,4 +165,5 @@ pub async fn run_controllers(
             tracing::error!(%error, "a controller task panicked");
         }
     }
+    context.informers.stop();
 }

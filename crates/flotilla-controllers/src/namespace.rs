@@ -15,8 +15,7 @@ use flotilla_runtime::controller::{Tasks, until_ready};
 use flotilla_runtime::{Priority, Shutdown, WorkQueue};
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use kube::api::Api;
-use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher::Event as WatchEvent;
 use serde_json::Value;
 use tracing::{info, warn};
@@ -109,60 +108,53 @@ struct NamespaceSync {
 
 /// `CONTROLLERS` entry point.
 pub fn start(context: Context, shutdown: Shutdown) -> ControllerTask {
-    Box::pin(async move { run(context.client, shutdown).await })
+    Box::pin(async move { run(context, shutdown).await })
 }
 
-async fn run(client: kube::Client, shutdown: Shutdown) {
-    let (namespaces, ns_writer) = reflector::store();
-    let (clusters, cluster_writer) = reflector::store();
-    let (cluster_overrides, cop_writer) = reflector::store();
-    let (works, work_writer) = reflector::store();
+async fn run(context: Context, shutdown: Shutdown) {
+    let Context {
+        client, informers, ..
+    } = context;
+    let namespaces = informers.all::<Namespace>();
+    let clusters = informers.all::<Cluster>();
+    let cluster_overrides = informers.all::<ClusterOverridePolicy>();
+    let works = informers.all::<Work>();
     let this = Arc::new(NamespaceSync {
         client: client.clone(),
         queue: WorkQueue::default(),
-        namespaces,
-        clusters,
-        cluster_overrides,
-        works,
+        namespaces: namespaces.store(),
+        clusters: clusters.store(),
+        cluster_overrides: cluster_overrides.store(),
+        works: works.store(),
     });
     let mut tasks = Tasks::new();
     let me = this.clone();
-    tasks.reflect(
-        Api::all(client.clone()),
-        ns_writer,
-        move |e: WatchEvent<Namespace>| match e {
-            WatchEvent::Apply(ns) => me.queue.add(ns.metadata.name.unwrap_or_default()),
-            WatchEvent::InitApply(ns) => me
-                .queue
-                .add_with(ns.metadata.name.unwrap_or_default(), Priority::Low),
-            _ => {}
-        },
-    );
+    tasks.subscribe(&namespaces, move |e: WatchEvent<&Namespace>| match e {
+        WatchEvent::Apply(ns) => me.queue.add(ns.metadata.name.clone().unwrap_or_default()),
+        WatchEvent::InitApply(ns) => me
+            .queue
+            .add_with(ns.metadata.name.clone().unwrap_or_default(), Priority::Low),
+        _ => {}
+    });
     let me = this.clone();
-    tasks.reflect(
-        Api::all(client.clone()),
-        cluster_writer,
-        move |e: WatchEvent<Cluster>| {
-            if matches!(e, WatchEvent::Apply(_)) {
-                me.enqueue_all();
-            }
-        },
-    );
+    tasks.subscribe(&clusters, move |e: WatchEvent<&Cluster>| {
+        if matches!(e, WatchEvent::Apply(_)) {
+            me.enqueue_all();
+        }
+    });
     let me = this.clone();
-    tasks.reflect(
-        Api::all(client.clone()),
-        cop_writer,
-        move |e: WatchEvent<ClusterOverridePolicy>| {
+    tasks.subscribe(
+        &cluster_overrides,
+        move |e: WatchEvent<&ClusterOverridePolicy>| {
             if matches!(e, WatchEvent::Apply(_) | WatchEvent::Delete(_)) {
                 me.enqueue_all();
             }
         },
     );
-    tasks.reflect(Api::<Work>::all(client.clone()), work_writer, |_| {});
     let ready = async {
-        let _ = this.clusters.wait_until_ready().await;
-        let _ = this.cluster_overrides.wait_until_ready().await;
-        let _ = this.works.wait_until_ready().await;
+        clusters.wait_until_ready().await;
+        cluster_overrides.wait_until_ready().await;
+        works.wait_until_ready().await;
     };
     if !until_ready(&shutdown, ready).await {
         return;

@@ -19,9 +19,9 @@ use flotilla_api::karmada::{
 };
 use flotilla_runtime::controller::{Tasks, until_ready};
 use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
-use flotilla_runtime::{Backoff, Priority, Shutdown, WorkQueue};
+use flotilla_runtime::{Backoff, Priority, Shared, Shutdown, WorkQueue};
 use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -72,18 +72,13 @@ struct WorkStatus {
     /// Per Work: generation and whether it was applied when last seen.
     seen: Mutex<HashMap<WorkKey, (i64, bool)>>,
     recorder: Recorder,
-    writers: Mutex<
-        Option<(
-            reflector::store::Writer<Work>,
-            reflector::store::Writer<Cluster>,
-        )>,
-    >,
+    /// The shared informers behind `works` and `clusters`.
+    informers: (Shared<Work>, Shared<Cluster>),
 }
 
 impl WorkStatus {
     fn new(ctx: Context) -> Arc<Self> {
-        let (works, works_writer) = reflector::store();
-        let (clusters, clusters_writer) = reflector::store();
+        let informers = (ctx.member_works(), ctx.informers.all::<Cluster>());
         let recorder = Recorder::new(
             ctx.client.clone(),
             Reporter {
@@ -115,38 +110,24 @@ impl WorkStatus {
         Arc::new(Self {
             ctx,
             queue,
-            works,
-            clusters,
+            works: informers.0.store(),
+            clusters: informers.1.store(),
             members,
             seen: Mutex::new(HashMap::new()),
             recorder,
-            writers: Mutex::new(Some((works_writer, clusters_writer))),
+            informers,
         })
     }
 
     async fn run(self: Arc<Self>, shutdown: Shutdown) {
-        let Some((works_writer, clusters_writer)) = self.writers.lock().take() else {
-            return;
-        };
-        let works_api: Api<Work> = match &self.ctx.cluster {
-            Some(cluster) => Api::namespaced(
-                self.ctx.client.clone(),
-                &names::execution_space_name(cluster),
-            ),
-            None => Api::all(self.ctx.client.clone()),
-        };
         let mut tasks = Tasks::new();
         let me = self.clone();
-        tasks.reflect(works_api, works_writer, move |event| me.work_event(event));
+        tasks.subscribe(&self.informers.0, move |event| me.work_event(event));
         let me = self.clone();
-        tasks.reflect(
-            Api::all(self.ctx.client.clone()),
-            clusters_writer,
-            move |event| me.cluster_event(event),
-        );
+        tasks.subscribe(&self.informers.1, move |event| me.cluster_event(event));
         let ready = async {
-            let _ = self.clusters.wait_until_ready().await;
-            let _ = self.works.wait_until_ready().await;
+            self.informers.1.wait_until_ready().await;
+            self.informers.0.wait_until_ready().await;
         };
         until_ready(&shutdown, ready).await;
         let me = self.clone();
@@ -164,12 +145,12 @@ impl WorkStatus {
         tasks.abort();
     }
 
-    fn work_event(&self, event: watcher::Event<Work>) {
+    fn work_event(&self, event: watcher::Event<&Work>) {
         match event {
-            watcher::Event::Apply(work) => self.work_seen(&work, Priority::High),
-            watcher::Event::InitApply(work) => self.work_seen(&work, Priority::Low),
+            watcher::Event::Apply(work) => self.work_seen(work, Priority::High),
+            watcher::Event::InitApply(work) => self.work_seen(work, Priority::Low),
             watcher::Event::Delete(work) => {
-                let key = WorkKey::of(&work);
+                let key = WorkKey::of(work);
                 self.seen.lock().remove(&key);
                 self.queue.add(key);
             }
@@ -196,7 +177,7 @@ impl WorkStatus {
         self.queue.add_with(key, priority);
     }
 
-    fn cluster_event(&self, event: watcher::Event<Cluster>) {
+    fn cluster_event(&self, event: watcher::Event<&Cluster>) {
         if let watcher::Event::Delete(cluster) = event {
             self.members.forget_cluster(cluster.name());
         }

@@ -1,25 +1,23 @@
-//! The run-loop scaffolding every controller repeats, in one place: reflectors that fill a cache
-//! and hand each watch event to the controller, waiting for caches before work starts, workers
-//! draining a [`WorkQueue`] (forget on success, per-key backoff on failure), and stopping every
-//! task together. A controller keeps its own state, event handlers and reconcile function.
+//! The run-loop scaffolding every controller repeats, in one place: subscriptions to the shared
+//! informers ([`crate::informer`]) that hand each watch event to the controller after the cache
+//! applied it, waiting for caches before work starts, workers draining a [`WorkQueue`] (forget
+//! on success, per-key backoff on failure), and stopping every task together. A controller keeps its own state, event handlers and reconcile function.
 
-use std::fmt::Debug;
 use std::future::Future;
 use std::hash::Hash;
 
-use futures::StreamExt as _;
-use k8s_openapi::serde::de::DeserializeOwned;
-use kube::api::Api;
-use kube::runtime::WatchStreamExt as _;
-use kube::runtime::reflector::{self, store::Writer};
 use kube::runtime::watcher;
 use tokio::task::JoinHandle;
 
-use crate::{Shutdown, WorkQueue};
+use crate::{Shared, Shutdown, Subscription, WorkQueue};
 
-/// A controller's tasks (watches, workers); aborted together by [`Tasks::abort`] or on drop.
+/// A controller's tasks (watches, workers) and its subscriptions to shared informers; aborted
+/// and dropped together by [`Tasks::abort`] or on drop.
 #[derive(Debug, Default)]
-pub struct Tasks(Vec<JoinHandle<()>>);
+pub struct Tasks {
+    tasks: Vec<JoinHandle<()>>,
+    subscriptions: Vec<Subscription>,
+}
 
 impl Tasks {
     pub fn new() -> Self {
@@ -28,40 +26,20 @@ impl Tasks {
 
     /// Spawns a task of the controller.
     pub fn spawn(&mut self, task: impl Future<Output = ()> + Send + 'static) {
-        self.0.push(tokio::spawn(task));
+        self.tasks.push(tokio::spawn(task));
     }
 
-    /// Watches `api` into `writer` (re-listing with kube-runtime's default backoff) and hands
-    /// every event, after the cache has applied it, to `on_event`. Watch errors are logged and
-    /// retried. Objects arrive without `metadata.managedFields`.
-    pub fn reflect<K>(
+    /// Hands every event of `shared`, after its cache applied it, to `on_event` until the
+    /// tasks are aborted (see [`Shared::subscribe`]).
+    pub fn subscribe<K>(
         &mut self,
-        api: Api<K>,
-        writer: Writer<K>,
-        mut on_event: impl FnMut(watcher::Event<K>) + Send + 'static,
+        shared: &Shared<K>,
+        on_event: impl FnMut(watcher::Event<&K>) + Send + 'static,
     ) where
-        K: kube::Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        K: kube::Resource + Clone + Send + Sync + 'static,
         K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,
     {
-        self.spawn(async move {
-            // Cached objects go without `metadata.managedFields` (as Karmada's controller
-            // manager strips them from its informers): no controller reads them, and they can
-            // be as large as the rest of the object. An update sent from a cached copy leaves
-            // the stored entries as they are.
-            let watch = watcher::watcher(api, watcher::Config::default())
-                .modify(|object: &mut K| object.meta_mut().managed_fields = None);
-            let stream = reflector::reflector(writer, watch).default_backoff();
-            let mut stream = std::pin::pin!(stream);
-            while let Some(event) = stream.next().await {
-                match event {
-                    Ok(event) => on_event(event),
-                    Err(error) => {
-                        let kind = K::kind(&K::DynamicType::default()).into_owned();
-                        tracing::warn!(%error, %kind, "watch failed");
-                    }
-                }
-            }
-        });
+        self.subscriptions.push(shared.subscribe(on_event));
     }
 
     /// Spawns `count` workers over `queue`: each takes a key, runs `reconcile` on it, forgets
@@ -105,7 +83,8 @@ impl Tasks {
 
 impl Drop for Tasks {
     fn drop(&mut self) {
-        for task in &self.0 {
+        self.subscriptions.clear();
+        for task in &self.tasks {
             task.abort();
         }
     }

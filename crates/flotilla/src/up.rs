@@ -327,6 +327,7 @@ fn start_controller_manager(
                     members: members.clone(),
                     cluster: None,
                     metrics: metrics.clone(),
+                    informers: flotilla_runtime::Informers::new(client.clone()),
                 };
                 let selection = selection.clone();
                 async move {

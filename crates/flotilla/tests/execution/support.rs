@@ -21,6 +21,8 @@ pub struct World {
     /// The controllers' metrics (every controller this world starts records into them).
     pub metrics: flotilla_controllers::Metrics,
     members: Arc<StaticMemberClients>,
+    /// The controllers' shared informers (those started later subscribe late).
+    informers: flotilla_runtime::Informers,
     sim: Sim,
     shutdown: Shutdown,
     _running: flotilla_apiserver::Running,
@@ -67,6 +69,7 @@ impl World {
             control: control.clone(),
             members: members.clone(),
             metrics: flotilla_controllers::Metrics::default(),
+            informers: flotilla_runtime::Informers::new(control.clone()),
             sim,
             shutdown: Shutdown::new(),
             _running: running,
@@ -87,6 +90,7 @@ impl World {
             members: self.members.clone(),
             cluster: cluster.map(str::to_owned),
             metrics: self.metrics.clone(),
+            informers: self.informers.clone(),
         }
     }
 
