@@ -46,8 +46,8 @@ struct Cached {
 /// Member clients from Cluster + Secret (see the module docs).
 pub struct SecretMemberClients {
     control: kube::Client,
-    clusters: Store<Cluster>,
-    secrets: parking_lot::Mutex<HashMap<String, Store<Secret>>>,
+    clusters: Watched<Cluster>,
+    secrets: parking_lot::Mutex<HashMap<String, Watched<Secret>>>,
     cache: parking_lot::Mutex<HashMap<String, Cached>>,
     generations: std::sync::atomic::AtomicU64,
     shutdown: Shutdown,
@@ -63,7 +63,18 @@ impl fmt::Debug for SecretMemberClients {
     }
 }
 
-fn spawn_reflector<K>(api: Api<K>, shutdown: &Shutdown) -> Store<K>
+/// A watched cache and whether its first list is done. kube's own `Store::wait_until_ready`
+/// wakes only one of several tasks waiting at once (its one-shot receiver keeps a single waker),
+/// so concurrent first calls of [`SecretMemberClients::client`] (every worker of a controller
+/// after a restart) would all but one sit out [`SYNC_TIMEOUT`]: a restart with Works pending took
+/// 30 s longer to apply them.
+#[derive(Clone)]
+struct Watched<K: kube::Resource<DynamicType = ()> + Clone + 'static> {
+    store: Store<K>,
+    listed: tokio::sync::watch::Receiver<bool>,
+}
+
+fn spawn_reflector<K>(api: Api<K>, shutdown: &Shutdown) -> Watched<K>
 where
     K: kube::Resource<DynamicType = ()>
         + Clone
@@ -74,13 +85,19 @@ where
         + 'static,
 {
     let (store, writer) = reflector::store();
+    let (listed_tx, listed) = tokio::sync::watch::channel(false);
     let stream = watcher(api, watcher::Config::default())
         .default_backoff()
         .reflect(writer)
-        .for_each(|event| async move {
-            if let Err(error) = event {
-                tracing::debug!(%error, "member-clients watch failed; retrying");
+        .for_each(move |event| {
+            match event {
+                Ok(watcher::Event::InitDone) => {
+                    listed_tx.send_replace(true);
+                }
+                Ok(_) => {}
+                Err(error) => tracing::debug!(%error, "member-clients watch failed; retrying"),
             }
+            async {}
         });
     let shutdown = shutdown.clone();
     tokio::spawn(async move {
@@ -89,7 +106,7 @@ where
             _ = shutdown.cancelled() => {}
         }
     });
-    store
+    Watched { store, listed }
 }
 
 impl SecretMemberClients {
@@ -107,7 +124,7 @@ impl SecretMemberClients {
         })
     }
 
-    fn secrets_in(&self, namespace: &str) -> Store<Secret> {
+    fn secrets_in(&self, namespace: &str) -> Watched<Secret> {
         let mut secrets = self.secrets.lock();
         secrets
             .entry(namespace.to_owned())
@@ -120,12 +137,13 @@ impl SecretMemberClients {
             .clone()
     }
 
-    async fn ready<K>(store: &Store<K>, what: &str, cluster: &str) -> Result<(), MemberError>
+    async fn ready<K>(watched: &Watched<K>, what: &str, cluster: &str) -> Result<(), MemberError>
     where
         K: kube::Resource<DynamicType = ()> + Clone + 'static,
     {
-        match tokio::time::timeout(SYNC_TIMEOUT, store.wait_until_ready()).await {
-            Ok(Ok(())) => Ok(()),
+        let mut listed = watched.listed.clone();
+        match tokio::time::timeout(SYNC_TIMEOUT, listed.wait_for(|listed| *listed)).await {
+            Ok(Ok(_)) => Ok(()),
             _ => Err(MemberError::Config {
                 cluster: cluster.to_owned(),
                 message: format!("the control plane's {what} could not be read"),
@@ -135,7 +153,7 @@ impl SecretMemberClients {
 
     /// The Cluster as last seen (for callers that want the spec without another request).
     pub fn cluster(&self, name: &str) -> Option<Arc<Cluster>> {
-        self.clusters.get(&ObjectRef::new(name))
+        self.clusters.store.get(&ObjectRef::new(name))
     }
 }
 
@@ -228,11 +246,13 @@ pub fn build_client(cluster: &Cluster, secret: &Secret) -> Result<kube::Client, 
 impl MemberClients for SecretMemberClients {
     async fn client(&self, name: &str) -> Result<kube::Client, MemberError> {
         Self::ready(&self.clusters, "clusters", name).await?;
-        let cluster = self.clusters.get(&ObjectRef::new(name)).ok_or_else(|| {
-            MemberError::UnknownCluster {
+        let cluster = self
+            .clusters
+            .store
+            .get(&ObjectRef::new(name))
+            .ok_or_else(|| MemberError::UnknownCluster {
                 cluster: name.to_owned(),
-            }
-        })?;
+            })?;
         let secret_ref = cluster
             .spec
             .secret_ref
@@ -244,6 +264,7 @@ impl MemberClients for SecretMemberClients {
         let secrets = self.secrets_in(&secret_ref.namespace);
         Self::ready(&secrets, "secrets", name).await?;
         let secret = secrets
+            .store
             .get(&ObjectRef::new(&secret_ref.name).within(&secret_ref.namespace))
             .ok_or_else(|| MemberError::Config {
                 cluster: name.to_owned(),
@@ -288,3 +309,6 @@ impl MemberClients for SecretMemberClients {
         self.cache.lock().get(cluster).map_or(0, |c| c.generation)
     }
 }
+
+#[cfg(test)]
+mod tests;
