@@ -10,12 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_api::karmada::Cluster;
-use flotilla_runtime::Shutdown;
-use futures::StreamExt as _;
+use flotilla_runtime::{Informers, Shared, Shutdown};
 use k8s_openapi::api::core::v1::Secret;
-use kube::Api;
-use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{WatchStreamExt as _, watcher};
+use kube::runtime::reflector::ObjectRef;
 
 use crate::{MemberClients, MemberError};
 
@@ -45,12 +42,14 @@ struct Cached {
 
 /// Member clients from Cluster + Secret (see the module docs).
 pub struct SecretMemberClients {
-    control: kube::Client,
-    clusters: Watched<Cluster>,
-    secrets: parking_lot::Mutex<HashMap<String, Watched<Secret>>>,
+    /// The Cluster and (per namespace, on first use) Secret watches. Their readiness is the
+    /// informers' own: kube's `Store::wait_until_ready` wakes only one of several waiting tasks,
+    /// and every worker of a controller asks for a client at once after a restart (all but one
+    /// sat out [`SYNC_TIMEOUT`], so pending Works were applied 30 s late).
+    informers: Informers,
+    clusters: Shared<Cluster>,
     cache: parking_lot::Mutex<HashMap<String, Cached>>,
     generations: std::sync::atomic::AtomicU64,
-    shutdown: Shutdown,
 }
 
 impl fmt::Debug for SecretMemberClients {
@@ -63,88 +62,32 @@ impl fmt::Debug for SecretMemberClients {
     }
 }
 
-/// A watched cache and whether its first list is done. kube's own `Store::wait_until_ready`
-/// wakes only one of several tasks waiting at once (its one-shot receiver keeps a single waker),
-/// so concurrent first calls of [`SecretMemberClients::client`] (every worker of a controller
-/// after a restart) would all but one sit out [`SYNC_TIMEOUT`]: a restart with Works pending took
-/// 30 s longer to apply them.
-#[derive(Clone)]
-struct Watched<K: kube::Resource<DynamicType = ()> + Clone + 'static> {
-    store: Store<K>,
-    listed: tokio::sync::watch::Receiver<bool>,
-}
-
-fn spawn_reflector<K>(api: Api<K>, shutdown: &Shutdown) -> Watched<K>
-where
-    K: kube::Resource<DynamicType = ()>
-        + Clone
-        + fmt::Debug
-        + serde::de::DeserializeOwned
-        + Send
-        + Sync
-        + 'static,
-{
-    let (store, writer) = reflector::store();
-    let (listed_tx, listed) = tokio::sync::watch::channel(false);
-    let stream = watcher(api, watcher::Config::default())
-        .default_backoff()
-        .reflect(writer)
-        .for_each(move |event| {
-            match event {
-                Ok(watcher::Event::InitDone) => {
-                    listed_tx.send_replace(true);
-                }
-                Ok(_) => {}
-                Err(error) => tracing::debug!(%error, "member-clients watch failed; retrying"),
-            }
-            async {}
-        });
-    let shutdown = shutdown.clone();
-    tokio::spawn(async move {
-        tokio::select! {
-            _ = stream => {}
-            _ = shutdown.cancelled() => {}
-        }
-    });
-    Watched { store, listed }
-}
-
 impl SecretMemberClients {
     /// Starts watching Clusters (and, on first use, Secrets of the namespaces `secretRef`s name)
     /// through `control`; the watches stop with `shutdown`.
     pub fn start(control: kube::Client, shutdown: Shutdown) -> Arc<Self> {
-        let clusters = spawn_reflector(Api::<Cluster>::all(control.clone()), &shutdown);
+        let informers = Informers::new(control);
+        let clusters = informers.all::<Cluster>();
+        let watches = informers.clone();
+        tokio::spawn(async move {
+            shutdown.cancelled().await;
+            watches.stop();
+        });
         Arc::new(Self {
-            control,
+            informers,
             clusters,
-            secrets: parking_lot::Mutex::new(HashMap::new()),
             cache: parking_lot::Mutex::new(HashMap::new()),
             generations: std::sync::atomic::AtomicU64::new(0),
-            shutdown,
         })
     }
 
-    fn secrets_in(&self, namespace: &str) -> Watched<Secret> {
-        let mut secrets = self.secrets.lock();
-        secrets
-            .entry(namespace.to_owned())
-            .or_insert_with(|| {
-                spawn_reflector(
-                    Api::<Secret>::namespaced(self.control.clone(), namespace),
-                    &self.shutdown,
-                )
-            })
-            .clone()
-    }
-
-    async fn ready<K>(watched: &Watched<K>, what: &str, cluster: &str) -> Result<(), MemberError>
+    async fn ready<K>(shared: &Shared<K>, what: &str, cluster: &str) -> Result<(), MemberError>
     where
-        K: kube::Resource<DynamicType = ()> + Clone + 'static,
+        K: kube::Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
     {
-        let mut listed = watched.listed.clone();
-        match tokio::time::timeout(SYNC_TIMEOUT, listed.wait_for(|listed| *listed)).await {
-            Ok(Ok(_)) => Ok(()),
-            _ => Err(MemberError::Config {
+        match tokio::time::timeout(SYNC_TIMEOUT, shared.wait_until_ready()).await {
+            Ok(()) => Ok(()),
+            Err(_) => Err(MemberError::Config {
                 cluster: cluster.to_owned(),
                 message: format!("the control plane's {what} could not be read"),
             }),
@@ -153,7 +96,7 @@ impl SecretMemberClients {
 
     /// The Cluster as last seen (for callers that want the spec without another request).
     pub fn cluster(&self, name: &str) -> Option<Arc<Cluster>> {
-        self.clusters.store.get(&ObjectRef::new(name))
+        self.clusters.store().get(&ObjectRef::new(name))
     }
 }
 
@@ -248,7 +191,7 @@ impl MemberClients for SecretMemberClients {
         Self::ready(&self.clusters, "clusters", name).await?;
         let cluster = self
             .clusters
-            .store
+            .store()
             .get(&ObjectRef::new(name))
             .ok_or_else(|| MemberError::UnknownCluster {
                 cluster: name.to_owned(),
@@ -261,10 +204,10 @@ impl MemberClients for SecretMemberClients {
                 cluster: name.to_owned(),
                 message: "spec.secretRef is not set".into(),
             })?;
-        let secrets = self.secrets_in(&secret_ref.namespace);
+        let secrets = self.informers.namespaced::<Secret>(&secret_ref.namespace);
         Self::ready(&secrets, "secrets", name).await?;
         let secret = secrets
-            .store
+            .store()
             .get(&ObjectRef::new(&secret_ref.name).within(&secret_ref.namespace))
             .ok_or_else(|| MemberError::Config {
                 cluster: name.to_owned(),
