@@ -373,7 +373,10 @@ impl Controller {
         }
         if probe.healthy() && ready.status == "True" {
             let collected = self.collect(&cluster, &client).await?;
-            if cluster.spec.sync_mode == "Pull" {
+            // In the agent (`context.cluster` set) the agent's session loop renews its
+            // cluster's Lease with the agent's own duration (flotilla-agent `lease.rs`); a second
+            // writer here raced it at creation with this controller's default duration.
+            if cluster.spec.sync_mode == "Pull" && self.context.cluster.is_none() {
                 self.ensure_lease(name);
             }
             let enablements = match (
