@@ -8,7 +8,8 @@
 //! the resource summary with allocatable modelings — the latter from watches of the member's
 //! nodes and pods ([`flotilla_member::watch::MemberWatch`]) that start with the first
 //! collection and stop when the cluster goes away. Status is written only when it changed.
-//! For `Pull` clusters it also renews the cluster's heartbeat Lease ([`lease`]).
+//! For `Pull` clusters a control plane would also renew the heartbeat Lease ([`lease`]); in the
+//! agent the session loop renews it, so this controller does not.
 
 pub mod lease;
 pub mod threshold;
