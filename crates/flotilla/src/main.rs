@@ -169,15 +169,10 @@ fn tune_allocator() {
 }
 
 /// No transparent huge pages for this process (`prctl(PR_SET_THP_DISABLE)`, which covers the
-/// memory mimalloc already reserved and advised for huge pages before `main`), in every
-/// subcommand:
-/// - the simulated clusters, whose heap is many small objects spread over the arenas: 2 MiB pages
-///   cost 5–8 % of their RSS (1 × 5,000 nodes × 20,000 pods: 344 → 326 MiB per cluster,
-///   docs/sim.md, "fifth round");
-/// - the control plane: memory mimalloc purges and reuses moments later came back as a fresh
-///   2 MiB page, zeroed by the kernel (`clear_page_erms` under `do_huge_pmd_anonymous_page`, 12 %
-///   of `bench schedule`'s end-to-end samples); without huge pages the same runs took ~1.5 s less
-///   system CPU out of ~13 s and ended with less RSS (docs/apiserver.md, "Allocator").
+/// memory mimalloc already reserved and advised for huge pages before `main`): for the simulated
+/// clusters, whose heap is many small objects spread over the arenas, 2 MiB pages cost 5–8 % of
+/// their RSS (1 × 5,000 nodes × 20,000 pods: 344 → 326 MiB per cluster, docs/sim.md, "fifth
+/// round"). The control plane keeps the default.
 fn no_transparent_huge_pages() {
     #[cfg(target_os = "linux")]
     {
@@ -204,7 +199,15 @@ fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    no_transparent_huge_pages();
+    if matches!(
+        &cli.command,
+        Command::Sim(_)
+            | Command::Bench {
+                target: BenchTarget::Sim(_)
+            }
+    ) {
+        no_transparent_huge_pages();
+    }
     if let Command::Schedule(args) = &cli.command {
         std::process::exit(schedule::main(args));
     }
