@@ -115,9 +115,6 @@ pub struct Written {
     pub object: Value,
     /// The stored bytes and their revision (`None`: nothing was stored, or a dry run).
     pub stored: Option<(Bytes, Revision)>,
-    /// Where the served form's `resourceVersion` goes into `stored`, noted when they were
-    /// encoded ([`object::encode_spliced`]); `None`: found by scanning them.
-    splice: Option<(u32, bool)>,
 }
 
 impl Written {
@@ -125,25 +122,16 @@ impl Written {
         Written {
             object,
             stored: None,
-            splice: None,
         }
     }
 
     /// The object's JSON as served (`resourceVersion` set).
     pub fn json(&self) -> Bytes {
-        if let Some((bytes, revision)) = &self.stored {
-            let cached = match self.splice {
-                Some((at, comma)) => Some(crate::cache::CachedObject::spliced(
-                    bytes.clone(),
-                    at,
-                    comma,
-                    *revision,
-                )),
-                None => crate::cache::CachedObject::from_stored(Bytes::new(), bytes, *revision),
-            };
-            if let Some(cached) = cached {
-                return cached.json();
-            }
+        if let Some((bytes, revision)) = &self.stored
+            && let Some(cached) =
+                crate::cache::CachedObject::from_stored(Bytes::new(), bytes, *revision)
+        {
+            return cached.json();
         }
         serde_json::to_vec(&self.object)
             .expect("JSON values serialize")
@@ -270,7 +258,7 @@ impl Registry {
             return Ok(Written::unstored(body));
         }
         let key = Self::key(info, namespace, &name);
-        let (encoded, splice, stored) = encode_served_and_stored(info, &body)?;
+        let (encoded, stored) = encode_served_and_stored(info, &body)?;
         let kv = self
             .store
             .create(key, stored)
@@ -282,7 +270,6 @@ impl Registry {
         Ok(Written {
             object: body,
             stored: Some((encoded, kv.mod_revision)),
-            splice,
         })
     }
 
@@ -481,8 +468,7 @@ impl Registry {
         options: &WriteOptions,
     ) -> Result<Written, ApiError> {
         if part == Part::Status {
-            // Taken, not removed: the member keeps its place for the comparison below.
-            let status = new.get_mut("status").map(std::mem::take);
+            let status = new.as_object_mut().and_then(|map| map.remove("status"));
             // An apply brings the managed fields it computed.
             let applied_fields = options
                 .apply
@@ -492,21 +478,7 @@ impl Registry {
                         .and_then(|meta| meta.remove("managedFields"))
                 })
                 .flatten();
-            // Everything but status as in `old`: members the patch left alone are kept (a copy
-            // of the whole object was a tenth of a status patch's cost), the others copied back.
-            match (new.as_object_mut(), old.as_object()) {
-                (Some(new), Some(old)) if same_members_but_status(new, old) => {
-                    for (key, value) in new.iter_mut() {
-                        if let Some(before) = old.get(key)
-                            && key != "status"
-                            && value != before
-                        {
-                            value.clone_from(before);
-                        }
-                    }
-                }
-                _ => new = old.clone(),
-            }
+            new = old.clone();
             if let Some(fields) = applied_fields {
                 object::metadata_mut(&mut new).insert("managedFields".into(), fields);
             }
@@ -589,7 +561,7 @@ impl Registry {
             self.fence_namespace_write(info, revision);
             return Ok(Written::unstored(new));
         }
-        let (encoded, splice, stored) = encode_served_and_stored(info, &new)?;
+        let (encoded, stored) = encode_served_and_stored(info, &new)?;
         let kv = self
             .store
             .update(key, stored, current.mod_revision)
@@ -604,7 +576,6 @@ impl Registry {
         Ok(Written {
             object: new,
             stored: Some((encoded, kv.mod_revision)),
-            splice,
         })
     }
 
@@ -718,31 +689,18 @@ pub(super) fn encode_stored(info: &ResourceInfo, object: &Value) -> Result<bytes
     }
 }
 
-/// The served form's bytes (what the response is spliced from, with where `resourceVersion`
-/// goes in) and the bytes to store: the same allocation unless the kind is served converted (CRD
-/// versions, events.k8s.io).
-#[allow(clippy::type_complexity)]
+/// The served form's bytes (what the response is spliced from) and the bytes to store: the
+/// same allocation unless the kind is served converted (CRD versions, events.k8s.io).
 fn encode_served_and_stored(
     info: &ResourceInfo,
     object: &Value,
-) -> Result<(bytes::Bytes, Option<(u32, bool)>, bytes::Bytes), ApiError> {
-    let (served, splice) = object::encode_spliced(object)?;
-    let splice = splice.and_then(|(at, comma)| Some((u32::try_from(at).ok()?, comma)));
+) -> Result<(bytes::Bytes, bytes::Bytes), ApiError> {
+    let served = object::encode(object)?;
     let stored = match crate::conversion::to_stored(info, object) {
         Some(stored) => object::encode(&stored)?,
         None => served.clone(),
     };
-    Ok((served, splice, stored))
-}
-
-/// Whether `new` and `old` have the same members but for `status`, in the same order.
-fn same_members_but_status(
-    new: &serde_json::Map<String, Value>,
-    old: &serde_json::Map<String, Value>,
-) -> bool {
-    new.keys()
-        .filter(|k| *k != "status")
-        .eq(old.keys().filter(|k| *k != "status"))
+    Ok((served, stored))
 }
 
 /// Whether anything but metadata and status differs (compared in place, without copies).

@@ -4,9 +4,6 @@
 //! applied as structural defaulting does: only where the parent object exists, only where the
 //! field is absent or null.
 
-use std::collections::HashMap;
-use std::sync::{LazyLock, PoisonError, RwLock};
-
 use serde_json::{Map, Value};
 
 use crate::Quantity;
@@ -47,14 +44,15 @@ pub type Constraint = (&'static str, Rule);
 const QUANTITY_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
 
 /// Every violation of `constraints` by `object`, in table order.
-pub fn check(constraints: &'static [Constraint], object: &Value) -> Vec<FieldError> {
+pub fn check(constraints: &[Constraint], object: &Value) -> Vec<FieldError> {
     let mut errors = Vec::new();
-    for ((_, rule), segments) in constraints.iter().zip(split_table(constraints)) {
+    for (path, rule) in constraints {
         if is_default(rule) {
             continue;
         }
-        visit(object, segments, &mut Vec::new(), &mut |value, steps| {
-            check_at(rule, value, steps, &mut errors)
+        let segments: Vec<&str> = split(path);
+        visit(object, &segments, FieldPath::default(), &mut |value, at| {
+            apply_check(rule, value, at, &mut errors)
         });
     }
     errors
@@ -64,17 +62,14 @@ pub fn check(constraints: &'static [Constraint], object: &Value) -> Vec<FieldErr
 /// skipped, as kube-apiserver's CRD validation ratcheting (KEP-4008, on by default since
 /// Kubernetes 1.30) accepts unchanged values. Members are compared at most two names deep
 /// (`spec.placement`), each once.
-pub fn check_update(
-    constraints: &'static [Constraint],
-    object: &Value,
-    old: &Value,
-) -> Vec<FieldError> {
+pub fn check_update(constraints: &[Constraint], object: &Value, old: &Value) -> Vec<FieldError> {
     let mut errors = Vec::new();
-    let mut unchanged: Vec<(&'static [&'static str], bool)> = Vec::new();
-    for ((_, rule), &segments) in constraints.iter().zip(split_table(constraints)) {
+    let mut unchanged: Vec<(Vec<&'static str>, bool)> = Vec::new();
+    for (path, rule) in constraints {
         if is_default(rule) {
             continue;
         }
+        let segments: Vec<&'static str> = split(path);
         let names = segments
             .iter()
             .take(2)
@@ -86,7 +81,7 @@ pub fn check_update(
                 Some((_, same)) => *same,
                 None => {
                     let same = member(object, prefix) == member(old, prefix);
-                    unchanged.push((prefix, same));
+                    unchanged.push((prefix.to_vec(), same));
                     same
                 }
             };
@@ -94,36 +89,11 @@ pub fn check_update(
                 continue;
             }
         }
-        visit(object, segments, &mut Vec::new(), &mut |value, steps| {
-            check_at(rule, value, steps, &mut errors)
+        visit(object, &segments, FieldPath::default(), &mut |value, at| {
+            apply_check(rule, value, at, &mut errors)
         });
     }
     errors
-}
-
-/// The segments of every path of `table` ([`split`]), in table order: split once per table
-/// and kept for the life of the process (the tables are static and few; splitting them on
-/// every write was a twentieth of a binding patch's cost).
-fn split_table(table: &'static [Constraint]) -> &'static [&'static [&'static str]] {
-    type Split = &'static [&'static [&'static str]];
-    static TABLES: LazyLock<RwLock<HashMap<(usize, usize), Split>>> =
-        LazyLock::new(Default::default);
-    let key = (table.as_ptr() as usize, table.len());
-    if let Some(split) = TABLES
-        .read()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get(&key)
-    {
-        return split;
-    }
-    let mut tables = TABLES.write().unwrap_or_else(PoisonError::into_inner);
-    tables.entry(key).or_insert_with(|| {
-        let split: Vec<&'static [&'static str]> = table
-            .iter()
-            .map(|(path, _)| &*Vec::leak(split(path)))
-            .collect();
-        Vec::leak(split)
-    })
 }
 
 /// The member at `names` (plain member names) under `value`.
@@ -133,14 +103,15 @@ fn member<'v>(value: &'v Value, names: &[&str]) -> Option<&'v Value> {
 
 /// Applies the `Default*` rules of `constraints` to `object`, parents before children (the
 /// table lists them in that order).
-pub fn default(constraints: &'static [Constraint], object: &mut Value) {
-    for ((_, rule), segments) in constraints.iter().zip(split_table(constraints)) {
+pub fn default(constraints: &[Constraint], object: &mut Value) {
+    for (path, rule) in constraints {
         let value = match rule {
             Rule::DefaultStr(s) => Value::from(*s),
             Rule::DefaultInt(i) => Value::from(*i),
             Rule::DefaultBool(b) => Value::from(*b),
             _ => continue,
         };
+        let segments = split(path);
         let Some((field, parents)) = segments.split_last() else {
             continue;
         };
@@ -162,7 +133,7 @@ fn is_default(rule: &Rule) -> bool {
 }
 
 /// `a.b[].c{}` → `["a", "b", "[]", "c", "{}"]`; the empty path is the object itself.
-fn split(path: &'static str) -> Vec<&'static str> {
+fn split(path: &str) -> Vec<&str> {
     let mut out = Vec::new();
     for part in path.split('.').filter(|p| !p.is_empty()) {
         let mut rest = part;
@@ -184,92 +155,29 @@ fn split(path: &'static str) -> Vec<&'static str> {
     out
 }
 
-/// One step of the path [`visit`] is at: rendered into a [`FieldPath`] only for an error.
-#[derive(Debug, Clone, Copy)]
-enum Step<'v> {
-    Field(&'v str),
-    Index(usize),
-    Key(&'v str),
-}
-
-fn render(steps: &[Step<'_>]) -> FieldPath {
-    steps
-        .iter()
-        .fold(FieldPath::default(), |at, step| match *step {
-            Step::Field(name) => at.child(name),
-            Step::Index(i) => at.index(i),
-            Step::Key(key) => at.key(key),
-        })
-}
-
-/// Calls `f` with every non-null value at `segments` under `value` and the steps to it.
-fn visit<'v>(
-    value: &'v Value,
-    segments: &[&'v str],
-    steps: &mut Vec<Step<'v>>,
-    f: &mut dyn FnMut(&Value, &[Step<'v>]),
-) {
+fn visit(value: &Value, segments: &[&str], at: FieldPath, f: &mut dyn FnMut(&Value, &FieldPath)) {
     let Some((first, rest)) = segments.split_first() else {
         if !value.is_null() {
-            f(value, steps);
+            f(value, &at);
         }
         return;
     };
     match *first {
         "[]" => {
             for (i, item) in value.as_array().into_iter().flatten().enumerate() {
-                steps.push(Step::Index(i));
-                visit(item, rest, steps, f);
-                steps.pop();
+                visit(item, rest, at.index(i), f);
             }
         }
         "{}" => {
             for (key, item) in value.as_object().into_iter().flatten() {
-                steps.push(Step::Key(key));
-                visit(item, rest, steps, f);
-                steps.pop();
+                visit(item, rest, at.key(key), f);
             }
         }
         name => {
             if let Some(child) = value.get(name) {
-                steps.push(Step::Field(name));
-                visit(child, rest, steps, f);
-                steps.pop();
+                visit(child, rest, at.child(name), f);
             }
         }
-    }
-}
-
-/// Whether `value` meets `rule` (what [`apply_check`] accepts without an error).
-fn satisfies(rule: &Rule, value: &Value) -> bool {
-    match *rule {
-        Rule::Required(keys) => value.as_object().is_some_and(|map| {
-            keys.iter()
-                .all(|k| map.get(*k).is_some_and(|v| !v.is_null()))
-        }),
-        Rule::Enum(allowed) => value.as_str().is_some_and(|s| allowed.contains(&s)),
-        Rule::MinItems(min) => value.as_array().is_some_and(|a| a.len() as u64 >= min),
-        Rule::Minimum(min) => value.as_i64().is_some_and(|n| n >= min),
-        Rule::Maximum(max) => value.as_i64().is_some_and(|n| n <= max),
-        Rule::MinLength(min) => value
-            .as_str()
-            .is_some_and(|s| s.chars().count() as u64 >= min),
-        Rule::MaxLength(max) => value
-            .as_str()
-            .is_some_and(|s| s.chars().count() as u64 <= max),
-        Rule::Quantity => match value {
-            Value::String(s) => Quantity::parse(s).is_ok(),
-            Value::Number(_) => true,
-            _ => false,
-        },
-        Rule::DefaultStr(_) | Rule::DefaultInt(_) | Rule::DefaultBool(_) => true,
-    }
-}
-
-/// [`apply_check`] on the value at `steps`, the path rendered only when the rule is broken.
-fn check_at(rule: &Rule, value: &Value, steps: &[Step<'_>], errors: &mut Vec<FieldError>) {
-    if !satisfies(rule, value) {
-        apply_check(rule, value, &render(steps), errors);
     }
 }
 
@@ -400,60 +308,6 @@ pub fn str_at<'a>(map: &'a Map<String, Value>, key: &str) -> &'a str {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn a_rule_is_satisfied_exactly_when_checking_it_reports_nothing() {
-        let rules = [
-            Rule::Required(&["a", "b"]),
-            Rule::Enum(&["x", "y"]),
-            Rule::MinItems(2),
-            Rule::Minimum(1),
-            Rule::Maximum(3),
-            Rule::MinLength(2),
-            Rule::MaxLength(3),
-            Rule::Quantity,
-            Rule::DefaultStr("d"),
-        ];
-        let values = [
-            json!({"a": 1, "b": 2}),
-            json!({"a": 1, "b": null}),
-            json!({"a": 1}),
-            json!("x"),
-            json!("z"),
-            json!("héé"),
-            json!("hééé"),
-            json!("1Gi"),
-            json!("1Gx"),
-            json!([1]),
-            json!([1, 2]),
-            json!(0),
-            json!(2),
-            json!(4),
-            json!(1.5),
-            json!(true),
-            json!(null),
-        ];
-        for rule in &rules {
-            for value in &values {
-                let mut errors = Vec::new();
-                apply_check(rule, value, &FieldPath::new("spec"), &mut errors);
-                assert_eq!(
-                    satisfies(rule, value),
-                    errors.is_empty(),
-                    "{rule:?} {value}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn error_paths_name_list_items_and_map_keys() {
-        let table: &'static [Constraint] = &[("spec.a[].m{}.n", Rule::Minimum(1))];
-        let object = json!({"spec": {"a": [{"m": {"k": {"n": 1}}}, {"m": {"k": {"n": 0}}}]}});
-        let errors = check(table, &object);
-        assert_eq!(errors.len(), 1);
-        assert_eq!(errors[0].field, "spec.a[1].m[k].n");
-    }
 
     #[test]
     fn split_marks_lists_and_maps() {

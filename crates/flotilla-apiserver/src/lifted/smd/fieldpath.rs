@@ -113,12 +113,7 @@ impl PathElement {
     /// The `fieldsV1` key: `f:name`, `k:{"name":"c"}`, `v:"x"`, `i:0`.
     pub fn encode(&self) -> String {
         match self {
-            PathElement::Field(name) => {
-                let mut key = String::with_capacity(2 + name.len());
-                key.push_str("f:");
-                key.push_str(name);
-                key
-            }
+            PathElement::Field(name) => format!("f:{name}"),
             PathElement::Key(fields) => {
                 let mut map = Map::new();
                 for (name, value) in fields {
@@ -246,17 +241,14 @@ impl Set {
 
     /// Makes `self` its [`Set::difference`] with `other` in place: only the nodes along
     /// `other`'s paths are visited (pruned as `difference` prunes them), nothing is copied.
-    /// Removes `other`'s paths; whether anything was removed.
-    pub fn subtract(&mut self, other: &Set) -> bool {
-        let mut changed = self.member && other.member;
+    pub fn subtract(&mut self, other: &Set) {
         self.member = self.member && !other.member;
         for (pe, theirs) in &other.children {
             if let Some(child) = self.children.get_mut(pe) {
-                changed |= child.subtract(theirs);
+                child.subtract(theirs);
             }
         }
         self.children.retain(|_, child| !child.is_empty());
-        changed
     }
 
     pub fn intersection(&self, other: &Set) -> Set {
@@ -315,25 +307,21 @@ impl Set {
     }
 
     fn encode_children(&self) -> Map<String, Value> {
-        let mut out = Map::with_capacity(self.children.len());
-        self.encode_children_into(&mut out);
-        out
-    }
-
-    /// Appends the encoded children to `out`; a child that is a member with children of its
-    /// own gets its `.` first, written in place rather than by rebuilding its map.
-    fn encode_children_into(&self, out: &mut Map<String, Value>) {
+        let mut out = Map::new();
         for (pe, child) in &self.children {
             if child.is_empty() {
                 continue;
             }
-            let mut node = Map::with_capacity(child.children.len() + 1);
-            if child.member && child.children.values().any(|c| !c.is_empty()) {
-                node.insert(".".into(), Value::Object(Map::new()));
+            let mut node = child.encode_children();
+            if child.member && !node.is_empty() {
+                let mut with_dot = Map::new();
+                with_dot.insert(".".into(), Value::Object(Map::new()));
+                with_dot.extend(node);
+                node = with_dot;
             }
-            child.encode_children_into(&mut node);
             out.insert(pe.encode(), Value::Object(node));
         }
+        out
     }
 
     /// Parses `fieldsV1`; unknown keys are skipped (kube rejects them on write; stored sets
