@@ -38,7 +38,8 @@ pub struct InformerKey {
 /// What a member reported.
 #[derive(Debug, Clone)]
 pub enum MemberEvent {
-    /// Added or changed; `initial` while the informer lists.
+    /// Added or changed; `initial` for what a (re)list found (handed out once the list is
+    /// complete and cached).
     Applied {
         key: InformerKey,
         object: Arc<DynamicObject>,
@@ -289,8 +290,16 @@ impl MemberCache {
         let stream = reflector::reflector(writer, watcher::watcher(api, config)).default_backoff();
         let handler = self.handler.clone();
         let flag = synced.clone();
+        let cache_resource = resource.clone();
+        let cache = store.clone();
         let task = tokio::spawn(async move {
             let mut stream = std::pin::pin!(stream);
+            // A (re)list reaches the handler when it is done: kube's reflector serves the old
+            // state until then, and a Work queued by a listed object must read the new one
+            // (after a watch fell out of the member's window, the object may have changed).
+            // What the cache held when the list began, and the objects listed so far.
+            let mut before: Vec<Arc<DynamicObject>> = Vec::new();
+            let mut listed: Vec<ObjectRef<DynamicObject>> = Vec::new();
             while let Some(event) = stream.next().await {
                 match event {
                     Ok(Event::Apply(object)) => handler(MemberEvent::Applied {
@@ -298,17 +307,40 @@ impl MemberCache {
                         object: Arc::new(object),
                         initial: false,
                     }),
-                    Ok(Event::InitApply(object)) => handler(MemberEvent::Applied {
-                        key: key.clone(),
-                        object: Arc::new(object),
-                        initial: true,
-                    }),
+                    Ok(Event::InitApply(object)) => {
+                        listed.push(ObjectRef::from_obj_with(&object, cache_resource.clone()))
+                    }
                     Ok(Event::Delete(object)) => handler(MemberEvent::Deleted {
                         key: key.clone(),
                         object: Arc::new(object),
                     }),
-                    Ok(Event::InitDone) => flag.store(true, Ordering::Release),
-                    Ok(Event::Init) => {}
+                    Ok(Event::InitDone) => {
+                        flag.store(true, Ordering::Release);
+                        let present: std::collections::HashSet<&ObjectRef<DynamicObject>> =
+                            listed.iter().collect();
+                        for old in std::mem::take(&mut before) {
+                            let reference = ObjectRef::from_obj_with(&*old, cache_resource.clone());
+                            if !present.contains(&reference) {
+                                handler(MemberEvent::Deleted {
+                                    key: key.clone(),
+                                    object: old,
+                                });
+                            }
+                        }
+                        for reference in listed.drain(..) {
+                            if let Some(object) = cache.get(&reference) {
+                                handler(MemberEvent::Applied {
+                                    key: key.clone(),
+                                    object,
+                                    initial: true,
+                                });
+                            }
+                        }
+                    }
+                    Ok(Event::Init) => {
+                        before = cache.state();
+                        listed.clear();
+                    }
                     Err(error) => {
                         tracing::debug!(cluster = %key.cluster, %error, "member watch")
                     }
@@ -364,5 +396,109 @@ mod tests {
         );
         assert!(cache.set_user("a", BTreeSet::new()).is_empty());
         assert_eq!(cache.set_user("b", BTreeSet::new()), vec![deployments]);
+    }
+
+    /// A member whose Deployments are listed (a ready 1, b), whose watch then fails with 410
+    /// (the watcher fell out of the member's window), and whose list afterwards shows a ready 3,
+    /// b deleted and c created; later watches never answer.
+    fn relisting_member() -> kube::Client {
+        use http_body_util::BodyExt as _;
+        let lists = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
+            let lists = lists.clone();
+            async move {
+                let watch = request
+                    .uri()
+                    .query()
+                    .unwrap_or_default()
+                    .contains("watch=true");
+                let _ = request.into_body().collect().await?;
+                let deployment = |name: &str, ready: i64| {
+                    serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                        "metadata": {"name": name, "namespace": "x", "resourceVersion": "3"},
+                        "status": {"readyReplicas": ready}})
+                };
+                let body = match (watch, lists.load(Ordering::SeqCst)) {
+                    (false, n) => {
+                        lists.fetch_add(1, Ordering::SeqCst);
+                        let items = if n == 0 {
+                            vec![deployment("a", 1), deployment("b", 1)]
+                        } else {
+                            vec![deployment("a", 3), deployment("c", 2)]
+                        };
+                        serde_json::json!({"kind": "DeploymentList", "apiVersion": "apps/v1",
+                            "metadata": {"resourceVersion": "5"}, "items": items})
+                        .to_string()
+                    }
+                    (true, 1) => serde_json::json!({"type": "ERROR", "object": {
+                        "kind": "Status", "apiVersion": "v1", "status": "Failure",
+                        "reason": "Expired", "code": 410, "message": "too old resource version"}})
+                    .to_string(),
+                    (true, _) => std::future::pending().await,
+                };
+                let response = http::Response::builder()
+                    .status(200)
+                    .header("content-type", "application/json")
+                    .body(http_body_util::Full::new(bytes::Bytes::from(body)))?;
+                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(response)
+            }
+        });
+        kube::Client::new(service, "default")
+    }
+
+    /// A Work queued by a listed object must find that object in the cache: after a relist
+    /// the reflector holds the old state until the list is complete, so the events of a list
+    /// come once it is (and what the relist no longer has comes as deleted).
+    #[tokio::test]
+    async fn a_relist_is_handed_out_once_the_cache_holds_it() {
+        let clients = flotilla_member::StaticMemberClients::new();
+        clients.insert("m1", relisting_member());
+        let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+        let cache_slot = Arc::new(std::sync::OnceLock::<std::sync::Weak<MemberCache>>::new());
+        let (out, slot) = (seen.clone(), cache_slot.clone());
+        let handler: Handler = Arc::new(move |event| {
+            let (what, key, object) = match &event {
+                MemberEvent::Applied {
+                    key,
+                    object,
+                    initial,
+                } => (if *initial { "listed" } else { "applied" }, key, object),
+                MemberEvent::Deleted { key, object } => ("deleted", key, object),
+            };
+            let name = object.metadata.name.clone().unwrap_or_default();
+            let cached = match slot.get().and_then(std::sync::Weak::upgrade) {
+                Some(cache) => match cache.get(key, "x", &name) {
+                    Cached::Synced(Some(o)) => o.data["status"]["readyReplicas"].to_string(),
+                    Cached::Synced(None) => "-".to_owned(),
+                    Cached::Unknown => "unknown".to_owned(),
+                },
+                None => "no cache".to_owned(),
+            };
+            out.lock().push(format!(
+                "{what} {name}={} cached {cached}",
+                object.data["status"]["readyReplicas"]
+            ));
+        });
+        let cache = Arc::new(MemberCache::new(Arc::new(clients), handler));
+        cache_slot.set(Arc::downgrade(&cache)).expect("set once");
+        let resource = ApiResource::erase::<k8s_openapi::api::apps::v1::Deployment>(&());
+        cache
+            .use_informers("work", vec![(key("m1", "Deployment"), resource)])
+            .await
+            .expect("informer");
+        let want = [
+            "listed a=1 cached 1",
+            "listed b=1 cached 1",
+            "deleted b=1 cached -",
+            "listed a=3 cached 3",
+            "listed c=2 cached 2",
+        ];
+        for _ in 0..600 {
+            if seen.lock().len() >= want.len() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert_eq!(*seen.lock(), want);
     }
 }

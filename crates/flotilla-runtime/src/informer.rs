@@ -6,6 +6,12 @@
 //! `InitApply` per cached object, `InitDone`), one that subscribes while a list is under way
 //! gets the whole list replayed when it is done: either way it sees every object once before
 //! the live events that follow, and every `Delete` after it subscribed.
+//!
+//! A list's `InitApply` events reach the handlers when the list is done, after the cache took
+//! it: kube-runtime's store keeps a list aside until its `InitDone`, so a worker woken by an
+//! `InitApply` of a re-list (a watch that fell out of the server's window, 410) would otherwise
+//! read the cache from before the watch broke, and nothing would wake it again. Objects the
+//! re-list no longer has are handed out as `Delete` then (client-go's informers do the same).
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -18,7 +24,7 @@ use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::serde::de::DeserializeOwned;
 use kube::api::Api;
 use kube::runtime::WatchStreamExt as _;
-use kube::runtime::reflector::{Store, store::Writer};
+use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::watcher;
 use parking_lot::Mutex;
 use tokio::task::JoinHandle;
@@ -177,6 +183,10 @@ where
     pending: Vec<(u64, Handler<K>)>,
     /// Between `Init` and `InitDone`.
     listing: bool,
+    /// During a list: the objects listed so far, in the order listed (handed out at `InitDone`).
+    listed: Vec<ObjectRef<K>>,
+    /// During a list: what the cache held when it began (for the `Delete`s at `InitDone`).
+    before: Vec<Arc<K>>,
     /// An `Init` was dispatched: a new handler missed events and needs a replay.
     started: bool,
     next_id: u64,
@@ -218,6 +228,8 @@ where
                 handlers: Vec::new(),
                 pending: Vec::new(),
                 listing: false,
+                listed: Vec::new(),
+                before: Vec::new(),
                 started: false,
                 next_id: 0,
             }),
@@ -283,20 +295,54 @@ where
     fn dispatch(&self, event: &watcher::Event<K>) {
         let mut state = self.state.lock();
         let state = &mut *state;
+        if let watcher::Event::Init = event {
+            state.before = self.store.state();
+            state.listed.clear();
+        }
         state.writer.apply_watcher_event(event);
         match event {
             watcher::Event::Init => {
                 state.listing = true;
                 state.started = true;
+                for (_, handler) in &mut state.handlers {
+                    handler(watcher::Event::Init);
+                }
+            }
+            watcher::Event::InitApply(object) => {
+                // Handed out at `InitDone`, once the cache holds the list.
+                state.listed.push(ObjectRef::from_obj(object));
             }
             watcher::Event::InitDone => {
                 state.listing = false;
                 self.ready.send_replace(true);
+                let listed = std::mem::take(&mut state.listed);
+                let before = std::mem::take(&mut state.before);
+                let gone: Vec<Arc<K>> = if before.is_empty() {
+                    Vec::new()
+                } else {
+                    let present: std::collections::HashSet<&ObjectRef<K>> = listed.iter().collect();
+                    before
+                        .into_iter()
+                        .filter(|o| !present.contains(&ObjectRef::from_obj(o.as_ref())))
+                        .collect()
+                };
+                let objects: Vec<Arc<K>> =
+                    listed.iter().filter_map(|r| self.store.get(r)).collect();
+                for (_, handler) in &mut state.handlers {
+                    for object in &gone {
+                        handler(watcher::Event::Delete(object));
+                    }
+                    for object in &objects {
+                        handler(watcher::Event::InitApply(object));
+                    }
+                    handler(watcher::Event::InitDone);
+                }
             }
-            _ => {}
-        }
-        for (_, handler) in &mut state.handlers {
-            handler(borrow(event));
+            watcher::Event::Apply(_) | watcher::Event::Delete(_) => {
+                for (_, handler) in &mut state.handlers {
+                    handler(borrow(event));
+                }
+            }
         }
         if !state.listing && !state.pending.is_empty() {
             for (id, mut handler) in std::mem::take(&mut state.pending) {

@@ -14,7 +14,7 @@ pub mod metrics;
 pub mod status;
 mod write;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -326,28 +326,53 @@ impl Scheduler {
             .modify(|object| object.meta_mut().managed_fields = None);
         let stream = reflector::reflector(writer, watch).default_backoff();
         let mut stream = std::pin::pin!(stream);
+        // A (re)list is queued when it is complete: the reflector's store serves what it held
+        // before until then, and a worker must read what was listed (a watch that fell out of
+        // the server's window missed changes). Bindings the list did not have were deleted
+        // meanwhile.
+        let mut listed: Vec<(BindingKey, i64)> = Vec::new();
+        let cluster_scoped = K::kind(&()) == "ClusterResourceBinding";
         while let Some(event) = stream.next().await {
             match event {
-                Ok(WatchEvent::Apply(object)) => {
-                    self.binding_seen(key_of(&object), object.meta(), false)
-                }
+                Ok(WatchEvent::Apply(object)) => self.binding_seen(
+                    key_of(&object),
+                    object.meta().generation.unwrap_or(0),
+                    false,
+                ),
                 Ok(WatchEvent::InitApply(object)) => {
-                    self.binding_seen(key_of(&object), object.meta(), true);
+                    listed.push((key_of(&object), object.meta().generation.unwrap_or(0)));
                 }
-                Ok(WatchEvent::Delete(object)) => {
-                    let key = key_of(&object);
-                    lock(&self.generations).remove(&key);
-                    lock(&self.unschedulable).remove(&key);
-                    self.queue.forget(&key);
+                Ok(WatchEvent::Delete(object)) => self.binding_gone(&key_of(&object)),
+                Ok(WatchEvent::Init) => listed.clear(),
+                Ok(WatchEvent::InitDone) => {
+                    let present: HashSet<&BindingKey> = listed.iter().map(|(k, _)| k).collect();
+                    let gone: Vec<BindingKey> = lock(&self.generations)
+                        .keys()
+                        .filter(|k| {
+                            matches!(k, BindingKey::Cluster { .. }) == cluster_scoped
+                                && !present.contains(k)
+                        })
+                        .cloned()
+                        .collect();
+                    for key in &gone {
+                        self.binding_gone(key);
+                    }
+                    for (key, generation) in std::mem::take(&mut listed) {
+                        self.binding_seen(key, generation, true);
+                    }
                 }
-                Ok(WatchEvent::Init | WatchEvent::InitDone) => {}
                 Err(error) => warn!(%error, "watching bindings"),
             }
         }
     }
 
-    fn binding_seen(&self, key: BindingKey, meta: &ObjectMeta, initial: bool) {
-        let generation = meta.generation.unwrap_or(0);
+    fn binding_gone(&self, key: &BindingKey) {
+        lock(&self.generations).remove(key);
+        lock(&self.unschedulable).remove(key);
+        self.queue.forget(key);
+    }
+
+    fn binding_seen(&self, key: BindingKey, generation: i64, initial: bool) {
         let previous = lock(&self.generations).insert(key.clone(), generation);
         // Status-only updates (same generation) never queue a binding.
         if previous == Some(generation) {

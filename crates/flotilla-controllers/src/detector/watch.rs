@@ -1,7 +1,7 @@
 //! One watch (with a store of compact templates) per propagatable kind, and the CRD watch that
 //! triggers discovery again.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -74,8 +74,20 @@ impl Templates {
         self.by_name.write().remove(&key_of(object));
     }
 
-    fn replace(&self, listed: ByName) {
-        *self.by_name.write() = listed;
+    /// Drops every template not in `keep`, returning them (parsed).
+    fn retain(&self, keep: &HashSet<(String, String)>) -> Vec<DynamicObject> {
+        let mut gone = Vec::new();
+        self.by_name.write().retain(|key, bytes| {
+            if keep.contains(key) {
+                return true;
+            }
+            match serde_json::from_slice(bytes) {
+                Ok(object) => gone.push(object),
+                Err(error) => warn!(%error, namespace = %key.0, name = %key.1, "cached template does not parse"),
+            }
+            false
+        });
+        gone
     }
 
     /// The template `namespace/name`, parsed.
@@ -109,9 +121,11 @@ impl KindWatch {
         let task = tokio::spawn(async move {
             let stream = watcher::watcher(api, watcher::Config::default()).default_backoff();
             let mut stream = std::pin::pin!(stream);
-            // A (re)list is gathered apart and replaces the store when complete, as kube's
-            // reflector does: objects deleted while the watch was down disappear then.
-            let mut listed = HashMap::new();
+            // A (re)list updates the store object by object, before the object is queued (a
+            // worker reads the store: it must find what was listed, not what the store held
+            // before the watch broke); objects the list did not have were deleted while the
+            // watch was down and go when it is complete.
+            let mut listed = HashSet::new();
             while let Some(event) = stream.next().await {
                 match event {
                     Ok(Event::Apply(object)) => {
@@ -119,7 +133,8 @@ impl KindWatch {
                         detector.template_seen(&object, &api_version, &kind, false)
                     }
                     Ok(Event::InitApply(object)) => {
-                        Templates::insert_into(&mut listed, &object);
+                        templates.apply(&object);
+                        listed.insert(key_of(&object));
                         detector.template_seen(&object, &api_version, &kind, true)
                     }
                     Ok(Event::Delete(object)) => {
@@ -127,7 +142,11 @@ impl KindWatch {
                         detector.template_gone(&object, &api_version, &kind)
                     }
                     Ok(Event::Init) => listed.clear(),
-                    Ok(Event::InitDone) => templates.replace(std::mem::take(&mut listed)),
+                    Ok(Event::InitDone) => {
+                        for object in templates.retain(&std::mem::take(&mut listed)) {
+                            detector.template_gone(&object, &api_version, &kind);
+                        }
+                    }
                     Err(error) => warn!(%error, %api_version, %kind, "watching templates"),
                 }
             }

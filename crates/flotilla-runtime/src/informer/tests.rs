@@ -20,7 +20,7 @@ fn map(name: &str, value: &str) -> ConfigMap {
     }
 }
 
-/// What a handler saw, as text: `Init`, `InitApply a=1`, `Apply a=2`, `Delete a`, `InitDone`,
+/// What a handler saw, as text: `Init`, `InitApply a=1 cached 1`, `Apply a=2`, `Delete a`, `InitDone`,
 /// each event with what the shared cache held for that object when the handler ran.
 type Seen = Arc<Mutex<Vec<String>>>;
 
@@ -41,9 +41,12 @@ fn recorder(
         let line = match event {
             watcher::Event::Init => "Init".to_owned(),
             watcher::Event::InitDone => "InitDone".to_owned(),
-            watcher::Event::InitApply(o) => {
-                format!("InitApply {}", o.metadata.name.as_ref().unwrap())
-            }
+            watcher::Event::InitApply(o) => format!(
+                "InitApply {}={} cached {}",
+                o.metadata.name.as_ref().unwrap(),
+                o.data.as_ref().unwrap()["value"],
+                cached(o)
+            ),
             watcher::Event::Apply(o) => format!(
                 "Apply {}={} cached {}",
                 o.metadata.name.as_ref().unwrap(),
@@ -94,7 +97,7 @@ fn every_handler_gets_each_event_after_the_one_cache_applied_it() {
     shared.dispatch(&watcher::Event::Delete(map("a", "1")));
     let expected = [
         "Init",
-        "InitApply a",
+        "InitApply a=0 cached 0",
         "InitDone",
         "Apply a=1 cached 1",
         "Apply b=2 cached 2",
@@ -112,7 +115,7 @@ fn a_late_handler_gets_the_cache_replayed_then_live_events() {
     shared.dispatch(&watcher::Event::Delete(map("a", "0")));
     let (seen, handler) = recorder(&shared);
     let _subscription = shared.subscribe(handler);
-    assert_eq!(*seen.lock(), ["Init", "InitApply b", "InitDone"]);
+    assert_eq!(*seen.lock(), ["Init", "InitApply b=0 cached 0", "InitDone"]);
     shared.dispatch(&watcher::Event::Delete(map("b", "0")));
     assert_eq!(seen.lock().last().unwrap(), "Delete b cached -");
 }
@@ -137,14 +140,63 @@ fn a_handler_joining_during_a_list_gets_the_whole_list_when_it_is_done() {
     shared.dispatch(&watcher::Event::InitDone);
     assert_eq!(
         *early.lock(),
-        ["Init", "InitApply a", "InitApply b", "InitDone"]
+        [
+            "Init",
+            "Delete old cached -",
+            "InitApply a=0 cached 0",
+            "InitApply b=0 cached 0",
+            "InitDone"
+        ]
     );
     let mut replayed = late.lock().clone();
     replayed[1..3].sort();
-    assert_eq!(replayed, ["Init", "InitApply a", "InitApply b", "InitDone"]);
+    assert_eq!(
+        replayed,
+        [
+            "Init",
+            "InitApply a=0 cached 0",
+            "InitApply b=0 cached 0",
+            "InitDone"
+        ]
+    );
     shared.dispatch(&watcher::Event::Apply(map("a", "1")));
     assert_eq!(late.lock().last().unwrap(), "Apply a=1 cached 1");
     assert_eq!(names(&shared.store()), ["a", "b"]);
+}
+
+/// A watch that fell out of the server's window lists again: every handler must see each listed
+/// object only once the cache holds what was listed (a worker woken by it reads the cache), and
+/// the objects deleted meanwhile as `Delete`s.
+#[test]
+fn a_relist_is_handed_out_once_the_cache_holds_it() {
+    let shared = Shared::<ConfigMap>::new();
+    let (seen, handler) = recorder(&shared);
+    let _subscription = shared.subscribe(handler);
+    list(&shared, &["a", "b", "c"]);
+    seen.lock().clear();
+    // Meanwhile (the watch was down): "a" changed, "b" was deleted, "d" was created.
+    shared.dispatch(&watcher::Event::Init);
+    for (name, value) in [("a", "1"), ("c", "0"), ("d", "4")] {
+        shared.dispatch(&watcher::Event::InitApply(map(name, value)));
+    }
+    assert_eq!(
+        *seen.lock(),
+        ["Init"],
+        "nothing before the list is complete"
+    );
+    shared.dispatch(&watcher::Event::InitDone);
+    assert_eq!(
+        *seen.lock(),
+        [
+            "Init",
+            "Delete b cached -",
+            "InitApply a=1 cached 1",
+            "InitApply c=0 cached 0",
+            "InitApply d=4 cached 4",
+            "InitDone"
+        ]
+    );
+    assert_eq!(names(&shared.store()), ["a", "c", "d"]);
 }
 
 #[test]

@@ -423,14 +423,20 @@ async fn burst(
                 world::rss_mib()
             );
         }
-        anyhow::ensure!(
-            progress_at.elapsed() < Duration::from_secs(60) && started.elapsed() < options.timeout,
-            "stalled or out of time after {:.0} s: {}/{n} applied, {}/{n} ready; e.g. {:?}",
-            started.elapsed().as_secs_f64(),
-            counts.0 - applied_before,
-            counts.1 - ready_before,
-            tracker.missing(3)
-        );
+        if progress_at.elapsed() >= Duration::from_secs(60) || started.elapsed() >= options.timeout
+        {
+            let mut why = String::new();
+            if let Some(key) = tracker.missing_keys(1).first() {
+                why = explain_stall(client, members, key).await;
+            }
+            anyhow::bail!(
+                "stalled or out of time after {:.0} s: {}/{n} applied, {}/{n} ready; e.g. {:?}\n  {why}",
+                started.elapsed().as_secs_f64(),
+                counts.0 - applied_before,
+                counts.1 - ready_before,
+                tracker.missing(3)
+            );
+        }
     }
     let all_ready_s = started.elapsed().as_secs_f64();
     let control_plane_cpu_s = world::cpu_seconds_of("/proc/self/stat") - cpu_before;
@@ -458,6 +464,104 @@ async fn burst(
         sim_rss_mib: members.sim.rss_mib(),
         ..Default::default()
     })
+}
+
+/// What the control plane and the members hold for a template that stalled, for the stall
+/// message: the template's status, its binding's per-cluster aggregated status, each Work's
+/// manifest status and the member's own Deployment status — so one failing run shows at which
+/// hop the status stopped travelling.
+async fn explain_stall(
+    client: &kube::Client,
+    members: &world::Members,
+    (namespace, name): &track::Key,
+) -> String {
+    use kube::api::DynamicObject;
+    let mut out = Vec::new();
+    let get = |api: Api<DynamicObject>, name: String| async move {
+        match api.get_opt(&name).await {
+            Ok(Some(o)) => o.data,
+            Ok(None) => json!("not found"),
+            Err(e) => json!(format!("error: {e}")),
+        }
+    };
+    let resource = |group: &str, version: &str, kind: &str, plural: &str| kube::api::ApiResource {
+        group: group.to_owned(),
+        version: version.to_owned(),
+        api_version: if group.is_empty() {
+            version.to_owned()
+        } else {
+            format!("{group}/{version}")
+        },
+        kind: kind.to_owned(),
+        plural: plural.to_owned(),
+    };
+    let deployments = resource("apps", "v1", "Deployment", "deployments");
+    let template = get(
+        Api::namespaced_with(client.clone(), namespace, &deployments),
+        name.clone(),
+    )
+    .await;
+    out.push(format!("template status {}", template["status"]));
+    let binding = get(
+        Api::namespaced_with(
+            client.clone(),
+            namespace,
+            &resource(
+                "work.karmada.io",
+                "v1alpha2",
+                "ResourceBinding",
+                "resourcebindings",
+            ),
+        ),
+        format!("{name}-deployment"),
+    )
+    .await;
+    out.push(format!(
+        "binding clusters {} aggregatedStatus {}",
+        binding["spec"]["clusters"], binding["status"]["aggregatedStatus"]
+    ));
+    let works = resource("work.karmada.io", "v1alpha1", "Work", "works");
+    for target in binding["spec"]["clusters"].as_array().into_iter().flatten() {
+        let Some(cluster) = target["name"].as_str() else {
+            continue;
+        };
+        let list = Api::<DynamicObject>::namespaced_with(
+            client.clone(),
+            &format!("karmada-es-{cluster}"),
+            &works,
+        )
+        .list(&ListParams::default())
+        .await;
+        let work = list.ok().and_then(|l| {
+            l.items.into_iter().find(|w| {
+                w.data["spec"]["workload"]["manifests"][0]["metadata"]["name"] == name.as_str()
+            })
+        });
+        let (conditions, manifest) = work.map_or((json!(null), json!(null)), |w| {
+            (
+                w.data["status"]["conditions"].clone(),
+                w.data["status"]["manifestStatuses"].clone(),
+            )
+        });
+        out.push(format!(
+            "{cluster}: Work conditions {conditions} manifestStatuses {manifest}"
+        ));
+        match crate::join::probe::load_member(&members.sim.kubeconfig, Some(cluster)).await {
+            Ok(member) => {
+                let d = get(
+                    Api::namespaced_with(member.client.clone(), namespace, &deployments),
+                    name.clone(),
+                )
+                .await;
+                out.push(format!(
+                    "{cluster}: member generation {} status {}",
+                    d["metadata"]["generation"], d["status"]
+                ));
+            }
+            Err(e) => out.push(format!("{cluster}: {e}")),
+        }
+    }
+    out.join("\n  ")
 }
 
 /// After the timing: every member holds the Deployments it should, with the replicas it should

@@ -216,6 +216,26 @@ impl Tracker {
             .map_or((None, None), |p| (p.applied_at, p.ready_at))
     }
 
+    /// The keys [`Tracker::missing`] describes, sorted, at most `n`.
+    pub fn missing_keys(&self, n: usize) -> Vec<Key> {
+        let state = self.state.lock();
+        let all_applied = state.applied >= state.expect.len();
+        let mut out: Vec<Key> = state
+            .expect
+            .keys()
+            .filter(|k| {
+                state
+                    .progress
+                    .get(*k)
+                    .is_none_or(|p| p.applied_at.is_none() || (all_applied && p.ready_at.is_none()))
+            })
+            .cloned()
+            .collect();
+        out.sort();
+        out.truncate(n);
+        out
+    }
+
     /// Templates expected but not yet applied, or if all are, not yet ready (for a stall
     /// message), at most `n`.
     pub fn missing(&self, n: usize) -> Vec<String> {
