@@ -226,7 +226,16 @@ fn events(
         ticker.tick().await;
         loop {
             tokio::select! {
-                _ = &mut deadline => return,
+                _ = &mut deadline => {
+                    // As kube-apiserver does before a watch times out: a client resuming from
+                    // this version stays inside the window of recent changes instead of
+                    // getting a 410 and relisting (a quiet watch's newest event can be older
+                    // than the window, which keeps only seconds on a busy simulated member).
+                    if bookmarks {
+                        let _ = tx.send(bookmark(&info, last, false)).await;
+                    }
+                    return;
+                }
                 _ = ticker.tick(), if bookmarks => {
                     if tx.send(bookmark(&info, last, false)).await.is_err() {
                         return;

@@ -269,6 +269,57 @@ async fn send_initial_events_ends_with_a_bookmark() {
     assert_eq!(bookmark["object"]["kind"], "ConfigMap");
 }
 
+/// A watch that times out ends with a bookmark at the newest version it handled (changes the
+/// watch does not show included, other writers' too), so that the client resumes from there and not from its last
+/// event, which may have left the window meanwhile.
+#[tokio::test]
+async fn a_watch_that_times_out_ends_with_a_bookmark_at_the_newest_version() {
+    let cp = control_plane().await;
+    let (_, mut events) = open(
+        &cp,
+        "/api/v1/namespaces/default/configmaps?watch=true&allowWatchBookmarks=true&timeoutSeconds=1",
+    )
+    .await;
+    // A change elsewhere: not shown to this watch, but its version is the newest.
+    let other = send(
+        &cp,
+        json(
+            "POST",
+            "/api/v1/namespaces/kube-system/configmaps",
+            &json!({"metadata": {"name": "elsewhere"}}),
+        ),
+    )
+    .await;
+    assert_eq!(other.status, StatusCode::CREATED, "{}", other.body);
+    let newest = other.body["metadata"]["resourceVersion"].clone();
+    let bookmark = next(&mut events).await;
+    assert_eq!(bookmark["type"], "BOOKMARK", "{bookmark}");
+    let version = |v: &Value| v.as_str().and_then(|v| v.parse::<i64>().ok());
+    let at = version(&bookmark["object"]["metadata"]["resourceVersion"]).expect("a version");
+    assert!(
+        at >= version(&newest).expect("a version"),
+        "{bookmark} is at least {newest}"
+    );
+    assert!(
+        tokio::time::timeout(Duration::from_secs(10), events.next())
+            .await
+            .expect("the stream ends")
+            .is_none()
+    );
+    // Without bookmarks allowed, it just ends.
+    let (_, mut events) = open(
+        &cp,
+        "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1",
+    )
+    .await;
+    assert!(
+        tokio::time::timeout(Duration::from_secs(10), events.next())
+            .await
+            .expect("the stream ends")
+            .is_none()
+    );
+}
+
 /// A control plane whose watchers may lag only `buffer` changes behind the live feed and whose
 /// window keeps `window` recent changes.
 async fn tight_control_plane(buffer: usize, window: usize) -> flotilla_apiserver::Running {
