@@ -6,6 +6,7 @@ pub mod binding;
 pub mod binding_status;
 pub mod cluster;
 pub mod cluster_status;
+mod compact;
 pub mod dependencies;
 pub mod detector;
 pub mod execution;

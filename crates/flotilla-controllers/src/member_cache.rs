@@ -5,18 +5,19 @@
 //! are watched: what Flotilla never took over needs no cache (an unmanaged object is found by a
 //! direct read when a create reports it exists).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use flotilla_api::karmada::MANAGED_BY_KARMADA_LABEL;
+
+use crate::compact::{self, CompactObjects};
 use flotilla_member::{MemberClients, MemberError};
 use futures::StreamExt;
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::core::GroupVersion;
 use kube::discovery::{self, Scope};
 use kube::runtime::WatchStreamExt;
-use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
 use parking_lot::Mutex;
 
@@ -83,8 +84,7 @@ type Handler = Arc<dyn Fn(MemberEvent) + Send + Sync>;
 type Kinds = Arc<Vec<(String, Resolved)>>;
 
 struct Informer {
-    store: Store<DynamicObject>,
-    resource: ApiResource,
+    store: CompactObjects,
     synced: Arc<AtomicBool>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -233,11 +233,7 @@ impl MemberCache {
         if !informer.synced.load(Ordering::Acquire) {
             return Cached::Unknown;
         }
-        let mut reference = ObjectRef::<DynamicObject>::new_with(name, informer.resource.clone());
-        if !namespace.is_empty() {
-            reference = reference.within(namespace);
-        }
-        Cached::Synced(informer.store.get(&reference))
+        Cached::Synced(informer.store.get(namespace, name))
     }
 
     fn set_user(&self, user: &str, keys: BTreeSet<InformerKey>) -> Vec<InformerKey> {
@@ -283,63 +279,62 @@ impl MemberCache {
     fn start(&self, key: InformerKey, client: kube::Client, resource: ApiResource) -> Informer {
         tracing::debug!(cluster = %key.cluster, kind = %key.kind, "starting member informer");
         let api: Api<DynamicObject> = Api::all_with(client, &resource);
-        let writer = reflector::store::Writer::new(resource.clone());
-        let store = writer.as_reader();
+        let store = CompactObjects::default();
         let synced = Arc::new(AtomicBool::new(false));
         let config = watcher::Config::default().labels(&format!("{MANAGED_BY_KARMADA_LABEL}=true"));
-        // Cached member objects go without `metadata.managedFields`, as Karmada's member
-        // informers strip them (`fedinformer.StripUnusedFields`): status reflection, health,
-        // drift and the fields an update retains never read them, and they were the largest part
-        // of each cached object (a heap profile of `bench propagate` put the member caches at
-        // ~47 KB per member Deployment with them). An update built from a cached copy sends no
+        // Cached member objects are compact JSON without `metadata.managedFields`
+        // ([`CompactObjects`]), as Karmada's member informers strip managed fields
+        // (`fedinformer.StripUnusedFields`): status reflection, health, drift and the fields an
+        // update retains never read them. A heap profile of `bench propagate` put the member
+        // caches at ~47 KB per member Deployment as parsed objects with managed fields, ~28 KB
+        // without; compact they cost their JSON. An update built from a cached copy sends no
         // managedFields, which leaves the member's entries as they are.
-        let stream = reflector::reflector(
-            writer,
-            watcher::watcher(api, config)
-                .modify(|object: &mut DynamicObject| object.metadata.managed_fields = None),
-        )
-        .default_backoff();
+        let stream = watcher::watcher(api, config)
+            .modify(|object: &mut DynamicObject| object.metadata.managed_fields = None)
+            .default_backoff();
         let handler = self.handler.clone();
         let flag = synced.clone();
-        let cache_resource = resource.clone();
         let cache = store.clone();
         let task = tokio::spawn(async move {
             let mut stream = std::pin::pin!(stream);
-            // A (re)list reaches the handler when it is done: kube's reflector serves the old
-            // state until then, and a Work queued by a listed object must read the new one
-            // (after a watch fell out of the member's window, the object may have changed).
-            // What the cache held when the list began, and the objects listed so far.
-            let mut before: Vec<Arc<DynamicObject>> = Vec::new();
-            let mut listed: Vec<ObjectRef<DynamicObject>> = Vec::new();
+            // A (re)list updates the cache object by object and reaches the handler when it is
+            // complete: a Work queued by a listed object reads the cache, which must hold the
+            // list (after a watch fell out of the member's window, objects may have changed or
+            // gone), and on the first list the cache is not synced before then. Objects the
+            // list no longer has were deleted while the watch was down.
+            let mut listed: Vec<compact::Key> = Vec::new();
             while let Some(event) = stream.next().await {
                 match event {
-                    Ok(Event::Apply(object)) => handler(MemberEvent::Applied {
-                        key: key.clone(),
-                        object: Arc::new(object),
-                        initial: false,
-                    }),
-                    Ok(Event::InitApply(object)) => {
-                        listed.push(ObjectRef::from_obj_with(&object, cache_resource.clone()))
+                    Ok(Event::Apply(object)) => {
+                        cache.apply(&object);
+                        handler(MemberEvent::Applied {
+                            key: key.clone(),
+                            object: Arc::new(object),
+                            initial: false,
+                        });
                     }
-                    Ok(Event::Delete(object)) => handler(MemberEvent::Deleted {
-                        key: key.clone(),
-                        object: Arc::new(object),
-                    }),
+                    Ok(Event::InitApply(object)) => {
+                        cache.apply(&object);
+                        listed.push(compact::key_of(&object));
+                    }
+                    Ok(Event::Delete(object)) => {
+                        cache.delete(&object);
+                        handler(MemberEvent::Deleted {
+                            key: key.clone(),
+                            object: Arc::new(object),
+                        });
+                    }
                     Ok(Event::InitDone) => {
-                        flag.store(true, Ordering::Release);
-                        let present: std::collections::HashSet<&ObjectRef<DynamicObject>> =
-                            listed.iter().collect();
-                        for old in std::mem::take(&mut before) {
-                            let reference = ObjectRef::from_obj_with(&*old, cache_resource.clone());
-                            if !present.contains(&reference) {
-                                handler(MemberEvent::Deleted {
-                                    key: key.clone(),
-                                    object: old,
-                                });
-                            }
+                        let keep: HashSet<compact::Key> = listed.iter().cloned().collect();
+                        for gone in cache.retain(&keep) {
+                            handler(MemberEvent::Deleted {
+                                key: key.clone(),
+                                object: Arc::new(gone),
+                            });
                         }
-                        for reference in listed.drain(..) {
-                            if let Some(object) = cache.get(&reference) {
+                        flag.store(true, Ordering::Release);
+                        for (namespace, name) in listed.drain(..) {
+                            if let Some(object) = cache.get(&namespace, &name) {
                                 handler(MemberEvent::Applied {
                                     key: key.clone(),
                                     object,
@@ -348,10 +343,7 @@ impl MemberCache {
                             }
                         }
                     }
-                    Ok(Event::Init) => {
-                        before = cache.state();
-                        listed.clear();
-                    }
+                    Ok(Event::Init) => listed.clear(),
                     Err(error) => {
                         tracing::debug!(cluster = %key.cluster, %error, "member watch")
                     }
@@ -360,7 +352,6 @@ impl MemberCache {
         });
         Informer {
             store,
-            resource,
             synced,
             task,
         }

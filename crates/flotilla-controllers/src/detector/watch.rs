@@ -1,7 +1,7 @@
 //! One watch (with a store of compact templates) per propagatable kind, and the CRD watch that
 //! triggers discovery again.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,7 +10,6 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, DynamicObject};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
-use parking_lot::RwLock;
 use tracing::warn;
 
 use super::Detector;
@@ -24,92 +23,8 @@ pub(super) struct KindWatch {
     pub task: tokio::task::JoinHandle<()>,
 }
 
-/// The templates of one kind, each kept as its compact JSON without `metadata.managedFields`.
-///
-/// The detector holds every object of every propagatable kind. Parsed into a `DynamicObject` a
-/// Deployment costs ~19 KB (a `serde_json::Value` tree is about ten times its JSON); as bytes it
-/// costs its JSON, ~1 KB. A template is parsed again only when it is reconciled, which reads and
-/// writes far more than that.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Templates {
-    by_name: Arc<RwLock<ByName>>,
-}
-
-/// Compact templates by `(namespace, name)`.
-type ByName = HashMap<(String, String), Box<[u8]>>;
-
-/// `(namespace, name)` of an object; empty namespace for cluster-scoped ones.
-fn key_of(object: &DynamicObject) -> (String, String) {
-    (
-        object.metadata.namespace.clone().unwrap_or_default(),
-        object.metadata.name.clone().unwrap_or_default(),
-    )
-}
-
-/// The stored form of `object`.
-fn compact(object: &DynamicObject) -> Option<Box<[u8]>> {
-    if object.metadata.managed_fields.is_none() {
-        return serde_json::to_vec(object).ok().map(Vec::into_boxed_slice);
-    }
-    let mut slim = object.clone();
-    slim.metadata.managed_fields = None;
-    serde_json::to_vec(&slim).ok().map(Vec::into_boxed_slice)
-}
-
-impl Templates {
-    fn insert_into(map: &mut ByName, object: &DynamicObject) {
-        match compact(object) {
-            Some(bytes) => {
-                map.insert(key_of(object), bytes);
-            }
-            None => warn!(name = ?object.metadata.name, "template does not serialize; not cached"),
-        }
-    }
-
-    fn apply(&self, object: &DynamicObject) {
-        Self::insert_into(&mut self.by_name.write(), object);
-    }
-
-    fn delete(&self, object: &DynamicObject) {
-        self.by_name.write().remove(&key_of(object));
-    }
-
-    /// Drops every template not in `keep`, returning them (parsed).
-    fn retain(&self, keep: &HashSet<(String, String)>) -> Vec<DynamicObject> {
-        let mut gone = Vec::new();
-        self.by_name.write().retain(|key, bytes| {
-            if keep.contains(key) {
-                return true;
-            }
-            match serde_json::from_slice(bytes) {
-                Ok(object) => gone.push(object),
-                Err(error) => warn!(%error, namespace = %key.0, name = %key.1, "cached template does not parse"),
-            }
-            false
-        });
-        gone
-    }
-
-    /// The template `namespace/name`, parsed.
-    pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<DynamicObject>> {
-        let by_name = self.by_name.read();
-        let bytes = by_name.get(&(namespace.to_owned(), name.to_owned()))?;
-        match serde_json::from_slice(bytes) {
-            Ok(object) => Some(Arc::new(object)),
-            Err(error) => {
-                warn!(%error, namespace, name, "cached template does not parse");
-                None
-            }
-        }
-    }
-
-    /// `(namespace, name)` of every template, sorted.
-    pub fn keys(&self) -> Vec<(String, String)> {
-        let mut keys: Vec<_> = self.by_name.read().keys().cloned().collect();
-        keys.sort_unstable();
-        keys
-    }
-}
+/// The templates of one kind (compact JSON, without `metadata.managedFields`).
+pub(super) type Templates = crate::compact::CompactObjects;
 
 impl KindWatch {
     pub fn start(detector: Arc<Detector>, served: ServedKind) -> Self {
@@ -134,7 +49,7 @@ impl KindWatch {
                     }
                     Ok(Event::InitApply(object)) => {
                         templates.apply(&object);
-                        listed.insert(key_of(&object));
+                        listed.insert(crate::compact::key_of(&object));
                         detector.template_seen(&object, &api_version, &kind, true)
                     }
                     Ok(Event::Delete(object)) => {

@@ -172,7 +172,7 @@ impl Applier<'_> {
             self.cache
                 .get(&target.informer, &target.namespace, &target.name),
         ) {
-            (false, Cached::Synced(object)) => object.map(|o| (*o).clone()),
+            (false, Cached::Synced(object)) => object.map(std::sync::Arc::unwrap_or_clone),
             _ => target
                 .api
                 .get_opt(&target.name)
