@@ -219,6 +219,9 @@ async fn session(
     members.insert(name.clone(), clients.member.client.clone());
     let context = Context {
         client: control.clone(),
+        member_objects: Arc::new(flotilla_controllers::member_cache::MemberCache::new(
+            members.clone(),
+        )),
         members,
         cluster: Some(name.clone()),
         metrics: metrics.controllers.clone(),

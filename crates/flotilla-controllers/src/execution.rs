@@ -111,7 +111,7 @@ struct Execution {
     queue: WorkQueue<WorkKey>,
     works: Store<Work>,
     clusters: Store<Cluster>,
-    members: MemberCache,
+    members: Arc<MemberCache>,
     versions: Arc<Versions>,
     /// Per Work: generation and whether it was deleting when last queued.
     seen: Mutex<HashMap<WorkKey, (i64, bool)>>,
@@ -120,6 +120,12 @@ struct Execution {
     recorder: Recorder,
     /// The shared informers behind `works` and `clusters`.
     informers: (Shared<Work>, Shared<Cluster>),
+}
+
+/// The user of the shared member informers for `work` (named apart from the work-status
+/// controller's).
+fn member_user(work: &WorkKey) -> String {
+    format!("{NAME}/{work}")
 }
 
 impl Execution {
@@ -136,14 +142,12 @@ impl Execution {
         Arc::new_cyclic(|this: &std::sync::Weak<Execution>| {
             let handler_this = this.clone();
             let drift = Drift::default();
-            let members = MemberCache::new(
-                ctx.members.clone(),
-                Arc::new(move |event| {
-                    if let Some(execution) = handler_this.upgrade() {
-                        execution.member_event(&drift, event);
-                    }
-                }),
-            );
+            let members = ctx.member_objects.clone();
+            members.subscribe(Arc::new(move |event| {
+                if let Some(execution) = handler_this.upgrade() {
+                    execution.member_event(&drift, event);
+                }
+            }));
             Execution {
                 queue: WorkQueue::new(BACKOFF),
                 works: informers.0.store(),
@@ -295,7 +299,7 @@ impl Execution {
     async fn reconcile(&self, key: &WorkKey) -> Result<(), SyncError> {
         let reference = ObjectRef::<Work>::new(&key.name).within(&key.namespace);
         let Some(work) = self.works.get(&reference) else {
-            self.members.release(&key.to_string());
+            self.members.release(&member_user(key));
             return Ok(());
         };
         let Ok(cluster_name) = names::cluster_name(&key.namespace) else {
@@ -316,7 +320,7 @@ impl Execution {
         let mut work = (*work).clone();
         if work.is_deleting() {
             self.delete(&work, &cluster).await?;
-            self.members.release(&key.to_string());
+            self.members.release(&member_user(key));
             return self.remove_finalizer(&work).await;
         }
         self.ensure_finalizer(&mut work).await?;
@@ -380,7 +384,7 @@ impl Execution {
         }
         if let Err(error) = self
             .members
-            .use_informers(&key.to_string(), informers)
+            .use_informers(&member_user(&key), informers)
             .await
         {
             self.write_dispatching(work, dispatching).await?;

@@ -27,6 +27,9 @@ pub struct Context {
     /// One watch and cache per kind, shared by the controllers given this context (and its
     /// clones); built on `client`.
     pub informers: Informers,
+    /// The member informers, shared by the execution and work-status controllers given this
+    /// context (and its clones); built on `members`.
+    pub member_objects: Arc<crate::member_cache::MemberCache>,
 }
 
 impl Context {
@@ -38,6 +41,7 @@ impl Context {
     ) -> Self {
         Self {
             informers: Informers::new(client.clone()),
+            member_objects: Arc::new(crate::member_cache::MemberCache::new(members.clone())),
             client,
             members,
             cluster,

@@ -95,10 +95,14 @@ impl Drop for Informer {
     }
 }
 
-/// The informers of one controller.
+/// The member informers of one process (or leader term), shared by the execution and
+/// work-status controllers: one watch and one cache per member and kind, whose events go to
+/// every subscribed handler. Users (a controller's Works) are counted per informer; the
+/// controllers prefix their user names so that one's release never stops an informer the
+/// other still needs.
 pub struct MemberCache {
     members: Arc<dyn MemberClients>,
-    handler: Handler,
+    handlers: Arc<parking_lot::RwLock<Vec<Handler>>>,
     /// By (cluster, apiVersion).
     discovery: Mutex<HashMap<(String, String), Kinds>>,
     informers: Mutex<HashMap<InformerKey, Informer>>,
@@ -124,14 +128,23 @@ impl std::fmt::Debug for MemberCache {
 }
 
 impl MemberCache {
-    pub fn new(members: Arc<dyn MemberClients>, handler: Handler) -> Self {
+    /// A cache with no handler yet (see [`MemberCache::subscribe`]).
+    pub fn new(members: Arc<dyn MemberClients>) -> Self {
         Self {
             members,
-            handler,
+            handlers: Arc::default(),
             discovery: Mutex::new(HashMap::new()),
             informers: Mutex::new(HashMap::new()),
             users: Mutex::new(Users::default()),
         }
+    }
+
+    /// Hands every later event of every informer to `handler` too (events run on the
+    /// informer's task: the handler must be quick, e.g. queue a key). A handler that refers to
+    /// its controller should hold it weakly: the cache lives as long as the controllers'
+    /// context.
+    pub fn subscribe(&self, handler: Handler) {
+        self.handlers.write().push(handler);
     }
 
     /// The member's resource for `api_version`/`kind` (discovery cached per group version;
@@ -292,7 +305,12 @@ impl MemberCache {
         let stream = watcher::watcher(api, config)
             .modify(|object: &mut DynamicObject| object.metadata.managed_fields = None)
             .default_backoff();
-        let handler = self.handler.clone();
+        let handlers = self.handlers.clone();
+        let handler = move |event: MemberEvent| {
+            for handler in handlers.read().iter() {
+                handler(event.clone());
+            }
+        };
         let flag = synced.clone();
         let cache = store.clone();
         let task = tokio::spawn(async move {
@@ -379,10 +397,7 @@ mod tests {
 
     #[test]
     fn an_informer_stops_only_when_its_last_user_is_gone() {
-        let cache = MemberCache::new(
-            Arc::new(flotilla_member::StaticMemberClients::new()),
-            Arc::new(|_| {}),
-        );
+        let cache = MemberCache::new(Arc::new(flotilla_member::StaticMemberClients::new()));
         let deployments = key("m1", "Deployment");
         let jobs = key("m1", "Job");
         assert!(cache.set_user("a", [deployments.clone()].into()).is_empty());
@@ -481,7 +496,8 @@ mod tests {
                 object.data["status"]["readyReplicas"]
             ));
         });
-        let cache = Arc::new(MemberCache::new(Arc::new(clients), handler));
+        let cache = Arc::new(MemberCache::new(Arc::new(clients)));
+        cache.subscribe(handler);
         cache_slot.set(Arc::downgrade(&cache)).expect("set once");
         let resource = ApiResource::erase::<k8s_openapi::api::apps::v1::Deployment>(&());
         cache

@@ -68,7 +68,7 @@ struct WorkStatus {
     queue: WorkQueue<WorkKey>,
     works: Store<Work>,
     clusters: Store<Cluster>,
-    members: MemberCache,
+    members: Arc<MemberCache>,
     /// Per Work: generation and whether it was applied when last seen.
     seen: Mutex<HashMap<WorkKey, (i64, bool)>>,
     recorder: Recorder,
@@ -88,25 +88,23 @@ impl WorkStatus {
         );
         let queue: WorkQueue<WorkKey> = WorkQueue::new(BACKOFF);
         let events = queue.clone();
-        let members = MemberCache::new(
-            ctx.members.clone(),
-            Arc::new(move |event| {
-                let (object, initial) = match &event {
-                    MemberEvent::Applied {
-                        object, initial, ..
-                    } => (object, *initial),
-                    MemberEvent::Deleted { object, .. } => (object, false),
+        let members = ctx.member_objects.clone();
+        members.subscribe(Arc::new(move |event| {
+            let (object, initial) = match &event {
+                MemberEvent::Applied {
+                    object, initial, ..
+                } => (object, *initial),
+                MemberEvent::Deleted { object, .. } => (object, false),
+            };
+            if let Some(work) = WorkKey::from_member_object(object) {
+                let priority = if initial {
+                    Priority::Low
+                } else {
+                    Priority::High
                 };
-                if let Some(work) = WorkKey::from_member_object(object) {
-                    let priority = if initial {
-                        Priority::Low
-                    } else {
-                        Priority::High
-                    };
-                    events.add_with(work, priority);
-                }
-            }),
-        );
+                events.add_with(work, priority);
+            }
+        }));
         Arc::new(Self {
             ctx,
             queue,
@@ -184,7 +182,8 @@ impl WorkStatus {
     }
 
     async fn reconcile(&self, key: &WorkKey) -> Result<(), StatusError> {
-        let user = key.to_string();
+        // Named apart from the execution controller's users of the shared member informers.
+        let user = format!("{NAME}/{key}");
         let reference = ObjectRef::<Work>::new(&key.name).within(&key.namespace);
         let Some(work) = self.works.get(&reference) else {
             self.members.release(&user);

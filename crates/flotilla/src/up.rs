@@ -324,6 +324,9 @@ fn start_controller_manager(
             .run(&shutdown, move |term| {
                 let context = flotilla_controllers::Context {
                     client: client.clone(),
+                    member_objects: Arc::new(flotilla_controllers::member_cache::MemberCache::new(
+                        members.clone(),
+                    )),
                     members: members.clone(),
                     cluster: None,
                     metrics: metrics.clone(),

@@ -87,6 +87,9 @@ impl World {
     fn context(&self, cluster: Option<&str>) -> Context {
         Context {
             client: self.control.clone(),
+            member_objects: Arc::new(flotilla_controllers::member_cache::MemberCache::new(
+                self.members.clone(),
+            )),
             members: self.members.clone(),
             cluster: cluster.map(str::to_owned),
             metrics: self.metrics.clone(),
