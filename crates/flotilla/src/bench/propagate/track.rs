@@ -239,29 +239,20 @@ impl Tracker {
     /// Templates expected but not yet applied, or if all are, not yet ready (for a stall
     /// message), at most `n`.
     pub fn missing(&self, n: usize) -> Vec<String> {
+        let keys = self.missing_keys(n);
         let state = self.state.lock();
-        let all_applied = state.applied >= state.expect.len();
-        let mut out: Vec<String> = state
-            .expect
-            .iter()
-            .filter(|(k, _)| {
-                state
-                    .progress
-                    .get(*k)
-                    .is_none_or(|p| p.applied_at.is_none() || (all_applied && p.ready_at.is_none()))
+        keys.into_iter()
+            .map(|key| {
+                let got = state.progress.get(&key).map(|p| &p.applied);
+                let (ns, name) = &key;
+                match state.expect.get(&key) {
+                    Some(e) => format!(
+                        "{ns}/{name} (want {:?} × {}, have {got:?})",
+                        e.clusters, e.replicas
+                    ),
+                    None => format!("{ns}/{name}"),
+                }
             })
-            .map(|((ns, name), e)| {
-                let got = state.progress.get(&(ns.clone(), name.clone()));
-                format!(
-                    "{ns}/{name} (want {:?} × {}, have {:?})",
-                    e.clusters,
-                    e.replicas,
-                    got.map(|p| &p.applied)
-                )
-            })
-            .collect();
-        out.sort();
-        out.truncate(n);
-        out
+            .collect()
     }
 }
