@@ -4,6 +4,9 @@
 //! applied as structural defaulting does: only where the parent object exists, only where the
 //! field is absent or null.
 
+use std::collections::HashMap;
+use std::sync::{LazyLock, PoisonError, RwLock};
+
 use serde_json::{Map, Value};
 
 use crate::Quantity;
@@ -44,14 +47,13 @@ pub type Constraint = (&'static str, Rule);
 const QUANTITY_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
 
 /// Every violation of `constraints` by `object`, in table order.
-pub fn check(constraints: &[Constraint], object: &Value) -> Vec<FieldError> {
+pub fn check(constraints: &'static [Constraint], object: &Value) -> Vec<FieldError> {
     let mut errors = Vec::new();
-    for (path, rule) in constraints {
+    for ((_, rule), segments) in constraints.iter().zip(split_table(constraints)) {
         if is_default(rule) {
             continue;
         }
-        let segments: Vec<&str> = split(path);
-        visit(object, &segments, FieldPath::default(), &mut |value, at| {
+        visit(object, segments, FieldPath::default(), &mut |value, at| {
             apply_check(rule, value, at, &mut errors)
         });
     }
@@ -62,14 +64,17 @@ pub fn check(constraints: &[Constraint], object: &Value) -> Vec<FieldError> {
 /// skipped, as kube-apiserver's CRD validation ratcheting (KEP-4008, on by default since
 /// Kubernetes 1.30) accepts unchanged values. Members are compared at most two names deep
 /// (`spec.placement`), each once.
-pub fn check_update(constraints: &[Constraint], object: &Value, old: &Value) -> Vec<FieldError> {
+pub fn check_update(
+    constraints: &'static [Constraint],
+    object: &Value,
+    old: &Value,
+) -> Vec<FieldError> {
     let mut errors = Vec::new();
-    let mut unchanged: Vec<(Vec<&'static str>, bool)> = Vec::new();
-    for (path, rule) in constraints {
+    let mut unchanged: Vec<(&'static [&'static str], bool)> = Vec::new();
+    for ((_, rule), &segments) in constraints.iter().zip(split_table(constraints)) {
         if is_default(rule) {
             continue;
         }
-        let segments: Vec<&'static str> = split(path);
         let names = segments
             .iter()
             .take(2)
@@ -81,7 +86,7 @@ pub fn check_update(constraints: &[Constraint], object: &Value, old: &Value) -> 
                 Some((_, same)) => *same,
                 None => {
                     let same = member(object, prefix) == member(old, prefix);
-                    unchanged.push((prefix.to_vec(), same));
+                    unchanged.push((prefix, same));
                     same
                 }
             };
@@ -89,11 +94,36 @@ pub fn check_update(constraints: &[Constraint], object: &Value, old: &Value) -> 
                 continue;
             }
         }
-        visit(object, &segments, FieldPath::default(), &mut |value, at| {
+        visit(object, segments, FieldPath::default(), &mut |value, at| {
             apply_check(rule, value, at, &mut errors)
         });
     }
     errors
+}
+
+/// The segments of every path of `table` ([`split`]), in table order: split once per table
+/// and kept for the life of the process (the tables are static and few; splitting them on
+/// every write was a twentieth of a binding patch's cost).
+fn split_table(table: &'static [Constraint]) -> &'static [&'static [&'static str]] {
+    type Split = &'static [&'static [&'static str]];
+    static TABLES: LazyLock<RwLock<HashMap<(usize, usize), Split>>> =
+        LazyLock::new(Default::default);
+    let key = (table.as_ptr() as usize, table.len());
+    if let Some(split) = TABLES
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&key)
+    {
+        return split;
+    }
+    let mut tables = TABLES.write().unwrap_or_else(PoisonError::into_inner);
+    tables.entry(key).or_insert_with(|| {
+        let split: Vec<&'static [&'static str]> = table
+            .iter()
+            .map(|(path, _)| &*Vec::leak(split(path)))
+            .collect();
+        Vec::leak(split)
+    })
 }
 
 /// The member at `names` (plain member names) under `value`.
@@ -103,15 +133,14 @@ fn member<'v>(value: &'v Value, names: &[&str]) -> Option<&'v Value> {
 
 /// Applies the `Default*` rules of `constraints` to `object`, parents before children (the
 /// table lists them in that order).
-pub fn default(constraints: &[Constraint], object: &mut Value) {
-    for (path, rule) in constraints {
+pub fn default(constraints: &'static [Constraint], object: &mut Value) {
+    for ((_, rule), segments) in constraints.iter().zip(split_table(constraints)) {
         let value = match rule {
             Rule::DefaultStr(s) => Value::from(*s),
             Rule::DefaultInt(i) => Value::from(*i),
             Rule::DefaultBool(b) => Value::from(*b),
             _ => continue,
         };
-        let segments = split(path);
         let Some((field, parents)) = segments.split_last() else {
             continue;
         };
@@ -133,7 +162,7 @@ fn is_default(rule: &Rule) -> bool {
 }
 
 /// `a.b[].c{}` → `["a", "b", "[]", "c", "{}"]`; the empty path is the object itself.
-fn split(path: &str) -> Vec<&str> {
+fn split(path: &'static str) -> Vec<&'static str> {
     let mut out = Vec::new();
     for part in path.split('.').filter(|p| !p.is_empty()) {
         let mut rest = part;
