@@ -12,9 +12,10 @@ pub mod extensions;
 pub mod members;
 pub mod metrics;
 pub mod status;
+mod watch;
 mod write;
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -23,14 +24,12 @@ use flotilla_api::karmada::{
     ResourceBinding, ResourceBindingSpec, ResourceBindingStatus,
 };
 use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
-use flotilla_runtime::{Backoff, Priority, Shutdown, WorkQueue};
+use flotilla_runtime::{Backoff, Shutdown, WorkQueue};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kube::api::Api;
-use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::{self, Store};
-use kube::runtime::watcher::{self, Event as WatchEvent};
 use serde_json::Value;
 use tracing::{debug, info, warn};
 
@@ -303,166 +302,6 @@ impl Scheduler {
             task.abort();
         }
         Ok(())
-    }
-
-    async fn watch_bindings<K>(
-        self: Arc<Self>,
-        api: Api<K>,
-        writer: reflector::store::Writer<K>,
-        key_of: fn(&K) -> BindingKey,
-    ) where
-        K: kube::Resource<DynamicType = ()>
-            + Clone
-            + std::fmt::Debug
-            + serde::de::DeserializeOwned
-            + Send
-            + Sync
-            + 'static,
-    {
-        // The scheduler never reads managed fields: the cache keeps bindings without them
-        // (three entries with their field trees on a scheduled binding, copied by the reflector
-        // and by every worker's view otherwise).
-        let watch = watcher::watcher(api, watcher::Config::default())
-            .modify(|object| object.meta_mut().managed_fields = None);
-        let stream = reflector::reflector(writer, watch).default_backoff();
-        let mut stream = std::pin::pin!(stream);
-        // A (re)list is queued when it is complete: the reflector's store serves what it held
-        // before until then, and a worker must read what was listed (a watch that fell out of
-        // the server's window missed changes). Bindings the list did not have were deleted
-        // meanwhile.
-        let mut listed: Vec<(BindingKey, i64)> = Vec::new();
-        let cluster_scoped = K::kind(&()) == "ClusterResourceBinding";
-        while let Some(event) = stream.next().await {
-            match event {
-                Ok(WatchEvent::Apply(object)) => self.binding_seen(
-                    key_of(&object),
-                    object.meta().generation.unwrap_or(0),
-                    false,
-                ),
-                Ok(WatchEvent::InitApply(object)) => {
-                    listed.push((key_of(&object), object.meta().generation.unwrap_or(0)));
-                }
-                Ok(WatchEvent::Delete(object)) => self.binding_gone(&key_of(&object)),
-                Ok(WatchEvent::Init) => listed.clear(),
-                Ok(WatchEvent::InitDone) => {
-                    let present: HashSet<&BindingKey> = listed.iter().map(|(k, _)| k).collect();
-                    let gone: Vec<BindingKey> = lock(&self.generations)
-                        .keys()
-                        .filter(|k| {
-                            matches!(k, BindingKey::Cluster { .. }) == cluster_scoped
-                                && !present.contains(k)
-                        })
-                        .cloned()
-                        .collect();
-                    for key in &gone {
-                        self.binding_gone(key);
-                    }
-                    for (key, generation) in std::mem::take(&mut listed) {
-                        self.binding_seen(key, generation, true);
-                    }
-                }
-                Err(error) => warn!(%error, "watching bindings"),
-            }
-        }
-    }
-
-    fn binding_gone(&self, key: &BindingKey) {
-        lock(&self.generations).remove(key);
-        lock(&self.unschedulable).remove(key);
-        self.queue.forget(key);
-    }
-
-    fn binding_seen(&self, key: BindingKey, generation: i64, initial: bool) {
-        let previous = lock(&self.generations).insert(key.clone(), generation);
-        // Status-only updates (same generation) never queue a binding.
-        if previous == Some(generation) {
-            return;
-        }
-        let event = if previous.is_none() {
-            "BindingAdd"
-        } else {
-            "BindingUpdate"
-        };
-        self.metrics.incoming(event);
-        let priority = if initial {
-            Priority::Low
-        } else {
-            Priority::High
-        };
-        self.queue.add_with(key, priority);
-        self.update_pending();
-    }
-
-    async fn watch_clusters(
-        self: Arc<Self>,
-        writer: reflector::store::Writer<Cluster>,
-        shutdown: Shutdown,
-    ) {
-        let api = Api::<Cluster>::all(self.client.clone());
-        let stream =
-            reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
-                .default_backoff();
-        let mut stream = std::pin::pin!(stream);
-        let mut listed = false;
-        while let Some(event) = stream.next().await {
-            match &event {
-                Ok(WatchEvent::Init) => listed = false,
-                Ok(WatchEvent::InitDone) => listed = true,
-                _ => {}
-            }
-            match event {
-                Ok(WatchEvent::Apply(cluster)) => self.cluster_seen(&cluster, true),
-                Ok(WatchEvent::InitApply(cluster)) => self.cluster_seen(&cluster, false),
-                Ok(WatchEvent::Delete(cluster)) => {
-                    lock(&self.cluster_shapes).remove(cluster.name());
-                    self.invalidate_snapshot();
-                }
-                Ok(WatchEvent::Init | WatchEvent::InitDone) => self.invalidate_snapshot(),
-                Err(error) => warn!(%error, "watching clusters"),
-            }
-            if let Some(members) = &self.config.members
-                && listed
-            {
-                let clusters: Vec<Cluster> = self
-                    .clusters
-                    .state()
-                    .iter()
-                    .map(|c| (**c).clone())
-                    .collect();
-                members.sync(&clusters, &shutdown);
-            }
-        }
-    }
-
-    /// A cluster changed: a new cluster, a spec or label change, or the start of its deletion
-    /// queues every binding (the decision filters them); a status change retries the bindings
-    /// that lacked capacity.
-    fn cluster_seen(&self, cluster: &Cluster, live: bool) {
-        self.invalidate_snapshot();
-        let shape = ClusterShape {
-            generation: cluster.metadata.generation,
-            labels: cluster.metadata.labels.clone(),
-            deleting: cluster.is_deleting(),
-        };
-        let previous = lock(&self.cluster_shapes).insert(cluster.name().to_owned(), shape.clone());
-        if !live {
-            return;
-        }
-        if previous.as_ref() != Some(&shape) {
-            self.metrics.incoming("ClusterChanged");
-            for key in self.all_binding_keys() {
-                self.queue.add(key);
-            }
-        } else {
-            let retry: Vec<BindingKey> = lock(&self.unschedulable).iter().cloned().collect();
-            if !retry.is_empty() {
-                self.metrics.incoming("ClusterChanged");
-            }
-            for key in retry {
-                self.queue.add(key);
-            }
-        }
-        self.update_pending();
     }
 
     fn all_binding_keys(&self) -> Vec<BindingKey> {
