@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_api::karmada::{
-    Cluster, EXECUTION_CONTROLLER_FINALIZER, MANAGED_BY_KARMADA_LABEL, WORK_APPLIED,
+    Cluster, EXECUTION_CONTROLLER_FINALIZER, MANAGED_BY_KARMADA_LABEL, Manifest, WORK_APPLIED,
     WORK_DISPATCHING, WORK_NAME_ANNOTATION, WORK_NAMESPACE_ANNOTATION, Work, names,
 };
 use flotilla_runtime::controller::{Tasks, until_ready};
@@ -366,7 +366,13 @@ impl Execution {
             client,
             metrics: &self.ctx.metrics,
         };
-        let manifests = work.spec.workload.manifests.clone();
+        let manifests: Vec<Value> = work
+            .spec
+            .workload
+            .manifests
+            .iter()
+            .map(Manifest::to_value)
+            .collect();
         let mut informers = Vec::new();
         for manifest in &manifests {
             let api_version = manifest["apiVersion"].as_str().unwrap_or_default();
@@ -482,10 +488,11 @@ impl Execution {
             metrics: &self.ctx.metrics,
         };
         for manifest in &work.spec.workload.manifests {
+            let manifest = manifest.to_value();
             if preserve {
-                applier.release(manifest).await?;
+                applier.release(&manifest).await?;
             } else {
-                applier.delete(manifest).await?;
+                applier.delete(&manifest).await?;
             }
         }
         Ok(())

@@ -89,7 +89,7 @@ pub fn namespace_work(
         },
         spec: WorkSpec {
             workload: WorkloadTemplate {
-                manifests: vec![manifest],
+                manifests: vec![manifest.into()],
             },
             ..WorkSpec::default()
         },

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_api::karmada::{
-    Cluster, ManifestStatus, ResourceIdentifier, WORK_NAME_ANNOTATION, WORK_NAMESPACE_ANNOTATION,
-    Work, names,
+    Cluster, Manifest, ManifestStatus, ResourceIdentifier, WORK_NAME_ANNOTATION,
+    WORK_NAMESPACE_ANNOTATION, Work, names,
 };
 use flotilla_runtime::controller::{Tasks, until_ready};
 use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
@@ -212,8 +212,15 @@ impl WorkStatus {
             return Err(StatusError::ClusterNotReady(cluster_name.to_owned()));
         }
         let client = self.ctx.members.client(cluster_name).await?;
+        let manifests: Vec<Value> = work
+            .spec
+            .workload
+            .manifests
+            .iter()
+            .map(Manifest::to_value)
+            .collect();
         let mut targets = Vec::new();
-        for manifest in &work.spec.workload.manifests {
+        for manifest in &manifests {
             let api_version = manifest["apiVersion"].as_str().unwrap_or_default();
             let kind = manifest["kind"].as_str().unwrap_or_default();
             let resolved = self
@@ -242,13 +249,8 @@ impl WorkStatus {
             .map(|s| s.manifest_statuses.clone())
             .unwrap_or_default();
         let mut statuses = Vec::new();
-        for (ordinal, (manifest, (informer, resolved))) in work
-            .spec
-            .workload
-            .manifests
-            .iter()
-            .zip(&targets)
-            .enumerate()
+        for (ordinal, (manifest, (informer, resolved))) in
+            manifests.iter().zip(&targets).enumerate()
         {
             let identifier = identifier(ordinal, manifest, resolved.namespaced);
             let namespace = identifier.namespace.clone();

@@ -39,8 +39,13 @@ async fn work_of(world: &World, cluster: &str) -> Option<Work> {
         .expect("get work")
 }
 
-fn manifest(work: &Work) -> &Value {
-    work.spec.workload.manifests.first().expect("one manifest")
+fn manifest(work: &Work) -> Value {
+    work.spec
+        .workload
+        .manifests
+        .first()
+        .expect("one manifest")
+        .to_value()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

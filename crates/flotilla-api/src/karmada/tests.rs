@@ -150,3 +150,63 @@ fn server_defaults_move_zone_and_fill_models() {
     );
     assert_eq!(models[1].ranges[0].max.as_i64(), Some(i64::MAX));
 }
+
+#[test]
+fn work_manifests_round_trip_as_compact_json_through_any_decoder() {
+    let input = json!({
+        "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
+        "metadata": {"name": "w", "namespace": "karmada-es-m1"},
+        "spec": {"workload": {"manifests": [
+            {"apiVersion": "apps/v1", "kind": "Deployment",
+             "metadata": {"name": "d", "namespace": "n"}, "spec": {"replicas": 3}},
+            {"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "v"}}
+        ]}}
+    });
+    let text = input.to_string();
+    let from_text: Work = serde_json::from_str(&text).expect("from text");
+    let from_value: Work = serde_json::from_value(input.clone()).expect("from value");
+    assert_eq!(from_text, from_value);
+    let manifest = &from_text.spec.workload.manifests[0];
+    assert_eq!(
+        manifest.json(),
+        r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","namespace":"n"},"spec":{"replicas":3}}"#
+    );
+    assert_eq!(manifest.to_value()["spec"]["replicas"], 3);
+    #[derive(serde::Deserialize)]
+    struct Kind {
+        kind: String,
+    }
+    assert_eq!(manifest.parse::<Kind>().expect("kind").kind, "Deployment");
+    // Back to JSON as it came, whichever way it is written.
+    assert_eq!(serde_json::to_value(&from_text).expect("to value"), input);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(
+            &serde_json::to_string(&from_text).expect("to text")
+        )
+        .expect("parse"),
+        input
+    );
+    // Decoders that buffer (untagged enums, YAML) go through a `Value`.
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Either {
+        Work(Box<Work>),
+    }
+    let Either::Work(buffered) = serde_json::from_str(&text).expect("buffered");
+    assert_eq!(*buffered, from_text);
+    let from_yaml: Work = yaml_serde::from_str(&text).expect("from yaml");
+    assert_eq!(from_yaml, from_text);
+}
+
+#[test]
+fn work_manifests_compare_as_json_documents_not_as_text() {
+    let a = Manifest::new(&json!({"kind": "ConfigMap", "data": {"a": "1", "b": "2"}}));
+    let reordered: Manifest =
+        serde_json::from_str(r#"{"data":{"b":"2","a":"1"},"kind":"ConfigMap"}"#).expect("parse");
+    assert_ne!(a.json(), reordered.json());
+    assert_eq!(a, reordered);
+    assert_ne!(
+        a,
+        Manifest::new(&json!({"kind": "ConfigMap", "data": {"a": "1"}}))
+    );
+}

@@ -2,9 +2,13 @@
 //! `karmada-es-<cluster>`), and what the execution and work-status controllers observed there.
 //! Also the well-known labels and annotations Karmada stamps on member objects.
 
+use std::fmt;
+
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
-use serde::{Deserialize, Serialize};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::{ApiVersion, Kind, karmada_resource};
 
@@ -122,7 +126,83 @@ pub struct WorkSpec {
 pub struct WorkloadTemplate {
     /// Raw member objects (Karmada writes exactly one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub manifests: Vec<Value>,
+    pub manifests: Vec<Manifest>,
+}
+
+/// One raw member object of a Work, held as its compact JSON text (as Karmada holds a
+/// `runtime.RawExtension`'s bytes).
+///
+/// Every controller's cache of Works holds one per Work: parsed into a `Value` tree a Deployment
+/// costs ~20 KB, as text its JSON (1–3 KB). Read it with [`Manifest::to_value`] (parses) or
+/// [`Manifest::parse`] (only the fields a type names). Two manifests are equal when their JSON
+/// documents are (key order aside), as two `Value`s are.
+#[derive(Clone)]
+pub struct Manifest(Box<RawValue>);
+
+impl Manifest {
+    /// The manifest `value`.
+    pub fn new(value: &Value) -> Self {
+        // A `Value` always serializes (its map keys are strings).
+        Self(serde_json::value::to_raw_value(value).unwrap_or_else(|_| null()))
+    }
+
+    /// The manifest as compact JSON text.
+    pub fn json(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The manifest, parsed.
+    pub fn to_value(&self) -> Value {
+        // Valid JSON no deeper than the decoder's limit (it was decoded to build this).
+        serde_json::from_str(self.json()).unwrap_or(Value::Null)
+    }
+
+    /// The fields of the manifest `T` names.
+    pub fn parse<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(self.json())
+    }
+}
+
+fn null() -> Box<RawValue> {
+    RawValue::from_string("null".to_owned()).expect("`null` is JSON")
+}
+
+impl From<Value> for Manifest {
+    fn from(value: Value) -> Self {
+        Self::new(&value)
+    }
+}
+
+impl From<&Value> for Manifest {
+    fn from(value: &Value) -> Self {
+        Self::new(value)
+    }
+}
+
+impl PartialEq for Manifest {
+    fn eq(&self, other: &Self) -> bool {
+        self.json() == other.json() || self.to_value() == other.to_value()
+    }
+}
+
+impl fmt::Debug for Manifest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.json())
+    }
+}
+
+impl Serialize for Manifest {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Manifest {
+    /// Through a `Value`, so any deserializer works (a `RawValue` needs serde_json's own, and
+    /// not behind serde's buffering of untagged or flattened content).
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Value::deserialize(deserializer).map(|value| Self::new(&value))
+    }
 }
 
 /// `Work.status`.

@@ -227,7 +227,7 @@ pub fn render_work(template: &Value, input: &RenderInput<'_>) -> Result<Work, Re
         },
         spec: WorkSpec {
             workload: WorkloadTemplate {
-                manifests: vec![workload],
+                manifests: vec![workload.into()],
             },
             suspend_dispatching: suspended.then_some(true),
             preserve_resources_on_deletion: input.spec.preserve_resources_on_deletion,

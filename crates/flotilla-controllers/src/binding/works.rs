@@ -8,7 +8,6 @@ use flotilla_api::karmada::Work;
 use flotilla_api::validation::karmada::{Defaulting, Kind, WORK_PERMANENT_ID, default_object};
 use kube::api::{Api, PostParams};
 use parking_lot::Mutex;
-use serde_json::Value;
 
 use super::render::{ANNOTATION_KEYS_OWNED, EXECUTION_FINALIZER};
 
@@ -147,15 +146,4 @@ impl WorkIndex {
             .map(|s| s.iter().cloned().collect())
             .unwrap_or_default()
     }
-}
-
-/// The value of `key` in a manifest's metadata map `map`.
-pub fn manifest_meta<'a>(work: &'a Work, map: &str, key: &str) -> Option<&'a str> {
-    work.spec
-        .workload
-        .manifests
-        .first()?
-        .pointer(&format!("/metadata/{map}"))?
-        .get(key)
-        .and_then(Value::as_str)
 }

@@ -65,7 +65,7 @@ fn the_work_carries_karmadas_names_labels_and_annotations() {
             "resourcebinding.karmada.io/namespace": "default",
             "work.karmada.io/conflict-resolution": "abort"})
     );
-    let manifest = &work.spec.workload.manifests[0];
+    let manifest = work.spec.workload.manifests[0].to_value();
     assert_eq!(manifest["spec"]["replicas"], 6);
     assert!(manifest.get("status").is_none());
     assert_eq!(
@@ -107,7 +107,7 @@ fn conflict_resolution_suspension_and_preservation_come_from_the_binding() {
     assert_eq!(one.spec.suspend_dispatching, None);
     assert_eq!(one.spec.preserve_resources_on_deletion, Some(true));
     assert_eq!(
-        one.spec.workload.manifests[0]["metadata"]["annotations"]["work.karmada.io/conflict-resolution"],
+        one.spec.workload.manifests[0].to_value()["metadata"]["annotations"]["work.karmada.io/conflict-resolution"],
         "overwrite"
     );
     assert_eq!(render("member2").spec.suspend_dispatching, Some(true));
@@ -139,7 +139,7 @@ fn overrides_are_applied_and_recorded_and_failures_name_the_policy() {
     };
     let work = render_work(&template(), &input).expect("renders");
     assert_eq!(
-        work.spec.workload.manifests[0]["spec"]["template"]["spec"]["containers"][0]["image"],
+        work.spec.workload.manifests[0].to_value()["spec"]["template"]["spec"]["containers"][0]["image"],
         "mirror.example.com/nginx"
     );
     assert!(
@@ -178,6 +178,14 @@ fn non_workloads_keep_their_spec() {
         overrides: vec![],
     };
     let work = render_work(&config, &input).expect("renders");
-    assert_eq!(work.spec.workload.manifests[0]["data"], json!({"a": "b"}));
-    assert!(work.spec.workload.manifests[0].get("spec").is_none());
+    assert_eq!(
+        work.spec.workload.manifests[0].to_value()["data"],
+        json!({"a": "b"})
+    );
+    assert!(
+        work.spec.workload.manifests[0]
+            .to_value()
+            .get("spec")
+            .is_none()
+    );
 }

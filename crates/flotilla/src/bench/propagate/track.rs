@@ -94,7 +94,7 @@ impl Tracker {
             if !condition_true(&work, "Applied") {
                 continue;
             }
-            let Some(manifest) = work.spec.workload.manifests.first() else {
+            let Some(manifest) = work.spec.workload.manifests.first().map(|m| m.to_value()) else {
                 continue;
             };
             if manifest["kind"] != "Deployment" {
