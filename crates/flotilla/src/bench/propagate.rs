@@ -626,9 +626,12 @@ fn breakdown(writes: &[(String, u64)], n: usize) -> String {
         .join(", ")
 }
 
+/// `a / b` to three significant digits (a burst's Works/s is ~0.004 of raw creates/s).
 fn ratio(a: f64, b: f64) -> f64 {
-    if b > 0.0 {
-        (a / b * 100.0).round() / 100.0
+    if b > 0.0 && a > 0.0 {
+        let r = a / b;
+        let scale = 10f64.powi(2 - r.log10().floor() as i32);
+        (r * scale).round() / scale
     } else {
         0.0
     }
@@ -712,7 +715,7 @@ pub fn report(f: &Figures) {
         );
         row(
             "burst Works/s / raw Work creates/s",
-            format!("{:.2}", ratio(b.works_per_s, f.baseline.creates_per_s)),
+            format!("{}", ratio(b.works_per_s, f.baseline.creates_per_s)),
         );
     }
     let mut ratios = serde_json::Map::new();
@@ -737,4 +740,17 @@ pub fn report(f: &Figures) {
             "sequential": f.sequential, "burst": f.burst, "baseline": f.baseline,
             "ratios": ratios})
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ratio;
+
+    #[test]
+    fn ratios_keep_three_significant_digits_however_small() {
+        assert_eq!(ratio(192.4, 49_555.8), 0.00388);
+        assert_eq!(ratio(3.0, 2.0), 1.5);
+        assert_eq!(ratio(2_000.0, 3.0), 667.0);
+        assert_eq!(ratio(1.0, 0.0), 0.0);
+    }
 }
