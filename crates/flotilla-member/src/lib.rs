@@ -20,6 +20,15 @@ use std::fmt;
 
 pub use secret::SecretMemberClients;
 
+/// The `User-Agent` of every request to a member and of the controllers' requests to the
+/// control plane: the field manager of what they write is `karmada-controller-manager`, as
+/// with Karmada (kube-apiserver names the manager after the agent's first word).
+pub const CONTROLLER_MANAGER_USER_AGENT: &str = concat!(
+    "karmada-controller-manager/v",
+    env!("CARGO_PKG_VERSION"),
+    " (flotilla)"
+);
+
 /// Why a member cluster cannot be reached. Messages never contain credentials.
 #[derive(Debug, thiserror::Error)]
 pub enum MemberError {

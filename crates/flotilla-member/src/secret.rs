@@ -132,6 +132,10 @@ pub fn build_client(cluster: &Cluster, secret: &Secret) -> Result<kube::Client, 
         )));
     }
     let mut config = kube::Config::new(endpoint);
+    config.headers.push((
+        http::header::USER_AGENT,
+        http::HeaderValue::from_static(crate::CONTROLLER_MANAGER_USER_AGENT),
+    ));
     config.connect_timeout = Some(Duration::from_secs(10));
     config.accept_invalid_certs = cluster.spec.insecure_skip_tls_verification;
     if let Some(ca) = data.get(SECRET_CA_KEY).filter(|ca| !ca.0.is_empty()) {

@@ -251,16 +251,31 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
 }
 
 /// The in-process components talk to the API server through its tower service, as
-/// `system:masters` (the role karmada's components get through their kubeconfig).
+/// `system:masters` (the role karmada's components get through their kubeconfig), with the
+/// `User-Agent` of the Karmada component they stand for (so their writes' field manager is
+/// `karmada-scheduler` or `karmada-controller-manager`, as with Karmada).
 fn component_client(running: &flotilla_apiserver::Running, name: &str) -> kube::Client {
-    flotilla_apiserver::client::in_process(
+    let agent = match name {
+        "scheduler" => user_agent("karmada-scheduler"),
+        "controller-manager" | "member-clients" => {
+            flotilla_member::CONTROLLER_MANAGER_USER_AGENT.to_owned()
+        }
+        other => user_agent(&format!("flotilla-{other}")),
+    };
+    flotilla_apiserver::client::in_process_as(
         &running.server,
         flotilla_apiserver::auth::authn::UserInfo {
             name: format!("system:flotilla:{name}"),
             groups: vec!["system:masters".into(), "system:authenticated".into()],
             ..Default::default()
         },
+        &agent,
     )
+}
+
+/// `<component>/v<version> (flotilla)`, client-go's `User-Agent` shape.
+fn user_agent(component: &str) -> String {
+    format!("{component}/v{} (flotilla)", env!("CARGO_PKG_VERSION"))
 }
 
 /// The scheduler, leader-elected on the `karmada-scheduler` Lease in `karmada-system` so that

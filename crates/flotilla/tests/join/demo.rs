@@ -256,5 +256,44 @@ async fn up_demo_comes_up_with_three_gpu_clusters_and_propagates_the_vllm_exampl
         "{wide}"
     );
     assert_eq!(row[5], "20", "GPUs: {wide}");
+
+    // Writes carry the Karmada component's name as their field manager (from the User-Agent),
+    // as with Karmada: the scheduler's placement, the controllers' Works and member objects.
+    let managers = |context: Option<&'static str>, resource: &'static str, name: &'static str| {
+        let kubeconfig = kubeconfig.clone();
+        let home = home.to_owned();
+        async move {
+            let mut args = vec![];
+            if let Some(context) = context {
+                args.extend(["--context", context]);
+            }
+            args.extend([
+                "get",
+                resource,
+                name,
+                "-n",
+                "default",
+                "--show-managed-fields",
+                "-o",
+                "jsonpath={.metadata.managedFields[*].manager}",
+            ]);
+            let mut managers: Vec<String> = kubectl("1.33", &kubeconfig, &home, &args)
+                .await
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect();
+            managers.sort();
+            managers.dedup();
+            managers
+        }
+    };
+    assert_eq!(
+        managers(None, "rb", "vllm-inference-deployment").await,
+        ["karmada-controller-manager", "karmada-scheduler"]
+    );
+    assert_eq!(
+        managers(Some("cn-shanghai"), "deployment", "vllm-inference").await,
+        ["karmada-controller-manager"]
+    );
     let _ = child.start_kill();
 }
