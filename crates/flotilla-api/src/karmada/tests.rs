@@ -210,3 +210,23 @@ fn work_manifests_compare_as_json_documents_not_as_text() {
         Manifest::new(&json!({"kind": "ConfigMap", "data": {"a": "1"}}))
     );
 }
+
+#[test]
+fn work_manifests_are_written_as_serde_json_writes_the_same_value() {
+    let text = r#"{ "s": "a\"b\\c\n\u00e9\ud83d\ude00 \u0001", "n": [-3, 0, 18446744073709551615,
+        1.5, 1e300, 2.0, -0.0], "e": [], "o": {}, "z": null, "t": true, "f": false,
+        "deep": [[{"a": [{}]}]] }"#;
+    let value: serde_json::Value = serde_json::from_str(text).expect("value");
+    let manifest: Manifest = serde_json::from_str(text).expect("manifest");
+    assert_eq!(manifest.json(), Manifest::new(&value).json());
+    assert_eq!(manifest.to_value(), value);
+    // Through a `Value` and through YAML as well.
+    let from_value: Manifest = serde_json::from_value(value.clone()).expect("from value");
+    assert_eq!(from_value.json(), manifest.json());
+    let from_yaml: Manifest = yaml_serde::from_str("a: [1, x, {b: null}]").expect("yaml");
+    assert_eq!(from_yaml.json(), r#"{"a":[1,"x",{"b":null}]}"#);
+    // JSON keys are strings: a YAML key is read as one, as a `Value` reads it.
+    let yaml_key: serde_json::Value = yaml_serde::from_str("{1: a}").expect("value");
+    let manifest_key: Manifest = yaml_serde::from_str("{1: a}").expect("manifest");
+    assert_eq!(manifest_key.to_value(), yaml_key);
+}

@@ -5,7 +5,7 @@
 use std::fmt;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
-use serde::de::DeserializeOwned;
+use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -198,10 +198,148 @@ impl Serialize for Manifest {
 }
 
 impl<'de> Deserialize<'de> for Manifest {
-    /// Through a `Value`, so any deserializer works (a `RawValue` needs serde_json's own, and
-    /// not behind serde's buffering of untagged or flattened content).
+    /// Written out as JSON text while it is read, with no `Value` tree in between, from any
+    /// self-describing deserializer (a `RawValue` would need serde_json's own, and not behind
+    /// serde's buffering of untagged or flattened content).
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Value::deserialize(deserializer).map(|value| Self::new(&value))
+        let mut text = Vec::with_capacity(1024);
+        Transcode(&mut text).deserialize(deserializer)?;
+        let text = String::from_utf8(text).map_err(de::Error::custom)?;
+        RawValue::from_string(text)
+            .map(Self)
+            .map_err(de::Error::custom)
+    }
+}
+
+/// Writes the value it deserializes as compact JSON (as `serde_json` would write the `Value`).
+struct Transcode<'a>(&'a mut Vec<u8>);
+
+impl Transcode<'_> {
+    fn write<T: Serialize + ?Sized, E: de::Error>(self, value: &T) -> Result<(), E> {
+        serde_json::to_writer(&mut *self.0, value).map_err(E::custom)
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Transcode<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Transcode<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
+        self.write(&v)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
+        self.write(&v)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
+        self.write(&v)
+    }
+
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<(), E> {
+        self.write(&v)
+    }
+
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<(), E> {
+        self.write(&v)
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
+        // As a `Value` holds it: a float that is not finite is `null`.
+        self.write(&Value::from(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        self.write(v)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.0.extend_from_slice(b"null");
+        Ok(())
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        self.visit_unit()
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        self.deserialize(deserializer)
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        self.deserialize(deserializer)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        self.0.push(b'[');
+        let mut first = true;
+        loop {
+            let mark = self.0.len();
+            if !first {
+                self.0.push(b',');
+            }
+            if seq.next_element_seed(Transcode(&mut *self.0))?.is_none() {
+                self.0.truncate(mark);
+                break;
+            }
+            first = false;
+        }
+        self.0.push(b']');
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        self.0.push(b'{');
+        let mut first = true;
+        loop {
+            let mark = self.0.len();
+            if !first {
+                self.0.push(b',');
+            }
+            if map.next_key_seed(Key(&mut *self.0))?.is_none() {
+                self.0.truncate(mark);
+                break;
+            }
+            self.0.push(b':');
+            map.next_value_seed(Transcode(&mut *self.0))?;
+            first = false;
+        }
+        self.0.push(b'}');
+        Ok(())
+    }
+}
+
+/// Writes a map key, which JSON requires to be a string.
+struct Key<'a>(&'a mut Vec<u8>);
+
+impl<'de> DeserializeSeed<'de> for Key<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Key<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string key")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        serde_json::to_writer(&mut *self.0, v).map_err(E::custom)
     }
 }
 
