@@ -11,6 +11,8 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 
 /// How long connecting may take before the attempt counts as failed.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The `User-Agent` of the agent's requests, to the control plane and to its member.
+pub const USER_AGENT: &str = concat!("karmada-agent/v", env!("CARGO_PKG_VERSION"), " (flotilla)");
 
 /// A kubeconfig file and the context to use (default: its current context).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,7 +60,7 @@ impl KubeconfigSource {
         }
     }
 
-    /// Reads the file now and builds a client.
+    /// Reads the file now and builds a client (its `User-Agent` is [`USER_AGENT`]).
     pub async fn load(&self) -> Result<Loaded, KubeconfigError> {
         let kubeconfig = Kubeconfig::read_from(&self.path).map_err(|e| self.error(e))?;
         let options = KubeConfigOptions {
@@ -69,6 +71,11 @@ impl KubeconfigSource {
             .await
             .map_err(|e| self.error(e))?;
         config.connect_timeout = Some(CONNECT_TIMEOUT);
+        // Named like Karmada's agent: its writes' field manager is `karmada-agent`.
+        config.headers.push((
+            http::header::USER_AGENT,
+            http::HeaderValue::from_static(USER_AGENT),
+        ));
         let endpoint = config
             .cluster_url
             .to_string()

@@ -165,6 +165,18 @@ async fn the_agent_registers_heartbeats_counts_a_lost_control_plane_and_follows_
         cluster.spec.secret_ref.is_none(),
         "pull mode stores no member credentials"
     );
+    // Its writes are recorded under Karmada's agent's name (from its User-Agent).
+    let managers: Vec<&str> = cluster
+        .metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .filter_map(|entry| entry.manager.as_deref())
+        .collect();
+    assert!(
+        !managers.is_empty() && managers.iter().all(|m| *m == "karmada-agent"),
+        "{managers:?}"
+    );
 
     // The heartbeat: a Lease named after the cluster, owned by it, renewed.
     let leases: Api<Lease> = Api::namespaced(admin.clone(), "karmada-cluster");
