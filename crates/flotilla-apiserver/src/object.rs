@@ -1,5 +1,7 @@
 //! Helpers over objects as JSON: metadata access, resource versions, and the store encoding.
 
+pub mod scan;
+
 use std::collections::BTreeMap;
 
 use bytes::Bytes;

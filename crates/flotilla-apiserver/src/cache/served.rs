@@ -5,33 +5,15 @@
 //! encoding again produce, at a fraction of the cost: one scan that allocates nothing but the
 //! labels finds where the version goes, and serving copies the stored bytes around it.
 //!
-//! Anything unusual (no `metadata` object, a `resourceVersion` already present, a repeated
-//! member) returns `None`, and the caller takes the decoding path.
+//! Anything unusual before the end of `metadata` (no `metadata` object, a `resourceVersion`
+//! already present, a repeated `labels`, an escaped key) returns `None`, and the caller takes the
+//! decoding path. The bytes are the store's, written by [`crate::object::encode`] from a map, so
+//! a second `metadata` after the first cannot occur and is not looked for.
 
-use serde::Deserialize;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use super::Labels;
-
-#[derive(Deserialize)]
-struct Top<'a> {
-    #[serde(borrow)]
-    metadata: &'a RawValue,
-}
-
-#[derive(Deserialize)]
-struct Metadata {
-    #[serde(default, rename = "resourceVersion", deserialize_with = "present")]
-    has_resource_version: bool,
-    #[serde(default)]
-    labels: Option<Value>,
-}
-
-/// True for any value (`null` included), so that a member that is present counts.
-fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
-    serde::de::IgnoredAny::deserialize(deserializer).map(|_| true)
-}
+use crate::object::scan;
 
 /// Where the served form of stored bytes differs from them: `resourceVersion` goes in at
 /// byte `at` (metadata's closing brace), after a comma unless metadata is empty.
@@ -42,31 +24,30 @@ pub(super) struct Splice {
 }
 
 /// Where `resourceVersion` goes into stored `bytes`, and their labels, or `None` when the
-/// bytes need the decoding path.
+/// bytes need the decoding path. One pass ([`scan::pick_nested`]) up to the end of `metadata`:
+/// its members are skipped by their brackets (managedFields too) but for the labels' value, and
+/// what follows `metadata` (spec, status) is not read at all.
 pub(super) fn locate(bytes: &[u8]) -> Option<Splice> {
-    let top: Top<'_> = serde_json::from_slice(bytes).ok()?;
-    let raw = top.metadata.get();
-    if !(raw.starts_with('{') && raw.ends_with('}')) {
+    let ([], metadata, [resource_version, labels]) =
+        scan::pick_nested(bytes, [], "metadata", ["resourceVersion", "labels"])?;
+    if resource_version.is_some() {
         return None;
     }
-    let metadata: Metadata = serde_json::from_str(raw).ok()?;
-    if metadata.has_resource_version {
-        return None;
-    }
-    // `raw` borrows from `bytes`: its end is the offset just past metadata's closing brace.
-    let start = (raw.as_ptr() as usize).checked_sub(bytes.as_ptr() as usize)?;
-    let close = start + raw.len() - 1;
-    let empty = raw[1..raw.len() - 1].trim_ascii().is_empty();
-    let labels = match &metadata.labels {
-        Some(Value::Object(map)) => Labels::from_pairs(
-            map.iter()
-                .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?))),
-        ),
-        _ => Labels::default(),
+    let raw = &bytes[metadata.clone()];
+    let labels = match labels {
+        Some(span) => match serde_json::from_slice::<Value>(&bytes[span]).ok()? {
+            Value::Object(map) => Labels::from_pairs(
+                map.iter()
+                    .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?))),
+            ),
+            _ => Labels::default(),
+        },
+        None => Labels::default(),
     };
     Some(Splice {
-        at: close,
-        comma: !empty,
+        // `pick_nested` checked that `raw` is an object, so it ends with its closing brace.
+        at: metadata.end - 1,
+        comma: !scan::is_empty_object(raw)?,
         labels,
     })
 }
@@ -143,8 +124,8 @@ mod tests {
             r#"{"metadata":["name"]}"#,
             r#"{"metadata":{"name":"a","resourceVersion":"3"}}"#,
             r#"{"metadata":{"name":"a","resourceVersion":null}}"#,
-            r#"{"metadata":{"name":"a"},"metadata":{"name":"b"}}"#,
             r#"{"metadata":{"labels":{},"labels":{"a":"b"}}}"#,
+            r#"{"metadata":{"name":"a","labels":{"a":"b"}"#,
             r#"[1,2]"#,
             "not json",
         ] {

@@ -15,6 +15,7 @@ use flotilla_store::Revision;
 use serde::Deserialize;
 
 use crate::cache::{Change, ChangeKind};
+use crate::object::scan;
 
 /// The finalizer that makes an owner wait for its blocking dependents to be deleted.
 pub const FOREGROUND: &str = "foregroundDeletion";
@@ -81,7 +82,7 @@ impl Node {
         revision: Revision,
         strings: &mut Strings,
     ) -> Option<Node> {
-        let head: Head = serde_json::from_slice(json).ok()?;
+        let head = Head::scan(json)?;
         let meta = head.metadata?;
         let uid = meta.uid.filter(|u| !u.is_empty())?;
         let owners = meta
@@ -163,16 +164,14 @@ impl Strings {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// What the collector reads of an object, found with [`scan`] (spec, status and managedFields
+/// are skipped, not decoded).
 struct Head {
     api_version: Option<String>,
     kind: Option<String>,
     metadata: Option<HeadMeta>,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
 struct HeadMeta {
     name: Option<String>,
     namespace: Option<String>,
@@ -180,6 +179,68 @@ struct HeadMeta {
     deletion_timestamp: Option<String>,
     finalizers: Option<Vec<String>>,
     owner_references: Option<Vec<HeadOwner>>,
+}
+
+/// The value of a member `span` of `json` (`null` or absent: `None`); `Err` when it is not a `T`.
+fn member<T: serde::de::DeserializeOwned>(
+    json: &[u8],
+    span: Option<std::ops::Range<usize>>,
+) -> Result<Option<T>, serde_json::Error> {
+    match span {
+        Some(span) => serde_json::from_slice(&json[span]),
+        None => Ok(None),
+    }
+}
+
+impl Head {
+    /// `None` when `json` is not an object or a member the collector reads has the wrong type.
+    /// One pass up to the end of `metadata` when `apiVersion` and `kind` come before it (as the
+    /// server writes objects); otherwise the whole object is walked.
+    fn scan(json: &[u8]) -> Option<Head> {
+        const META: [&str; 6] = [
+            "name",
+            "namespace",
+            "uid",
+            "deletionTimestamp",
+            "finalizers",
+            "ownerReferences",
+        ];
+        let (api_version, kind, meta) =
+            match scan::pick_nested(json, ["apiVersion", "kind"], "metadata", META) {
+                Some(([Some(api_version), Some(kind)], span, found)) => {
+                    (Some(api_version), Some(kind), Some((span, found)))
+                }
+                _ => {
+                    let [api_version, kind, metadata] =
+                        scan::pick(json, ["apiVersion", "kind", "metadata"])?;
+                    let meta = match metadata {
+                        Some(span) if &json[span.clone()] != b"null" => {
+                            let found = scan::pick(&json[span.clone()], META)?
+                                .map(|f| f.map(|r| r.start + span.start..r.end + span.start));
+                            Some((span, found))
+                        }
+                        _ => None,
+                    };
+                    (api_version, kind, meta)
+                }
+            };
+        let metadata = match meta {
+            Some((_, [name, namespace, uid, deletion, finalizers, owners])) => Some(HeadMeta {
+                name: member(json, name).ok()?,
+                namespace: member(json, namespace).ok()?,
+                uid: member(json, uid).ok()?,
+                deletion_timestamp: member(json, deletion).ok()?,
+                finalizers: member(json, finalizers).ok()?,
+                owner_references: member(json, owners).ok()?,
+            }),
+            None => None,
+        };
+        Some(Head {
+            api_version: member(json, api_version).ok()?,
+            kind: member(json, kind).ok()?,
+            metadata,
+        })
+    }
 }
 
 #[derive(Deserialize)]
