@@ -87,6 +87,17 @@ fn restore(object: &mut Value, managers: &[Manager]) {
     }
 }
 
+/// [`restore`] writing back the stored entries of unchanged managers.
+fn restore_owned(object: &mut Value, managers: Vec<Manager>) {
+    let encoded = update::encode_owned(managers);
+    let meta = crate::object::metadata_mut(object);
+    if encoded.as_array().is_some_and(Vec::is_empty) {
+        meta.remove("managedFields");
+    } else {
+        meta.insert("managedFields".into(), encoded);
+    }
+}
+
 /// Records an update by `manager`: it owns what it changed from `old` (everything it set when
 /// creating), and other managers lose those fields. An object the schema cannot key (a list-map
 /// item without its key) keeps its entries as they were.
@@ -141,20 +152,31 @@ pub fn record_update_in(
         }
         return;
     };
-    // Stored managedFields take part in the comparison as one atomic field, which `strip` then
-    // leaves unowned.
+    // The stored entries, moved out of `new` when it carries them unchanged (a patch or an
+    // update that leaves managedFields alone): unchanged managers are written back as they were
+    // stored, not encoded again. Stored managedFields take part in the comparison as one atomic
+    // field, which `strip` then leaves unowned, so comparing without them gives the same result.
+    let stored = &old["metadata"]["managedFields"];
+    // Taken, not removed: `null` keeps the member's place, which `restore_owned` fills again.
+    let entries = match new.pointer_mut("/metadata/managedFields") {
+        Some(entries) if entries == stored && entries.is_array() => match std::mem::take(entries) {
+            Value::Array(entries) => update::parse_owned(entries),
+            _ => entries_of(old),
+        },
+        _ => entries_of(old),
+    };
     match update::update_versioned(
         old,
         new,
         &cursor,
-        entries_of(old),
+        entries,
         manager,
         &api_version,
         time,
         &crate::events::ManagedVersions,
         subresource,
     ) {
-        Ok(managers) => restore(new, &managers),
+        Ok(managers) => restore_owned(new, managers),
         Err(error) => {
             tracing::debug!(%error, "managed fields kept: the object does not fit its schema");
             restore(new, &entries_of(old));
@@ -244,6 +266,7 @@ pub fn created_by_apply(
         time: Some(time.to_owned()),
         subresource: None,
         set,
+        entry: None,
     }]))
 }
 

@@ -95,6 +95,59 @@ fn an_update_takes_changed_fields_from_other_managers() {
 }
 
 #[test]
+fn unchanged_managers_are_written_back_as_stored_and_changed_ones_encoded_anew() {
+    let deployments = info("apps", "deployments");
+    let mut v1 = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "a", "labels": {"x": "1"}},
+        "spec": {"replicas": 2, "paused": false}});
+    record_update(&deployments, None, &mut v1, "alice", "t0");
+    let mut v2 = v1.clone();
+    v2["metadata"]["annotations"] = json!({"note": "b"});
+    record_update(&deployments, Some(&v1), &mut v2, "bob", "t1");
+    // Carol changes alice's replicas: alice's entry shrinks, bob's stays as stored.
+    let mut v3 = v2.clone();
+    v3["spec"]["replicas"] = 5.into();
+    v3["metadata"]["labels"]["y"] = "2".into();
+    record_update(&deployments, Some(&v2), &mut v3, "carol", "t2");
+    let entries = |object: &Value| object["metadata"]["managedFields"].clone();
+    let by = |object: &Value, who: &str| {
+        entries(object)
+            .as_array()
+            .and_then(|e| e.iter().find(|e| e["manager"] == who).cloned())
+            .expect("entry")
+    };
+    assert_eq!(by(&v3, "bob"), by(&v2, "bob"));
+    assert_eq!(
+        by(&v3, "alice")["fieldsV1"],
+        json!({"f:metadata": {"f:labels": {".": {}, "f:x": {}}}, "f:spec": {"f:paused": {}}})
+    );
+    assert_eq!(
+        by(&v3, "carol")["fieldsV1"],
+        json!({"f:metadata": {"f:labels": {"f:y": {}}}, "f:spec": {"f:replicas": {}}})
+    );
+    // What a full decode and encode of every entry gives, in the same place in metadata.
+    assert_eq!(entries(&v3), update::encode(&update::parse(&entries(&v3))));
+    let keys = |object: &Value| {
+        object["metadata"]
+            .as_object()
+            .map(|m| m.keys().cloned().collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    assert_eq!(keys(&v3), keys(&v2));
+    // managedFields sent changed in the request: the stored entries are used, as before.
+    let mut v4 = v3.clone();
+    v4["metadata"]["managedFields"] = json!([]);
+    v4["spec"]["paused"] = true.into();
+    record_update(&deployments, Some(&v3), &mut v4, "dave", "t3");
+    assert!(
+        by(&v4, "alice")["fieldsV1"]["f:spec"]
+            .get("f:paused")
+            .is_none()
+    );
+    assert_eq!(by(&v4, "bob"), by(&v2, "bob"));
+}
+
+#[test]
 fn manager_names_come_from_the_user_agent() {
     assert_eq!(
         manager_from_user_agent("kubectl.1.33/v1.33.1 (linux/amd64) kubernetes/abc"),

@@ -241,14 +241,17 @@ impl Set {
 
     /// Makes `self` its [`Set::difference`] with `other` in place: only the nodes along
     /// `other`'s paths are visited (pruned as `difference` prunes them), nothing is copied.
-    pub fn subtract(&mut self, other: &Set) {
+    /// Removes `other`'s paths; whether anything was removed.
+    pub fn subtract(&mut self, other: &Set) -> bool {
+        let mut changed = self.member && other.member;
         self.member = self.member && !other.member;
         for (pe, theirs) in &other.children {
             if let Some(child) = self.children.get_mut(pe) {
-                child.subtract(theirs);
+                changed |= child.subtract(theirs);
             }
         }
         self.children.retain(|_, child| !child.is_empty());
+        changed
     }
 
     pub fn intersection(&self, other: &Set) -> Set {

@@ -34,6 +34,10 @@ pub struct Manager {
     pub time: Option<String>,
     pub subresource: Option<String>,
     pub set: Set,
+    /// The entry as it was stored, while nothing of this manager changed: [`encode_owned`]
+    /// writes it back as is instead of encoding `set` again (stored entries are this server's
+    /// own encoding). Whatever changes the manager must clear it.
+    pub entry: Option<Value>,
 }
 
 impl Manager {
@@ -69,15 +73,30 @@ pub fn parse(entries: &Value) -> Vec<Manager> {
     let Some(entries) = entries.as_array() else {
         return Vec::new();
     };
+    entries.iter().map(manager_of).collect()
+}
+
+fn manager_of(e: &Value) -> Manager {
+    Manager {
+        manager: e["manager"].as_str().unwrap_or("").to_owned(),
+        operation: e["operation"].as_str().unwrap_or("").to_owned(),
+        api_version: e["apiVersion"].as_str().unwrap_or("").to_owned(),
+        time: e["time"].as_str().map(str::to_owned),
+        subresource: e["subresource"].as_str().map(str::to_owned),
+        set: Set::from_fields_v1(&e["fieldsV1"]),
+        entry: None,
+    }
+}
+
+/// [`parse`] of entries this server stored, each kept for [`encode_owned`] to write back while
+/// its manager is unchanged.
+pub fn parse_owned(entries: Vec<Value>) -> Vec<Manager> {
     entries
-        .iter()
-        .map(|e| Manager {
-            manager: e["manager"].as_str().unwrap_or("").to_owned(),
-            operation: e["operation"].as_str().unwrap_or("").to_owned(),
-            api_version: e["apiVersion"].as_str().unwrap_or("").to_owned(),
-            time: e["time"].as_str().map(str::to_owned),
-            subresource: e["subresource"].as_str().map(str::to_owned),
-            set: Set::from_fields_v1(&e["fieldsV1"]),
+        .into_iter()
+        .map(|e| {
+            let mut manager = manager_of(&e);
+            manager.entry = Some(e);
+            manager
         })
         .collect()
 }
@@ -85,43 +104,54 @@ pub fn parse(entries: &Value) -> Vec<Manager> {
 /// Encodes entries in kube-apiserver's order: operation, time, manager, API version.
 pub fn encode(managers: &[Manager]) -> Value {
     let mut sorted: Vec<&Manager> = managers.iter().filter(|m| !m.set.is_empty()).collect();
-    sorted.sort_by(|a, b| {
-        (
-            &a.operation,
-            &a.time,
-            &a.manager,
-            &a.api_version,
-            &a.subresource,
-        )
-            .cmp(&(
-                &b.operation,
-                &b.time,
-                &b.manager,
-                &b.api_version,
-                &b.subresource,
-            ))
-    });
+    sorted.sort_by(|a, b| order(a, b));
+    Value::Array(sorted.into_iter().map(entry_of).collect())
+}
+
+/// [`encode`], writing back the stored entry of each manager that did not change.
+pub fn encode_owned(mut managers: Vec<Manager>) -> Value {
+    managers.retain(|m| !m.set.is_empty());
+    managers.sort_by(order);
     Value::Array(
-        sorted
+        managers
             .into_iter()
-            .map(|m| {
-                let mut entry = json!({
-                    "manager": m.manager,
-                    "operation": m.operation,
-                    "apiVersion": m.api_version,
-                });
-                if let Some(time) = &m.time {
-                    entry["time"] = time.clone().into();
-                }
-                entry["fieldsType"] = "FieldsV1".into();
-                entry["fieldsV1"] = m.set.to_fields_v1();
-                if let Some(sub) = &m.subresource {
-                    entry["subresource"] = sub.clone().into();
-                }
-                entry
-            })
+            .map(|mut m| m.entry.take().unwrap_or_else(|| entry_of(&m)))
             .collect(),
     )
+}
+
+fn order(a: &Manager, b: &Manager) -> std::cmp::Ordering {
+    (
+        &a.operation,
+        &a.time,
+        &a.manager,
+        &a.api_version,
+        &a.subresource,
+    )
+        .cmp(&(
+            &b.operation,
+            &b.time,
+            &b.manager,
+            &b.api_version,
+            &b.subresource,
+        ))
+}
+
+fn entry_of(m: &Manager) -> Value {
+    let mut entry = json!({
+        "manager": m.manager,
+        "operation": m.operation,
+        "apiVersion": m.api_version,
+    });
+    if let Some(time) = &m.time {
+        entry["time"] = time.clone().into();
+    }
+    entry["fieldsType"] = "FieldsV1".into();
+    entry["fieldsV1"] = m.set.to_fields_v1();
+    if let Some(sub) = &m.subresource {
+        entry["subresource"] = sub.clone().into();
+    }
+    entry
 }
 
 /// A set without the fields nobody owns: `apiVersion`, `kind`, `status` (reset by the main
@@ -283,8 +313,9 @@ fn take_from_others(
     for other in managers.iter_mut().filter(|m| !mine(m)) {
         let (changed, removed) = changed_in(&other.api_version);
         // In place: `difference` would copy every other manager's whole set.
-        other.set.subtract(changed);
-        other.set.subtract(removed);
+        if other.set.subtract(changed) | other.set.subtract(removed) {
+            other.entry = None;
+        }
     }
     managers.retain(|m| !m.set.is_empty());
     Ok(())
@@ -363,6 +394,7 @@ pub fn apply_versioned(
         time,
         subresource: subresource.map(str::to_owned),
         set: applied,
+        entry: None,
     });
     Ok((new_object, managers))
 }
@@ -455,6 +487,7 @@ pub fn update_versioned(
         time: Some(now.to_owned()),
         subresource: subresource.map(str::to_owned),
         set: previous.union(&gained),
+        entry: None,
     });
     Ok(managers)
 }
