@@ -42,6 +42,17 @@ enum Body {
 }
 
 impl CachedObject {
+    /// The served form of stored bytes whose splice point is known (`at`: metadata's closing
+    /// brace; `comma`: metadata has members before it). No labels: for a write's response.
+    pub(crate) fn spliced(stored: Bytes, at: u32, comma: bool, revision: Revision) -> Self {
+        CachedObject {
+            key: Bytes::new(),
+            body: Body::Spliced { stored, at, comma },
+            revision,
+            labels: Labels::default(),
+        }
+    }
+
     /// Builds the served form of stored bytes at `revision`.
     pub fn from_stored(key: Bytes, bytes: &Bytes, revision: Revision) -> Option<Self> {
         if let Some(splice) = served::locate(bytes)

@@ -115,6 +115,9 @@ pub struct Written {
     pub object: Value,
     /// The stored bytes and their revision (`None`: nothing was stored, or a dry run).
     pub stored: Option<(Bytes, Revision)>,
+    /// Where the served form's `resourceVersion` goes into `stored`, noted when they were
+    /// encoded ([`object::encode_spliced`]); `None`: found by scanning them.
+    splice: Option<(u32, bool)>,
 }
 
 impl Written {
@@ -122,16 +125,25 @@ impl Written {
         Written {
             object,
             stored: None,
+            splice: None,
         }
     }
 
     /// The object's JSON as served (`resourceVersion` set).
     pub fn json(&self) -> Bytes {
-        if let Some((bytes, revision)) = &self.stored
-            && let Some(cached) =
-                crate::cache::CachedObject::from_stored(Bytes::new(), bytes, *revision)
-        {
-            return cached.json();
+        if let Some((bytes, revision)) = &self.stored {
+            let cached = match self.splice {
+                Some((at, comma)) => Some(crate::cache::CachedObject::spliced(
+                    bytes.clone(),
+                    at,
+                    comma,
+                    *revision,
+                )),
+                None => crate::cache::CachedObject::from_stored(Bytes::new(), bytes, *revision),
+            };
+            if let Some(cached) = cached {
+                return cached.json();
+            }
         }
         serde_json::to_vec(&self.object)
             .expect("JSON values serialize")
@@ -258,7 +270,7 @@ impl Registry {
             return Ok(Written::unstored(body));
         }
         let key = Self::key(info, namespace, &name);
-        let (encoded, stored) = encode_served_and_stored(info, &body)?;
+        let (encoded, splice, stored) = encode_served_and_stored(info, &body)?;
         let kv = self
             .store
             .create(key, stored)
@@ -270,6 +282,7 @@ impl Registry {
         Ok(Written {
             object: body,
             stored: Some((encoded, kv.mod_revision)),
+            splice,
         })
     }
 
@@ -561,7 +574,7 @@ impl Registry {
             self.fence_namespace_write(info, revision);
             return Ok(Written::unstored(new));
         }
-        let (encoded, stored) = encode_served_and_stored(info, &new)?;
+        let (encoded, splice, stored) = encode_served_and_stored(info, &new)?;
         let kv = self
             .store
             .update(key, stored, current.mod_revision)
@@ -576,6 +589,7 @@ impl Registry {
         Ok(Written {
             object: new,
             stored: Some((encoded, kv.mod_revision)),
+            splice,
         })
     }
 
@@ -689,18 +703,21 @@ pub(super) fn encode_stored(info: &ResourceInfo, object: &Value) -> Result<bytes
     }
 }
 
-/// The served form's bytes (what the response is spliced from) and the bytes to store: the
-/// same allocation unless the kind is served converted (CRD versions, events.k8s.io).
+/// The served form's bytes (what the response is spliced from, with where `resourceVersion`
+/// goes in) and the bytes to store: the same allocation unless the kind is served converted (CRD
+/// versions, events.k8s.io).
+#[allow(clippy::type_complexity)]
 fn encode_served_and_stored(
     info: &ResourceInfo,
     object: &Value,
-) -> Result<(bytes::Bytes, bytes::Bytes), ApiError> {
-    let served = object::encode(object)?;
+) -> Result<(bytes::Bytes, Option<(u32, bool)>, bytes::Bytes), ApiError> {
+    let (served, splice) = object::encode_spliced(object)?;
+    let splice = splice.and_then(|(at, comma)| Some((u32::try_from(at).ok()?, comma)));
     let stored = match crate::conversion::to_stored(info, object) {
         Some(stored) => object::encode(&stored)?,
         None => served.clone(),
     };
-    Ok((served, stored))
+    Ok((served, splice, stored))
 }
 
 /// Whether anything but metadata and status differs (compared in place, without copies).

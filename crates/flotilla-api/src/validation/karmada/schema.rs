@@ -53,8 +53,8 @@ pub fn check(constraints: &'static [Constraint], object: &Value) -> Vec<FieldErr
         if is_default(rule) {
             continue;
         }
-        visit(object, segments, FieldPath::default(), &mut |value, at| {
-            apply_check(rule, value, at, &mut errors)
+        visit(object, segments, &mut Vec::new(), &mut |value, steps| {
+            check_at(rule, value, steps, &mut errors)
         });
     }
     errors
@@ -94,8 +94,8 @@ pub fn check_update(
                 continue;
             }
         }
-        visit(object, segments, FieldPath::default(), &mut |value, at| {
-            apply_check(rule, value, at, &mut errors)
+        visit(object, segments, &mut Vec::new(), &mut |value, steps| {
+            check_at(rule, value, steps, &mut errors)
         });
     }
     errors
@@ -184,29 +184,92 @@ fn split(path: &'static str) -> Vec<&'static str> {
     out
 }
 
-fn visit(value: &Value, segments: &[&str], at: FieldPath, f: &mut dyn FnMut(&Value, &FieldPath)) {
+/// One step of the path [`visit`] is at: rendered into a [`FieldPath`] only for an error.
+#[derive(Debug, Clone, Copy)]
+enum Step<'v> {
+    Field(&'v str),
+    Index(usize),
+    Key(&'v str),
+}
+
+fn render(steps: &[Step<'_>]) -> FieldPath {
+    steps
+        .iter()
+        .fold(FieldPath::default(), |at, step| match *step {
+            Step::Field(name) => at.child(name),
+            Step::Index(i) => at.index(i),
+            Step::Key(key) => at.key(key),
+        })
+}
+
+/// Calls `f` with every non-null value at `segments` under `value` and the steps to it.
+fn visit<'v>(
+    value: &'v Value,
+    segments: &[&'v str],
+    steps: &mut Vec<Step<'v>>,
+    f: &mut dyn FnMut(&Value, &[Step<'v>]),
+) {
     let Some((first, rest)) = segments.split_first() else {
         if !value.is_null() {
-            f(value, &at);
+            f(value, steps);
         }
         return;
     };
     match *first {
         "[]" => {
             for (i, item) in value.as_array().into_iter().flatten().enumerate() {
-                visit(item, rest, at.index(i), f);
+                steps.push(Step::Index(i));
+                visit(item, rest, steps, f);
+                steps.pop();
             }
         }
         "{}" => {
             for (key, item) in value.as_object().into_iter().flatten() {
-                visit(item, rest, at.key(key), f);
+                steps.push(Step::Key(key));
+                visit(item, rest, steps, f);
+                steps.pop();
             }
         }
         name => {
             if let Some(child) = value.get(name) {
-                visit(child, rest, at.child(name), f);
+                steps.push(Step::Field(name));
+                visit(child, rest, steps, f);
+                steps.pop();
             }
         }
+    }
+}
+
+/// Whether `value` meets `rule` (what [`apply_check`] accepts without an error).
+fn satisfies(rule: &Rule, value: &Value) -> bool {
+    match *rule {
+        Rule::Required(keys) => value.as_object().is_some_and(|map| {
+            keys.iter()
+                .all(|k| map.get(*k).is_some_and(|v| !v.is_null()))
+        }),
+        Rule::Enum(allowed) => value.as_str().is_some_and(|s| allowed.contains(&s)),
+        Rule::MinItems(min) => value.as_array().is_some_and(|a| a.len() as u64 >= min),
+        Rule::Minimum(min) => value.as_i64().is_some_and(|n| n >= min),
+        Rule::Maximum(max) => value.as_i64().is_some_and(|n| n <= max),
+        Rule::MinLength(min) => value
+            .as_str()
+            .is_some_and(|s| s.chars().count() as u64 >= min),
+        Rule::MaxLength(max) => value
+            .as_str()
+            .is_some_and(|s| s.chars().count() as u64 <= max),
+        Rule::Quantity => match value {
+            Value::String(s) => Quantity::parse(s).is_ok(),
+            Value::Number(_) => true,
+            _ => false,
+        },
+        Rule::DefaultStr(_) | Rule::DefaultInt(_) | Rule::DefaultBool(_) => true,
+    }
+}
+
+/// [`apply_check`] on the value at `steps`, the path rendered only when the rule is broken.
+fn check_at(rule: &Rule, value: &Value, steps: &[Step<'_>], errors: &mut Vec<FieldError>) {
+    if !satisfies(rule, value) {
+        apply_check(rule, value, &render(steps), errors);
     }
 }
 
@@ -337,6 +400,60 @@ pub fn str_at<'a>(map: &'a Map<String, Value>, key: &str) -> &'a str {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_rule_is_satisfied_exactly_when_checking_it_reports_nothing() {
+        let rules = [
+            Rule::Required(&["a", "b"]),
+            Rule::Enum(&["x", "y"]),
+            Rule::MinItems(2),
+            Rule::Minimum(1),
+            Rule::Maximum(3),
+            Rule::MinLength(2),
+            Rule::MaxLength(3),
+            Rule::Quantity,
+            Rule::DefaultStr("d"),
+        ];
+        let values = [
+            json!({"a": 1, "b": 2}),
+            json!({"a": 1, "b": null}),
+            json!({"a": 1}),
+            json!("x"),
+            json!("z"),
+            json!("héé"),
+            json!("hééé"),
+            json!("1Gi"),
+            json!("1Gx"),
+            json!([1]),
+            json!([1, 2]),
+            json!(0),
+            json!(2),
+            json!(4),
+            json!(1.5),
+            json!(true),
+            json!(null),
+        ];
+        for rule in &rules {
+            for value in &values {
+                let mut errors = Vec::new();
+                apply_check(rule, value, &FieldPath::new("spec"), &mut errors);
+                assert_eq!(
+                    satisfies(rule, value),
+                    errors.is_empty(),
+                    "{rule:?} {value}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn error_paths_name_list_items_and_map_keys() {
+        let table: &'static [Constraint] = &[("spec.a[].m{}.n", Rule::Minimum(1))];
+        let object = json!({"spec": {"a": [{"m": {"k": {"n": 1}}}, {"m": {"k": {"n": 0}}}]}});
+        let errors = check(table, &object);
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].field, "spec.a[1].m[k].n");
+    }
 
     #[test]
     fn split_marks_lists_and_maps() {
