@@ -373,7 +373,8 @@ async fn patches_status_and_scale() {
     .await;
     assert!(bad.status.is_client_error(), "{}", bad.body);
     // Status only through /status; the main resource ignores status.
-    let status = json!({"status": {"replicas": 4, "readyReplicas": 3}, "spec": {"replicas": 100}});
+    let status = json!({"status": {"replicas": 4, "readyReplicas": 3}, "spec": {"replicas": 100},
+        "metadata": {"labels": {"x": "changed"}}, "extra": {"a": 1}});
     let with_status = send(
         &cp,
         with_body(
@@ -388,6 +389,15 @@ async fn patches_status_and_scale() {
     assert_eq!(
         with_status.body["spec"]["replicas"], 4,
         "spec ignored on /status"
+    );
+    assert_eq!(
+        with_status.body["metadata"]["labels"]["x"], "y",
+        "metadata ignored on /status"
+    );
+    assert!(
+        with_status.body.get("extra").is_none(),
+        "{}",
+        with_status.body
     );
     let ignored = send(
         &cp,

@@ -113,7 +113,12 @@ impl PathElement {
     /// The `fieldsV1` key: `f:name`, `k:{"name":"c"}`, `v:"x"`, `i:0`.
     pub fn encode(&self) -> String {
         match self {
-            PathElement::Field(name) => format!("f:{name}"),
+            PathElement::Field(name) => {
+                let mut key = String::with_capacity(2 + name.len());
+                key.push_str("f:");
+                key.push_str(name);
+                key
+            }
             PathElement::Key(fields) => {
                 let mut map = Map::new();
                 for (name, value) in fields {
@@ -310,21 +315,25 @@ impl Set {
     }
 
     fn encode_children(&self) -> Map<String, Value> {
-        let mut out = Map::new();
+        let mut out = Map::with_capacity(self.children.len());
+        self.encode_children_into(&mut out);
+        out
+    }
+
+    /// Appends the encoded children to `out`; a child that is a member with children of its
+    /// own gets its `.` first, written in place rather than by rebuilding its map.
+    fn encode_children_into(&self, out: &mut Map<String, Value>) {
         for (pe, child) in &self.children {
             if child.is_empty() {
                 continue;
             }
-            let mut node = child.encode_children();
-            if child.member && !node.is_empty() {
-                let mut with_dot = Map::new();
-                with_dot.insert(".".into(), Value::Object(Map::new()));
-                with_dot.extend(node);
-                node = with_dot;
+            let mut node = Map::with_capacity(child.children.len() + 1);
+            if child.member && child.children.values().any(|c| !c.is_empty()) {
+                node.insert(".".into(), Value::Object(Map::new()));
             }
+            child.encode_children_into(&mut node);
             out.insert(pe.encode(), Value::Object(node));
         }
-        out
     }
 
     /// Parses `fieldsV1`; unknown keys are skipped (kube rejects them on write; stored sets
