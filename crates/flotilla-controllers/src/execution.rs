@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_api::karmada::{
-    Cluster, EXECUTION_CONTROLLER_FINALIZER, MANAGED_BY_KARMADA_LABEL, Manifest, WORK_APPLIED,
+    Cluster, EXECUTION_CONTROLLER_FINALIZER, MANAGED_BY_KARMADA_LABEL, WORK_APPLIED,
     WORK_DISPATCHING, WORK_NAME_ANNOTATION, WORK_NAMESPACE_ANNOTATION, Work, names,
 };
 use flotilla_runtime::controller::{Tasks, until_ready};
@@ -366,13 +366,7 @@ impl Execution {
             client,
             metrics: &self.ctx.metrics,
         };
-        let manifests: Vec<Value> = work
-            .spec
-            .workload
-            .manifests
-            .iter()
-            .map(Manifest::to_value)
-            .collect();
+        let manifests = work.spec.workload.values();
         let mut informers = Vec::new();
         for manifest in &manifests {
             let api_version = manifest["apiVersion"].as_str().unwrap_or_default();

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_api::karmada::{
-    Cluster, Manifest, ManifestStatus, ResourceIdentifier, WORK_NAME_ANNOTATION,
-    WORK_NAMESPACE_ANNOTATION, Work, names,
+    Cluster, ManifestStatus, ResourceIdentifier, WORK_NAME_ANNOTATION, WORK_NAMESPACE_ANNOTATION,
+    Work, names,
 };
 use flotilla_runtime::controller::{Tasks, until_ready};
 use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
@@ -212,13 +212,7 @@ impl WorkStatus {
             return Err(StatusError::ClusterNotReady(cluster_name.to_owned()));
         }
         let client = self.ctx.members.client(cluster_name).await?;
-        let manifests: Vec<Value> = work
-            .spec
-            .workload
-            .manifests
-            .iter()
-            .map(Manifest::to_value)
-            .collect();
+        let manifests = work.spec.workload.values();
         let mut targets = Vec::new();
         for manifest in &manifests {
             let api_version = manifest["apiVersion"].as_str().unwrap_or_default();

@@ -129,6 +129,13 @@ pub struct WorkloadTemplate {
     pub manifests: Vec<Manifest>,
 }
 
+impl WorkloadTemplate {
+    /// Every manifest, parsed.
+    pub fn values(&self) -> Vec<Value> {
+        self.manifests.iter().map(Manifest::to_value).collect()
+    }
+}
+
 /// One raw member object of a Work, held as its compact JSON text (as Karmada holds a
 /// `runtime.RawExtension`'s bytes).
 ///
