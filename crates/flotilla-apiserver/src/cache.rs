@@ -1,6 +1,11 @@
 //! The watch cache: every object of the store in memory, serialized once per revision, and a
 //! window of recent events. One store watch feeds it; lists and watches of every resource are
 //! served from it (a resource is a key prefix).
+//!
+//! Some prefixes are *uncached* (Events, as kube-apiserver's `DefaultWatchCacheSizes` gives
+//! `events` no watch cache): their changes pass through the window and the live feed like any
+//! other, but their current objects are not kept; lists and the initial state of watches read
+//! them from the store ([`crate::registry::Registry::subscribe`]).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
@@ -284,6 +289,8 @@ pub const DEFAULT_WINDOW_BYTES: usize = 256 * 1024 * 1024;
 #[derive(Debug)]
 pub struct WatchCache {
     state: RwLock<State>,
+    /// Key prefixes whose current objects are not kept (see the module's documentation).
+    uncached: Vec<Bytes>,
     changes: broadcast::Sender<Arc<Change>>,
     revision: watch::Sender<Revision>,
 }
@@ -324,19 +331,20 @@ impl WatchCache {
     /// `buffer` changes (of any resource) behind the newest before they must catch up from
     /// the window of recent changes (see [`crate::server`]'s watch streams).
     pub fn with_buffer(capacity: usize, buffer: usize) -> Arc<Self> {
-        Self::with_limits(capacity, buffer, DEFAULT_WINDOW_BYTES, None)
+        Self::with_limits(capacity, buffer, DEFAULT_WINDOW_BYTES, None, Vec::new())
     }
 
     /// As [`WatchCache::with_buffer`], and the window also keeps at most `window_bytes` bytes
     /// of objects (the oldest changes go first) and no change older than `max_age`
     /// (kube-apiserver sizes its watch caches by time too): once a burst of writes is over, the
     /// superseded versions it held are freed instead of staying until `capacity` newer changes
-    /// push them out.
+    /// push them out. The current objects under the `uncached` prefixes are not kept.
     pub fn with_limits(
         capacity: usize,
         buffer: usize,
         window_bytes: usize,
         max_age: Option<Duration>,
+        uncached: Vec<Bytes>,
     ) -> Arc<Self> {
         let (changes, _) = broadcast::channel(buffer.max(1));
         let (revision, _) = watch::channel(0);
@@ -351,6 +359,7 @@ impl WatchCache {
                 max_window_bytes: window_bytes,
                 window_start: 0,
             }),
+            uncached,
             changes,
             revision,
         })
@@ -359,6 +368,17 @@ impl WatchCache {
     /// The store revision the cache reflects.
     pub fn revision(&self) -> Revision {
         self.state.read().revision
+    }
+
+    /// Whether the current object at `key` is kept (false under an uncached prefix).
+    pub fn is_cached(&self, key: &[u8]) -> bool {
+        !self.uncached.iter().any(|prefix| key.starts_with(prefix))
+    }
+
+    /// Whether the current objects under `prefix` are all uncached: lists and watches from the
+    /// beginning must read them from the store.
+    pub fn is_uncached_prefix(&self, prefix: &[u8]) -> bool {
+        !self.is_cached(prefix)
     }
 
     /// Waits until the cache reflects at least `revision`; false on timeout.
@@ -474,6 +494,15 @@ impl WatchCache {
         }
         for event in events {
             let key = event.kv.key.clone();
+            if !self.is_cached(&key) {
+                if let Some(change) = uncached_change(event, revision) {
+                    let change = Arc::new(change);
+                    state.window_bytes += change.object.json_len();
+                    state.window.push_back((now, change.clone()));
+                    let _ = self.changes.send(change);
+                }
+                continue;
+            }
             let change = match event.kind {
                 EventKind::Put => {
                     let Some(object) =
@@ -576,6 +605,9 @@ impl WatchCache {
         let revision = loop {
             let response = store.range(request.clone()).await?;
             for kv in &response.kvs {
+                if !self.is_cached(&kv.key) {
+                    continue;
+                }
                 if let Some(object) =
                     CachedObject::from_stored(kv.key.clone(), &kv.value, kv.mod_revision)
                 {
@@ -620,4 +652,37 @@ impl WatchCache {
             }
         }
     }
+}
+
+/// The change a store event makes under an uncached prefix: the previous state comes from the
+/// store's event (its `prev`), as a watch of etcd sees it, since the cache does not keep it.
+fn uncached_change(event: Event, revision: Revision) -> Option<Change> {
+    let key = event.kv.key;
+    let prev = event.prev.as_ref().and_then(|kv| {
+        CachedObject::from_stored(key.clone(), &kv.value, kv.mod_revision).map(Arc::new)
+    });
+    let (kind, object) = match event.kind {
+        EventKind::Put => {
+            let kind = if prev.is_some() {
+                ChangeKind::Modified
+            } else {
+                ChangeKind::Added
+            };
+            (
+                kind,
+                CachedObject::from_stored(key, &event.kv.value, revision)?,
+            )
+        }
+        // The last state, at the deleting revision.
+        EventKind::Delete => (
+            ChangeKind::Deleted,
+            CachedObject::from_stored(key, &event.prev?.value, revision)?,
+        ),
+    };
+    Some(Change {
+        kind,
+        revision,
+        object: Arc::new(object),
+        prev,
+    })
 }

@@ -21,6 +21,12 @@ pub use lifted::RequestVersion;
 /// The events.k8s.io group.
 pub const GROUP: &str = "events.k8s.io";
 
+/// Where Events of both views are stored. The watch cache does not keep them (kube-apiserver's
+/// `DefaultWatchCacheSizes` gives `events` and `events.k8s.io/events` no watch cache: they are
+/// the most numerous objects, written once or twice and rarely read), so lists and the initial
+/// state of watches read them from the store.
+pub const STORAGE_PREFIX: &str = "/registry/core/events/";
+
 /// Whether `info` is an Event resource of either view.
 pub fn is_event(info: &ResourceInfo) -> bool {
     info.kind == "Event" && info.crd.is_none() && (info.group.is_empty() || info.group == GROUP)

@@ -104,6 +104,9 @@ impl Collector {
             let mut live = subscription.live;
             loop {
                 match live.recv().await {
+                    // Objects the cache does not keep (Events) are not in the graph: its
+                    // backlog never has them, so neither does the live feed.
+                    Ok(change) if !self.registry.cache().is_cached(&change.object.key) => {}
                     Ok(change) => {
                         let work = self.graph.lock().observe(&change);
                         self.queue.add_all(work);

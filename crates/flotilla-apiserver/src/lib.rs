@@ -199,6 +199,7 @@ impl Builder {
             self.watch_buffer,
             self.cache_window_bytes,
             self.cache_window_age,
+            vec![bytes::Bytes::from_static(events::STORAGE_PREFIX.as_bytes())],
         );
         let feeder = tokio::spawn(cache.clone().run(self.store.clone()));
         let status = self

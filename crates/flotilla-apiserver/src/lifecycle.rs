@@ -81,7 +81,14 @@ async fn finalize(registry: &Registry, namespace: &str) {
                 continue;
             }
             let prefix = info.storage_prefix_in(Some(namespace));
-            let (objects, _) = registry.cache().list(prefix.as_bytes(), None);
+            let objects = match registry.current_objects(&prefix).await {
+                Ok(objects) => objects,
+                Err(error) => {
+                    tracing::warn!(%error, resource = %info.plural, "cannot list namespace content");
+                    remaining += 1;
+                    continue;
+                }
+            };
             for object in objects {
                 remaining += 1;
                 let value = object.value();

@@ -34,6 +34,7 @@ fn core_event() -> Value {
 #[test]
 fn both_views_share_the_core_storage_prefix() {
     assert_eq!(events_view().storage_prefix(), core_view().storage_prefix());
+    assert_eq!(core_view().storage_prefix(), STORAGE_PREFIX);
     assert_eq!(
         events_view().storage_key(Some("ns"), "e"),
         "/registry/core/events/ns/e"

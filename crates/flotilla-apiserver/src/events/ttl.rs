@@ -183,11 +183,16 @@ async fn follow(
     ttl: SignedDuration,
 ) {
     loop {
-        let subscription = match registry.cache().subscribe(prefix, None) {
-            Ok(subscription) => subscription,
-            Err(too_old) => {
-                // Cannot happen without a starting revision; wait rather than spin.
+        // Events are not in the watch cache: their current state is read from the store.
+        let subscription = match registry.subscribe(super::STORAGE_PREFIX, None).await {
+            Ok(Ok(subscription)) => subscription,
+            Ok(Err(too_old)) => {
                 tracing::warn!(?too_old, "event expiry: cannot subscribe");
+                tokio::time::sleep(TICK).await;
+                continue;
+            }
+            Err(error) => {
+                tracing::warn!(%error, "event expiry: cannot list Events");
                 tokio::time::sleep(TICK).await;
                 continue;
             }

@@ -10,12 +10,15 @@ use flotilla_store::{KeyRange, RangeRequest, Revision};
 use serde_json::json;
 
 use super::Registry;
-use crate::cache::{CachedObject, Labels};
+use crate::cache::{CachedObject, Change, ChangeKind, Labels, Subscription, TooOld};
 use crate::catalog::ResourceInfo;
 use crate::error::ApiError;
 use crate::filter::Filter;
 use crate::object;
 use crate::request::Query;
+
+/// How long a watch of an uncached resource waits for the cache to reach the listed revision.
+const WATCH_START_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// The options of a list request.
 #[derive(Debug, Clone, Default)]
@@ -157,6 +160,9 @@ impl Registry {
             Some(rv) => object::parse_resource_version(rv)?,
             None => None,
         };
+        if self.cache.is_uncached_prefix(prefix.as_bytes()) {
+            return self.list_uncached(info, &prefix, options, requested).await;
+        }
         match (options.resource_version_match.as_deref(), requested) {
             (Some("Exact"), Some(revision)) if revision > 0 => {
                 self.list_from_store(info, &prefix, options, revision, None)
@@ -198,6 +204,152 @@ impl Registry {
                     self.list_from_store(info, &prefix, options, status.revision, None)
                         .await
                 }
+            }
+        }
+    }
+
+    /// A list of a resource the watch cache does not keep (Events): from the store at its
+    /// current revision, or at an exact one; a minimum newer than the store is refused.
+    async fn list_uncached(
+        &self,
+        info: &ResourceInfo,
+        prefix: &str,
+        options: &ListOptions,
+        requested: Option<Revision>,
+    ) -> Result<ListPage, ApiError> {
+        match (options.resource_version_match.as_deref(), requested) {
+            (Some("Exact"), Some(revision)) if revision > 0 => {
+                return self
+                    .list_from_store(info, prefix, options, revision, None)
+                    .await;
+            }
+            (Some("Exact"), _) => {
+                return Err(ApiError::bad_request(
+                    "resourceVersionMatch=Exact requires a non-zero resourceVersion",
+                ));
+            }
+            (Some("NotOlderThan"), None) => {
+                return Err(ApiError::bad_request(
+                    "resourceVersionMatch=NotOlderThan requires a resourceVersion",
+                ));
+            }
+            (Some(other), _) if other != "NotOlderThan" => {
+                return Err(ApiError::bad_request(format!(
+                    "unsupported resourceVersionMatch {other:?}: valid values are \"Exact\" and \"NotOlderThan\""
+                )));
+            }
+            _ => {}
+        }
+        let current = self
+            .store
+            .status()
+            .await
+            .map_err(|e| ApiError::new(503, "ServiceUnavailable", e.to_string()))?
+            .revision;
+        if let Some(revision) = requested
+            && revision > current
+        {
+            return Err(ApiError::too_large_resource_version(revision, current));
+        }
+        self.list_from_store(info, prefix, options, current, None)
+            .await
+    }
+
+    /// The current objects under `prefix`, from the watch cache, or from the store for an
+    /// uncached prefix (Events).
+    pub async fn current_objects(&self, prefix: &str) -> Result<Vec<Arc<CachedObject>>, ApiError> {
+        if !self.cache.is_uncached_prefix(prefix.as_bytes()) {
+            return Ok(self.cache.list(prefix.as_bytes(), None).0);
+        }
+        let revision = self
+            .store
+            .status()
+            .await
+            .map_err(|e| ApiError::new(503, "ServiceUnavailable", e.to_string()))?
+            .revision;
+        self.objects_from_store(prefix, revision).await
+    }
+
+    /// Every object under `prefix` at `revision`, read from the store in pages.
+    async fn objects_from_store(
+        &self,
+        prefix: &str,
+        revision: Revision,
+    ) -> Result<Vec<Arc<CachedObject>>, ApiError> {
+        let mut request = RangeRequest::new(KeyRange::prefix(Bytes::from(prefix.to_owned())))
+            .with_limit(1000)
+            .at_revision(revision);
+        let mut objects = Vec::new();
+        loop {
+            let response = self
+                .store
+                .range(request.clone())
+                .await
+                .map_err(|e| ApiError::new(503, "ServiceUnavailable", e.to_string()))?;
+            objects.extend(response.kvs.iter().filter_map(|kv| {
+                CachedObject::from_stored(kv.key.clone(), &kv.value, kv.mod_revision).map(Arc::new)
+            }));
+            match response.next_page(&request) {
+                Some(next) => request = next,
+                None => return Ok(objects),
+            }
+        }
+    }
+
+    /// Where a watch under `prefix` starts: as [`WatchCache::subscribe`], except that the
+    /// current objects of an uncached prefix (Events) are read from the store, at a revision
+    /// the cache's window then continues from. The outer error is the store's; the inner one
+    /// a resume point that fell out of the window.
+    ///
+    /// [`WatchCache::subscribe`]: crate::cache::WatchCache::subscribe
+    pub async fn subscribe(
+        &self,
+        prefix: &str,
+        after: Option<Revision>,
+    ) -> Result<Result<Subscription, TooOld>, ApiError> {
+        if after.is_some() || !self.cache.is_uncached_prefix(prefix.as_bytes()) {
+            return Ok(self.cache.subscribe(prefix.as_bytes(), after));
+        }
+        let mut attempts = 0;
+        loop {
+            let revision = self
+                .store
+                .status()
+                .await
+                .map_err(|e| ApiError::new(503, "ServiceUnavailable", e.to_string()))?
+                .revision;
+            let objects = self.objects_from_store(prefix, revision).await?;
+            if !self.cache.wait_for(revision, WATCH_START_WAIT).await {
+                return Err(ApiError::new(
+                    503,
+                    "ServiceUnavailable",
+                    format!("the watch cache has not reached revision {revision} yet"),
+                ));
+            }
+            // Every change after the listed revision is in the window (or the live feed).
+            match self.cache.subscribe(prefix.as_bytes(), Some(revision)) {
+                Ok(mut subscription) => {
+                    let mut backlog: Vec<Arc<Change>> = objects
+                        .into_iter()
+                        .map(|object| {
+                            Arc::new(Change {
+                                kind: ChangeKind::Added,
+                                revision: object.revision,
+                                object,
+                                prev: None,
+                            })
+                        })
+                        .collect();
+                    backlog.append(&mut subscription.backlog);
+                    subscription.backlog = backlog;
+                    return Ok(Ok(subscription));
+                }
+                // The window moved past the list while it was read: list again.
+                Err(too_old) if attempts < 3 => {
+                    attempts += 1;
+                    tracing::debug!(?too_old, prefix, "uncached watch start: listing again");
+                }
+                Err(too_old) => return Ok(Err(too_old)),
             }
         }
     }

@@ -65,7 +65,7 @@ pub async fn serve(
         registry.cache_is_current().await?;
     }
     let prefix = info.storage_prefix_in(namespace);
-    let stream = match registry.cache().subscribe(prefix.as_bytes(), after) {
+    let stream = match registry.subscribe(&prefix, after).await? {
         Ok(subscription) => events(
             registry.cache().clone(),
             info.clone(),

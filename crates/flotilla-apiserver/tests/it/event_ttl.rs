@@ -144,3 +144,28 @@ async fn many_expired_events_go_in_batches() {
     clock.advance_minutes(2);
     eventually(PATIENCE, || async { event_names(&cp).await.is_empty() }).await;
 }
+
+#[tokio::test]
+async fn events_written_before_a_restart_still_expire() {
+    // The expiry index is rebuilt from the store (the watch cache keeps no Events).
+    let clock = Arc::new(ManualClock(Mutex::new(
+        "2026-01-01T00:00:00Z".parse().expect("timestamp"),
+    )));
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let start = || {
+        Builder::new(store.clone())
+            .clock(clock.clone())
+            .event_ttl(Duration::from_secs(3600))
+            .start()
+    };
+    {
+        let before = start().await.expect("API server starts");
+        create(&before, CORE, &core_event("old", "2026-01-01T00:00:00Z")).await;
+    }
+    clock.advance_minutes(30);
+    let cp = start().await.expect("API server restarts");
+    create(&cp, CORE, &core_event("young", "2026-01-01T00:30:00Z")).await;
+    assert_eq!(event_names(&cp).await, ["old", "young"]);
+    clock.advance_minutes(31);
+    eventually(PATIENCE, || async { event_names(&cp).await == ["young"] }).await;
+}
