@@ -282,8 +282,12 @@ pub const DEFAULT_WATCH_BUFFER: usize = 4096;
 
 /// The most object bytes the window of recent changes keeps by default (besides its count of
 /// changes): the window holds superseded versions, which nothing else keeps in memory once the
-/// store keeps its history on disk.
-pub const DEFAULT_WINDOW_BYTES: usize = 256 * 1024 * 1024;
+/// store keeps its history on disk. 64 MiB is about 10–20 s of history in the heaviest burst
+/// measured (10,000 Deployments over 100 clusters, ~2,500 writes/s) and hours at a steady
+/// state; kube-apiserver starts each resource's watch cache at 100 changes
+/// (`--default-watch-cache-size`) and grows it (up to 102,400) only while its oldest change is
+/// younger than 75 s.
+pub const DEFAULT_WINDOW_BYTES: usize = 64 * 1024 * 1024;
 
 /// The cache, shared by all handlers.
 #[derive(Debug)]

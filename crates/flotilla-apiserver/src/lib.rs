@@ -163,7 +163,7 @@ impl Builder {
         self
     }
 
-    /// The most object bytes the window of recent changes keeps (256 MiB by default): with a
+    /// The most object bytes the window of recent changes keeps (64 MiB by default): with a
     /// store that keeps its history on disk, the window's superseded versions are the only
     /// copies in memory, and a burst of writes would otherwise fill it with large objects.
     pub fn cache_window_bytes(mut self, bytes: usize) -> Self {

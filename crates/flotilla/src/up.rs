@@ -58,6 +58,12 @@ pub struct UpOptions {
     /// e.g. `1h`, `30m`, `90s`; `0` keeps them forever.
     #[arg(long, default_value = "1h", value_parser = crate::bench::parse_duration)]
     pub event_ttl: std::time::Duration,
+    /// The most object data (MiB) the API server's watch cache keeps in its window of recent
+    /// changes, the history a watch resumes from (besides at most 100,000 changes): a watcher
+    /// further behind gets `410 Expired` and relists. Larger keeps longer history under heavy
+    /// writes, at that much memory.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
+    pub watch_cache_window_mib: u32,
 }
 
 /// `--metrics-bind-address`: an address, or off.
@@ -149,6 +155,7 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
         .service_account_key(Arc::new(signing_key))
         .root_ca(pki.ca_cert_pem())
         .event_ttl(options.event_ttl)
+        .cache_window_bytes((options.watch_cache_window_mib as usize).saturating_mul(1 << 20))
         .start()
         .await
         .context("start the API server")?;
@@ -391,5 +398,31 @@ pub(crate) async fn shutdown_signal() {
     tokio::select! {
         _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
         _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT: shutting down"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Up {
+        #[command(flatten)]
+        options: super::UpOptions,
+    }
+
+    #[test]
+    fn the_watch_cache_window_defaults_to_64_mib_and_must_be_positive() {
+        let up = Up::try_parse_from(["up"]).expect("every flag has a default");
+        assert_eq!(up.options.watch_cache_window_mib, 64);
+        let up = Up::try_parse_from(["up", "--watch-cache-window-mib", "256"]).expect("valid");
+        assert_eq!(up.options.watch_cache_window_mib, 256);
+        for bad in ["0", "-1", "64Mi"] {
+            let flag = format!("--watch-cache-window-mib={bad}");
+            let error = Up::try_parse_from(["up", flag.as_str()])
+                .expect_err("not a positive number of MiB")
+                .to_string();
+            assert!(error.contains("--watch-cache-window-mib"), "{error}");
+        }
     }
 }
