@@ -414,6 +414,31 @@ impl Registry {
                 .await
                 .map_err(|e| ApiError::from_store(e, info, ""))?;
             for kv in &response.kvs {
+                if !crate::conversion::converts(info) {
+                    // Served as the watch cache serves it: the stored bytes with
+                    // `resourceVersion` spliced in, selectors on the stored form.
+                    let Some(object) =
+                        CachedObject::from_stored(kv.key.clone(), &kv.value, kv.mod_revision)
+                    else {
+                        continue;
+                    };
+                    if !options
+                        .filter
+                        .matches(info, &object.labels, &kv.key, object.raw())
+                    {
+                        continue;
+                    }
+                    if items.len() == limit {
+                        let next = String::from_utf8_lossy(&kv.key[prefix.len()..]).into_owned();
+                        return Ok(ListPage {
+                            items,
+                            revision,
+                            continue_token: Some(encode_continue(revision, &next)),
+                        });
+                    }
+                    items.push(ListItem::Cached(Arc::new(object)));
+                    continue;
+                }
                 let mut value = object::decode(kv)?;
                 // Selectors see the stored form, as the cache's lists and watches do.
                 let stored_json =
