@@ -160,13 +160,7 @@ pub async fn run(registry: Registry, ttl: Duration) {
         tracing::warn!(?ttl, "event TTL out of range: Events are kept");
         return;
     };
-    let prefix = Bytes::from(
-        registry
-            .catalog()
-            .get("", "v1", "events")
-            .expect("events are built in")
-            .storage_prefix(),
-    );
+    let prefix = Bytes::from_static(super::STORAGE_PREFIX.as_bytes());
     let index = parking_lot::Mutex::new(Index::default());
     tokio::join!(
         follow(&registry, &prefix, &index, ttl),

@@ -10,7 +10,7 @@ use flotilla_store::{KeyRange, RangeRequest, Revision};
 use serde_json::json;
 
 use super::Registry;
-use crate::cache::{CachedObject, Change, ChangeKind, Labels, Subscription, TooOld};
+use crate::cache::{CachedObject, Change, ChangeKind, Subscription, TooOld};
 use crate::catalog::ResourceInfo;
 use crate::error::ApiError;
 use crate::filter::Filter;
@@ -130,6 +130,59 @@ fn decode_continue(token: &str) -> Result<(Revision, String), ApiError> {
     Ok((revision, start))
 }
 
+/// The revision of a `resourceVersionMatch=Exact` list, after refusing the values and
+/// combinations kube-apiserver refuses.
+fn exact_revision(
+    options: &ListOptions,
+    requested: Option<Revision>,
+) -> Result<Option<Revision>, ApiError> {
+    match (options.resource_version_match.as_deref(), requested) {
+        (Some("Exact"), Some(revision)) if revision > 0 => Ok(Some(revision)),
+        (Some("Exact"), _) => Err(ApiError::bad_request(
+            "resourceVersionMatch=Exact requires a non-zero resourceVersion",
+        )),
+        (Some("NotOlderThan"), None) => Err(ApiError::bad_request(
+            "resourceVersionMatch=NotOlderThan requires a resourceVersion",
+        )),
+        (Some(other), _) if other != "NotOlderThan" => Err(ApiError::bad_request(format!(
+            "unsupported resourceVersionMatch {other:?}: valid values are \"Exact\" and \"NotOlderThan\""
+        ))),
+        _ => Ok(None),
+    }
+}
+
+/// Appends the objects (in key order, under `prefix`) that the list's selectors select to
+/// `items`, in their served form; once the list's `limit` is reached, returns the token that
+/// continues at the next selected object.
+fn select(
+    info: &ResourceInfo,
+    prefix: &str,
+    options: &ListOptions,
+    revision: Revision,
+    objects: impl IntoIterator<Item = Arc<CachedObject>>,
+    items: &mut Vec<ListItem>,
+) -> Option<String> {
+    let limit = options.limit.unwrap_or(usize::MAX);
+    for object in objects {
+        if !options
+            .filter
+            .matches(info, &object.labels, &object.key, object.raw())
+        {
+            continue;
+        }
+        if items.len() == limit {
+            let next = String::from_utf8_lossy(&object.key[prefix.len()..]).into_owned();
+            return Some(encode_continue(revision, &next));
+        }
+        if crate::conversion::converts(info) {
+            items.push(crate::conversion::to_served_bytes(info, &object.json()).into());
+        } else {
+            items.push(ListItem::Cached(object));
+        }
+    }
+    None
+}
+
 impl Registry {
     /// Lists `info` in `namespace` (or everywhere) with Kubernetes' resourceVersion semantics.
     pub async fn list(
@@ -160,23 +213,16 @@ impl Registry {
             Some(rv) => object::parse_resource_version(rv)?,
             None => None,
         };
+        let exact = exact_revision(options, requested)?;
+        if let Some(revision) = exact {
+            return self
+                .list_from_store(info, &prefix, options, revision, None)
+                .await;
+        }
         if self.cache.is_uncached_prefix(prefix.as_bytes()) {
             return self.list_uncached(info, &prefix, options, requested).await;
         }
         match (options.resource_version_match.as_deref(), requested) {
-            (Some("Exact"), Some(revision)) if revision > 0 => {
-                self.list_from_store(info, &prefix, options, revision, None)
-                    .await
-            }
-            (Some("Exact"), _) => Err(ApiError::bad_request(
-                "resourceVersionMatch=Exact requires a non-zero resourceVersion",
-            )),
-            (Some("NotOlderThan"), None) => Err(ApiError::bad_request(
-                "resourceVersionMatch=NotOlderThan requires a resourceVersion",
-            )),
-            (Some(other), _) if other != "NotOlderThan" => Err(ApiError::bad_request(format!(
-                "unsupported resourceVersionMatch {other:?}: valid values are \"Exact\" and \"NotOlderThan\""
-            ))),
             // resourceVersion="0": any state is fine.
             (_, Some(0)) => Ok(self.list_from_cache(info, &prefix, options)),
             // At least as new as the given version.
@@ -208,8 +254,8 @@ impl Registry {
         }
     }
 
-    /// A list of a resource the watch cache does not keep (Events): from the store at its
-    /// current revision, or at an exact one; a minimum newer than the store is refused.
+    /// A list of a resource the watch cache does not keep (Events), not at an exact version:
+    /// from the store at its current revision; a minimum newer than the store is refused.
     async fn list_uncached(
         &self,
         info: &ResourceInfo,
@@ -217,29 +263,6 @@ impl Registry {
         options: &ListOptions,
         requested: Option<Revision>,
     ) -> Result<ListPage, ApiError> {
-        match (options.resource_version_match.as_deref(), requested) {
-            (Some("Exact"), Some(revision)) if revision > 0 => {
-                return self
-                    .list_from_store(info, prefix, options, revision, None)
-                    .await;
-            }
-            (Some("Exact"), _) => {
-                return Err(ApiError::bad_request(
-                    "resourceVersionMatch=Exact requires a non-zero resourceVersion",
-                ));
-            }
-            (Some("NotOlderThan"), None) => {
-                return Err(ApiError::bad_request(
-                    "resourceVersionMatch=NotOlderThan requires a resourceVersion",
-                ));
-            }
-            (Some(other), _) if other != "NotOlderThan" => {
-                return Err(ApiError::bad_request(format!(
-                    "unsupported resourceVersionMatch {other:?}: valid values are \"Exact\" and \"NotOlderThan\""
-                )));
-            }
-            _ => {}
-        }
         let current = self
             .store
             .status()
@@ -323,7 +346,9 @@ impl Registry {
                 return Err(ApiError::new(
                     503,
                     "ServiceUnavailable",
-                    format!("the watch cache has not reached revision {revision} yet"),
+                    format!(
+                        "the watch cache has not reached revision {revision} yet; retry the watch"
+                    ),
                 ));
             }
             // Every change after the listed revision is in the window (or the live feed).
@@ -361,27 +386,8 @@ impl Registry {
         options: &ListOptions,
     ) -> ListPage {
         let (objects, revision) = self.cache.list(prefix.as_bytes(), None);
-        let limit = options.limit.unwrap_or(usize::MAX);
         let mut items = Vec::new();
-        let mut continue_token = None;
-        for object in objects {
-            if !options
-                .filter
-                .matches(info, &object.labels, &object.key, object.raw())
-            {
-                continue;
-            }
-            if items.len() == limit {
-                let last = String::from_utf8_lossy(&object.key[prefix.len()..]).into_owned();
-                continue_token = Some(encode_continue(revision, &last));
-                break;
-            }
-            if crate::conversion::converts(info) {
-                items.push(crate::conversion::to_served_bytes(info, &object.json()).into());
-            } else {
-                items.push(ListItem::Cached(object));
-            }
-        }
+        let continue_token = select(info, prefix, options, revision, objects, &mut items);
         ListPage {
             items,
             revision,
@@ -413,57 +419,17 @@ impl Registry {
                 .range(request.clone())
                 .await
                 .map_err(|e| ApiError::from_store(e, info, ""))?;
-            for kv in &response.kvs {
-                if !crate::conversion::converts(info) {
-                    // Served as the watch cache serves it: the stored bytes with
-                    // `resourceVersion` spliced in, selectors on the stored form.
-                    let Some(object) =
-                        CachedObject::from_stored(kv.key.clone(), &kv.value, kv.mod_revision)
-                    else {
-                        continue;
-                    };
-                    if !options
-                        .filter
-                        .matches(info, &object.labels, &kv.key, object.raw())
-                    {
-                        continue;
-                    }
-                    if items.len() == limit {
-                        let next = String::from_utf8_lossy(&kv.key[prefix.len()..]).into_owned();
-                        return Ok(ListPage {
-                            items,
-                            revision,
-                            continue_token: Some(encode_continue(revision, &next)),
-                        });
-                    }
-                    items.push(ListItem::Cached(Arc::new(object)));
-                    continue;
-                }
-                let mut value = object::decode(kv)?;
-                // Selectors see the stored form, as the cache's lists and watches do.
-                let stored_json =
-                    serde_json::to_vec(&value).map_err(|e| ApiError::internal(e.to_string()))?;
-                if !options
-                    .filter
-                    .matches(info, &Labels::of(&value), &kv.key, &stored_json)
-                {
-                    continue;
-                }
-                let json = if crate::conversion::converts(info) {
-                    crate::conversion::to_served(info, &mut value);
-                    serde_json::to_vec(&value).map_err(|e| ApiError::internal(e.to_string()))?
-                } else {
-                    stored_json
-                };
-                if items.len() == limit {
-                    let next = String::from_utf8_lossy(&kv.key[prefix.len()..]).into_owned();
-                    return Ok(ListPage {
-                        items,
-                        revision,
-                        continue_token: Some(encode_continue(revision, &next)),
-                    });
-                }
-                items.push(Bytes::from(json).into());
+            // Served as the watch cache serves them: the stored bytes with `resourceVersion`
+            // spliced in, selectors on the stored form.
+            let objects = response.kvs.iter().filter_map(|kv| {
+                CachedObject::from_stored(kv.key.clone(), &kv.value, kv.mod_revision).map(Arc::new)
+            });
+            if let Some(token) = select(info, prefix, options, revision, objects, &mut items) {
+                return Ok(ListPage {
+                    items,
+                    revision,
+                    continue_token: Some(token),
+                });
             }
             match response.next_page(&request) {
                 Some(next) => request = next,

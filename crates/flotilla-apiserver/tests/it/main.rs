@@ -10,6 +10,7 @@ mod discovery;
 mod escalation;
 mod event_ttl;
 mod events;
+mod events_store;
 mod fieldvalidation;
 mod fuzz;
 mod gc;
