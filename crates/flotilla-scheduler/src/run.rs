@@ -122,6 +122,15 @@ struct BindingView<'a> {
     status: &'a ResourceBindingStatus,
 }
 
+/// What the scheduler's cache leaves out of a binding's status: the members' aggregated
+/// status (the binding-status controller's, never read here; a merge patch of the scheduler's
+/// leaves it as stored).
+fn drop_aggregated_status(status: Option<&mut ResourceBindingStatus>) {
+    if let Some(status) = status {
+        status.aggregated_status = Vec::new();
+    }
+}
+
 /// The status of a binding that has none yet.
 static NO_STATUS: std::sync::LazyLock<ResourceBindingStatus> =
     std::sync::LazyLock::new(ResourceBindingStatus::default);
@@ -256,6 +265,7 @@ impl Scheduler {
                 namespace: b.metadata.namespace.clone().unwrap_or_default(),
                 name: b.metadata.name.clone().unwrap_or_default(),
             },
+            |b: &mut ResourceBinding| drop_aggregated_status(b.status.as_mut()),
         )));
         tasks.push(tokio::spawn(self.clone().watch_bindings(
             Api::<ClusterResourceBinding>::all(self.client.clone()),
@@ -263,6 +273,7 @@ impl Scheduler {
             |b: &ClusterResourceBinding| BindingKey::Cluster {
                 name: b.metadata.name.clone().unwrap_or_default(),
             },
+            |b: &mut ClusterResourceBinding| drop_aggregated_status(b.status.as_mut()),
         )));
         tasks.push(tokio::spawn(
             self.clone()

@@ -22,6 +22,7 @@ impl Scheduler {
         api: Api<K>,
         writer: reflector::store::Writer<K>,
         key_of: fn(&K) -> BindingKey,
+        slim: fn(&mut K),
     ) where
         K: kube::Resource<DynamicType = ()>
             + Clone
@@ -31,11 +32,16 @@ impl Scheduler {
             + Sync
             + 'static,
     {
-        // The scheduler never reads managed fields: the cache keeps bindings without them
-        // (three entries with their field trees on a scheduled binding, copied by the reflector
-        // and by every worker's view otherwise).
-        let watch = watcher::watcher(api, watcher::Config::default())
-            .modify(|object| object.meta_mut().managed_fields = None);
+        // The scheduler never reads managed fields, owner references or the per-cluster
+        // aggregated status: the cache keeps bindings without them (three managed-fields
+        // entries with their field trees and a status document per target cluster on a
+        // scheduled, applied binding; ~40 % of a cached binding).
+        let watch = watcher::watcher(api, watcher::Config::default()).modify(move |object| {
+            let meta = object.meta_mut();
+            meta.managed_fields = None;
+            meta.owner_references = None;
+            slim(object);
+        });
         let stream = reflector::reflector(writer, watch).default_backoff();
         let mut stream = std::pin::pin!(stream);
         // A (re)list is queued when it is complete: the reflector's store serves what it held

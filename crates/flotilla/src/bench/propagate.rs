@@ -339,28 +339,18 @@ async fn burst(
             .context("create a PropagationPolicy")?;
     }
     let (applied_before, ready_before, works_before) = tracker.counts();
-    let mut objects = Vec::with_capacity(options.deployments);
     for i in 0..options.deployments {
-        let name = format!("app-{i}");
-        let g = i % groups;
         tracker.expect(
-            (BURST_NS.to_owned(), name.clone()),
+            (BURST_NS.to_owned(), format!("app-{i}")),
             Expect {
-                clusters: group(names, g),
+                clusters: group(names, i % groups),
                 replicas: i64::from(options.replicas),
             },
         );
-        objects.push(serde_json::from_value::<Deployment>(deployment(
-            BURST_NS,
-            &name,
-            json!({GROUP_LABEL: format!("g{g}")}),
-            options.replicas,
-        ))?);
     }
     let expected_works: usize = (0..options.deployments)
         .map(|i| group(names, i % groups).len())
         .sum();
-    let objects = Arc::new(objects);
     let created = Arc::new(Mutex::new(HashMap::with_capacity(options.deployments)));
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let cpu_before = world::cpu_seconds_of("/proc/self/stat");
@@ -369,20 +359,25 @@ async fn burst(
     let mut writers = Vec::new();
     for _ in 0..options.writers.max(1) {
         let api = Api::<Deployment>::namespaced(client.clone(), BURST_NS);
-        let (objects, created, next) = (objects.clone(), created.clone(), next.clone());
+        let (created, next) = (created.clone(), next.clone());
+        let (n, replicas) = (options.deployments, options.replicas);
         writers.push(tokio::spawn(async move {
             loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(object) = objects.get(i) else {
+                if i >= n {
                     return anyhow::Ok(());
-                };
+                }
+                // Built when sent, so the bench holds no burst of typed Deployments in the
+                // process whose RSS it reports.
+                let name = format!("app-{i}");
+                let labels = json!({GROUP_LABEL: format!("g{}", i % groups)});
+                let object: Deployment =
+                    serde_json::from_value(deployment(BURST_NS, &name, labels, replicas))?;
                 let at = Instant::now();
-                api.create(&PostParams::default(), object)
+                api.create(&PostParams::default(), &object)
                     .await
                     .context("create a Deployment")?;
-                created
-                    .lock()
-                    .insert(object.metadata.name.clone().unwrap_or_default(), at);
+                created.lock().insert(name, at);
             }
         }));
     }
