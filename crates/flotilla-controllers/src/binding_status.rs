@@ -142,6 +142,13 @@ pub fn with_fully_applied(conditions: &[Condition], applied: bool, now: Time) ->
     out
 }
 
+/// The one field of a reflected status [`members_template_generation`] reads.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TemplateGeneration {
+    resource_template_generation: Option<i64>,
+}
+
 /// The oldest template generation the members run (`resourceTemplateGeneration` of every
 /// item's reflected status); `None` when any item does not report one.
 pub fn members_template_generation(items: &[AggregatedStatusItem]) -> Option<i64> {
@@ -150,8 +157,8 @@ pub fn members_template_generation(items: &[AggregatedStatusItem]) -> Option<i64
         .map(|item| {
             item.status
                 .as_ref()
-                .and_then(|s| s.get("resourceTemplateGeneration"))
-                .and_then(serde_json::Value::as_i64)
+                .and_then(|s| s.parse::<TemplateGeneration>().ok())
+                .and_then(|s| s.resource_template_generation)
         })
         .try_fold(i64::MAX, |min, g| Some(min.min(g?)))
         .filter(|_| !items.is_empty())

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_api::karmada::{
-    Cluster, ManifestStatus, ResourceIdentifier, WORK_NAME_ANNOTATION, WORK_NAMESPACE_ANNOTATION,
-    Work, names,
+    Cluster, JsonText, ManifestStatus, ResourceIdentifier, WORK_NAME_ANNOTATION,
+    WORK_NAMESPACE_ANNOTATION, Work, names,
 };
 use flotilla_runtime::controller::{Tasks, until_ready};
 use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
@@ -288,7 +288,7 @@ impl WorkStatus {
             };
             statuses.push(ManifestStatus {
                 identifier,
-                status,
+                status: status.as_ref().map(JsonText::new),
                 health: health(&observed).as_str().to_owned(),
             });
         }

@@ -62,7 +62,7 @@ async fn a_deployment_runs_in_the_member_and_its_status_comes_back_healthy() {
         || async {
             let work = world.work("m1", "web").await?;
             let status = work.status.as_ref()?.manifest_statuses.first()?.clone();
-            (status.health == "Healthy" && status.status.as_ref()?["readyReplicas"] == 2)
+            (status.health == "Healthy" && status.status.as_ref()?.to_value()["readyReplicas"] == 2)
                 .then_some(work)
         },
     )
@@ -89,7 +89,7 @@ async fn a_deployment_runs_in_the_member_and_its_status_comes_back_healthy() {
         json!({"ordinal": 0, "group": "apps", "version": "v1", "kind": "Deployment",
             "resource": "", "namespace": "default", "name": "web"})
     );
-    let reflected = status.status.clone().expect("reflected");
+    let reflected = status.status.as_ref().expect("reflected").to_value();
     assert_eq!(reflected["resourceTemplateGeneration"], 1);
     assert_eq!(reflected["replicas"], 2);
     assert_eq!(reflected["availableReplicas"], 2);

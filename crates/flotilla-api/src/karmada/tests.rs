@@ -230,3 +230,59 @@ fn work_manifests_are_written_as_serde_json_writes_the_same_value() {
     let manifest_key: Manifest = yaml_serde::from_str("{1: a}").expect("manifest");
     assert_eq!(manifest_key.to_value(), yaml_key);
 }
+
+#[test]
+fn member_statuses_on_works_and_bindings_round_trip_as_compact_json() {
+    let work = json!({
+        "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
+        "metadata": {"name": "w", "namespace": "karmada-es-m1"},
+        "spec": {"workload": {}},
+        "status": {"manifestStatuses": [
+            {"identifier": {"ordinal": 0, "group": "apps", "version": "v1", "kind": "Deployment",
+                "namespace": "n", "name": "d", "resource": ""},
+             "status": {"replicas": 2, "readyReplicas": 2, "resourceTemplateGeneration": 3},
+             "health": "Healthy"},
+            {"identifier": {"ordinal": 1, "version": "v1", "kind": "ConfigMap",
+                "namespace": "n", "name": "c", "resource": ""},
+             "status": null}
+        ]}
+    });
+    let decoded: Work = serde_json::from_value(work.clone()).expect("work");
+    let statuses = &decoded.status.as_ref().expect("status").manifest_statuses;
+    let reflected = statuses[0].status.as_ref().expect("reflected");
+    assert_eq!(
+        reflected.json(),
+        r#"{"replicas":2,"readyReplicas":2,"resourceTemplateGeneration":3}"#
+    );
+    assert_eq!(reflected.to_value()["readyReplicas"], 2);
+    // `null` is no status, as it was for a `Value`; absent fields stay absent when written.
+    assert!(statuses[1].status.is_none());
+    let mut expected = work;
+    expected["status"]["manifestStatuses"][1]
+        .as_object_mut()
+        .expect("object")
+        .remove("status");
+    assert_eq!(serde_json::to_value(&decoded).expect("to value"), expected);
+
+    let binding = json!({
+        "apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
+        "metadata": {"name": "d-deployment", "namespace": "n"},
+        "spec": {"resource": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}},
+        "status": {"aggregatedStatus": [
+            {"clusterName": "m1", "status": {"readyReplicas": 2}, "applied": true,
+             "health": "Healthy"}
+        ]}
+    });
+    let text = binding.to_string();
+    let decoded: ResourceBinding = serde_json::from_str(&text).expect("binding");
+    let items = &decoded.status.as_ref().expect("status").aggregated_status;
+    assert_eq!(
+        items[0].status.as_ref().map(JsonText::json),
+        Some(r#"{"readyReplicas":2}"#)
+    );
+    let back = serde_json::to_value(&decoded).expect("to value");
+    assert_eq!(
+        back["status"]["aggregatedStatus"],
+        binding["status"]["aggregatedStatus"]
+    );
+}

@@ -389,7 +389,7 @@ pub struct AggregatedStatusItem {
     pub cluster_name: String,
     /// The member object's status.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<serde_json::Value>,
+    pub status: Option<super::JsonText>,
     /// Applied.
     #[serde(default, skip_serializing_if = "is_false")]
     pub applied: bool,

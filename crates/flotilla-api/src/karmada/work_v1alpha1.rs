@@ -140,31 +140,37 @@ impl WorkloadTemplate {
 /// `runtime.RawExtension`'s bytes).
 ///
 /// Every controller's cache of Works holds one per Work: parsed into a `Value` tree a Deployment
-/// costs ~20 KB, as text its JSON (1–3 KB). Read it with [`Manifest::to_value`] (parses) or
-/// [`Manifest::parse`] (only the fields a type names). Two manifests are equal when their JSON
-/// documents are (key order aside), as two `Value`s are.
-#[derive(Clone)]
-pub struct Manifest(Box<RawValue>);
+/// costs ~20 KB, as text its JSON (1–3 KB).
+pub type Manifest = JsonText;
 
-impl Manifest {
-    /// The manifest `value`.
+/// A JSON document held as its compact text, parsed when read: a Work's manifests, the member
+/// statuses a Work and a binding carry (a Deployment's reflected status is ~150 bytes of text
+/// and ~900 as a `Value` tree, held once per Work and once per binding in every cache).
+///
+/// Read it with [`JsonText::to_value`] (parses) or [`JsonText::parse`] (only the fields a type
+/// names). Two are equal when their JSON documents are (key order aside), as two `Value`s are.
+#[derive(Clone)]
+pub struct JsonText(Box<RawValue>);
+
+impl JsonText {
+    /// The document `value`.
     pub fn new(value: &Value) -> Self {
         // A `Value` always serializes (its map keys are strings).
         Self(serde_json::value::to_raw_value(value).unwrap_or_else(|_| null()))
     }
 
-    /// The manifest as compact JSON text.
+    /// The document as compact JSON text.
     pub fn json(&self) -> &str {
         self.0.get()
     }
 
-    /// The manifest, parsed.
+    /// The document, parsed.
     pub fn to_value(&self) -> Value {
         // Valid JSON no deeper than the decoder's limit (it was decoded to build this).
         serde_json::from_str(self.json()).unwrap_or(Value::Null)
     }
 
-    /// The fields of the manifest `T` names.
+    /// The fields of the document `T` names.
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
         serde_json::from_str(self.json())
     }
@@ -174,37 +180,37 @@ fn null() -> Box<RawValue> {
     RawValue::from_string("null".to_owned()).expect("`null` is JSON")
 }
 
-impl From<Value> for Manifest {
+impl From<Value> for JsonText {
     fn from(value: Value) -> Self {
         Self::new(&value)
     }
 }
 
-impl From<&Value> for Manifest {
+impl From<&Value> for JsonText {
     fn from(value: &Value) -> Self {
         Self::new(value)
     }
 }
 
-impl PartialEq for Manifest {
+impl PartialEq for JsonText {
     fn eq(&self, other: &Self) -> bool {
         self.json() == other.json() || self.to_value() == other.to_value()
     }
 }
 
-impl fmt::Debug for Manifest {
+impl fmt::Debug for JsonText {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.json())
     }
 }
 
-impl Serialize for Manifest {
+impl Serialize for JsonText {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.0.serialize(serializer)
     }
 }
 
-impl<'de> Deserialize<'de> for Manifest {
+impl<'de> Deserialize<'de> for JsonText {
     /// Written out as JSON text while it is read, with no `Value` tree in between, from any
     /// self-describing deserializer (a `RawValue` would need serde_json's own, and not behind
     /// serde's buffering of untagged or flattened content).
@@ -371,7 +377,7 @@ pub struct ManifestStatus {
     pub identifier: ResourceIdentifier,
     /// What the interpreter reflected (absent: not collected).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<Value>,
+    pub status: Option<JsonText>,
     /// `Healthy`, `Unhealthy` or `Unknown`.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub health: String,

@@ -71,7 +71,7 @@ fn items_are_sorted_and_unapplied_works_report_their_message() {
             ("c", false, "", "Unknown"),
         ]
     );
-    assert_eq!(items[1].status, Some(json!({"readyReplicas": 2})));
+    assert_eq!(items[1].status, Some(json!({"readyReplicas": 2}).into()));
 }
 
 #[test]
@@ -113,7 +113,7 @@ fn members_report_the_oldest_template_generation_they_run() {
     let item = |cluster: &str, status: Option<serde_json::Value>| AggregatedStatusItem {
         cluster_name: cluster.into(),
         applied: true,
-        status,
+        status: status.map(Into::into),
         ..AggregatedStatusItem::default()
     };
     let at = |g: i64| Some(json!({"generation": 4, "resourceTemplateGeneration": g}));

@@ -7,8 +7,22 @@ use std::collections::BTreeSet;
 use flotilla_api::karmada::AggregatedStatusItem;
 use serde_json::{Map, Value, json};
 
+/// One member's item with its reflected status parsed (bindings hold it as JSON text).
+struct Item<'a> {
+    cluster_name: &'a str,
+    status: Option<Value>,
+}
+
 /// The new status of `template`, or `None` when its kind has no aggregation hook.
 pub fn aggregate_status(template: &Value, items: &[AggregatedStatusItem]) -> Option<Value> {
+    let items: Vec<Item<'_>> = items
+        .iter()
+        .map(|item| Item {
+            cluster_name: &item.cluster_name,
+            status: item.status.as_ref().map(|s| s.to_value()),
+        })
+        .collect();
+    let items = items.as_slice();
     let api_version = template
         .get("apiVersion")
         .and_then(Value::as_str)
@@ -107,7 +121,7 @@ pub fn aggregate_status(template: &Value, items: &[AggregatedStatusItem]) -> Opt
     Some(out)
 }
 
-fn statuses(items: &[AggregatedStatusItem]) -> impl Iterator<Item = &Value> {
+fn statuses<'a>(items: &'a [Item<'_>]) -> impl Iterator<Item = &'a Value> {
     items.iter().filter_map(|i| i.status.as_ref())
 }
 
@@ -115,7 +129,7 @@ fn int(status: &Value, field: &str) -> i64 {
     status.get(field).and_then(Value::as_i64).unwrap_or(0)
 }
 
-fn sum(items: &[AggregatedStatusItem], field: &str) -> i64 {
+fn sum(items: &[Item<'_>], field: &str) -> i64 {
     statuses(items).map(|s| int(s, field)).sum()
 }
 
@@ -133,7 +147,7 @@ enum GenerationRule {
 /// becomes the template generation only when every item (nil statuses included) caught up.
 fn counters(
     old: &Value,
-    items: &[AggregatedStatusItem],
+    items: &[Item<'_>],
     generation: i64,
     fields: &[(&str, bool)],
     rule: GenerationRule,
@@ -172,7 +186,7 @@ fn counters(
 
 /// Service (LoadBalancer) and Ingress: the union of the members' `loadBalancer.ingress`,
 /// de-duplicated and sorted.
-fn load_balancer(old: &Value, items: &[AggregatedStatusItem]) -> Value {
+fn load_balancer(old: &Value, items: &[Item<'_>]) -> Value {
     let mut seen = BTreeSet::new();
     let mut ingress = Vec::new();
     for status in statuses(items) {
@@ -216,7 +230,7 @@ fn has_condition(status: &Value, kind: &str) -> bool {
 
 /// Job: unless the template already finished, Σ active/succeeded/failed, the earliest start,
 /// the latest completion; `Failed` when any member failed, `Complete` when all completed.
-fn job(old: &Value, items: &[AggregatedStatusItem]) -> Option<Value> {
+fn job(old: &Value, items: &[Item<'_>]) -> Option<Value> {
     if has_condition(old, "Complete") || has_condition(old, "Failed") {
         return Some(old.clone());
     }
@@ -231,7 +245,7 @@ fn job(old: &Value, items: &[AggregatedStatusItem]) -> Option<Value> {
     for item in items {
         if let Some(s) = &item.status {
             if has_condition(s, "Failed") {
-                failed_clusters.push(item.cluster_name.clone());
+                failed_clusters.push(item.cluster_name.to_owned());
             }
             if has_condition(s, "Complete") {
                 complete += 1;
@@ -269,7 +283,7 @@ fn job(old: &Value, items: &[AggregatedStatusItem]) -> Option<Value> {
 }
 
 /// CronJob: the members' active jobs concatenated, the latest schedule and success times.
-fn cron_job(old: &Value, items: &[AggregatedStatusItem]) -> Value {
+fn cron_job(old: &Value, items: &[Item<'_>]) -> Value {
     let mut status = old.as_object().cloned().unwrap_or_default();
     let active: Vec<Value> = statuses(items)
         .filter_map(|s| s.get("active").and_then(Value::as_array))
@@ -294,7 +308,7 @@ fn cron_job(old: &Value, items: &[AggregatedStatusItem]) -> Value {
 
 /// Pod: a phase from the set of member phases (missing ⇒ Pending), container statuses
 /// concatenated.
-fn pod(old: &Value, items: &[AggregatedStatusItem]) -> Value {
+fn pod(old: &Value, items: &[Item<'_>]) -> Value {
     let phases: Vec<&str> = items
         .iter()
         .map(|i| {
@@ -332,7 +346,7 @@ fn pod(old: &Value, items: &[AggregatedStatusItem]) -> Value {
 }
 
 /// PVC: `Lost` if any member lost it, `Bound` when all are bound, else `Pending`.
-fn pvc(old: &Value, items: &[AggregatedStatusItem]) -> Value {
+fn pvc(old: &Value, items: &[Item<'_>]) -> Value {
     let phases: Vec<&str> = statuses(items)
         .filter_map(|s| s.get("phase").and_then(Value::as_str))
         .collect();

@@ -94,7 +94,7 @@ async fn a_propagation_shows_on_the_metrics_endpoint() {
                 && status.aggregated_status.iter().all(|item| {
                     item.status
                         .as_ref()
-                        .and_then(|s| s["resourceTemplateGeneration"].as_i64())
+                        .and_then(|s| s.to_value()["resourceTemplateGeneration"].as_i64())
                         == Some(generation)
                 });
             (applied && at).then_some(())

@@ -6,7 +6,7 @@ use super::*;
 fn item(cluster: &str, status: Option<Value>) -> AggregatedStatusItem {
     AggregatedStatusItem {
         cluster_name: cluster.to_owned(),
-        status,
+        status: status.map(Into::into),
         applied: true,
         health: "Healthy".to_owned(),
         ..AggregatedStatusItem::default()
