@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use k8s_openapi::api::core::v1::{Event as CoreEvent, EventSource, ObjectReference};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time};
 use kube::api::{Patch, PatchParams, PostParams};
-use kube::{Api, Client};
+use kube::{Client, Resource as _};
 
 pub use kube::runtime::events::{Event, EventType, Reporter};
 
@@ -87,11 +87,10 @@ impl Recorder {
                 "count": count + 1,
                 "lastTimestamp": Time(now),
             });
-            let api: Api<CoreEvent> = Api::namespaced(self.client.clone(), &namespace);
-            match api
+            let request = kube::core::Request::new(CoreEvent::url_path(&(), Some(&namespace)))
                 .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await
-            {
+                .map_err(kube::Error::BuildRequest)?;
+            match self.send(request, "patch").await {
                 Ok(_) => {
                     self.remember(key, name, namespace, count + 1);
                     return Ok(());
@@ -135,9 +134,27 @@ impl Recorder {
             related: event.secondary.clone(),
             series: None,
         };
-        let api: Api<CoreEvent> = Api::namespaced(self.client.clone(), &namespace);
-        api.create(&PostParams::default(), &core).await?;
+        let body = serde_json::to_vec(&core).map_err(kube::Error::SerdeError)?;
+        let request = kube::core::Request::new(CoreEvent::url_path(&(), Some(&namespace)))
+            .create(&PostParams::default(), body)
+            .map_err(kube::Error::BuildRequest)?;
+        self.send(request, "create").await?;
         self.remember(key, name, namespace, 1);
+        Ok(())
+    }
+
+    /// Sends a write of an Event; its answer (the stored Event, managed fields and all) is
+    /// checked to be JSON but not decoded: the recorder reads nothing of it.
+    async fn send(
+        &self,
+        mut request: http::Request<Vec<u8>>,
+        verb: &'static str,
+    ) -> Result<(), kube::Error> {
+        // What kube's `Api` tags its requests with (for tracing layers).
+        request.extensions_mut().insert(verb);
+        self.client
+            .request::<k8s_openapi::serde::de::IgnoredAny>(request)
+            .await?;
         Ok(())
     }
 
