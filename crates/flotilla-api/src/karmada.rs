@@ -10,7 +10,6 @@
 
 pub mod affinity;
 pub mod cluster;
-pub mod meta;
 pub mod names;
 pub mod overrides;
 pub mod policy;

@@ -8,6 +8,7 @@
 
 pub mod karmada;
 pub mod lifted;
+pub mod meta;
 pub mod selector;
 pub mod validation;
 

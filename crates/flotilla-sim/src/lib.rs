@@ -19,7 +19,6 @@ pub mod kubeconfig;
 pub mod kubelet;
 pub mod lifecycle;
 pub mod lifted;
-pub mod meta;
 pub mod node;
 pub mod nodes;
 pub mod pod;

@@ -19,7 +19,7 @@ pub struct Node {
     /// Without annotations and managedFields (nothing here reads them).
     #[serde(
         default,
-        deserialize_with = "crate::meta::without_managed_fields_and_annotations"
+        deserialize_with = "flotilla_api::meta::without_managed_fields_and_annotations"
     )]
     pub metadata: ObjectMeta,
     #[serde(default)]

@@ -35,8 +35,11 @@ pub struct Pod {
 /// wire type (the watcher needs `ObjectMeta`).
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct WirePod {
-    /// Without managedFields (nothing here reads them; see [`crate::meta`]).
-    #[serde(default, deserialize_with = "crate::meta::without_managed_fields")]
+    /// Without managedFields (nothing here reads them; see [`flotilla_api::meta`]).
+    #[serde(
+        default,
+        deserialize_with = "flotilla_api::meta::without_managed_fields"
+    )]
     pub metadata: ObjectMeta,
     #[serde(default)]
     pub spec: Option<Spec>,

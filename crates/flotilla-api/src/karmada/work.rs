@@ -36,8 +36,8 @@ pub struct ResourceBinding {
     /// Always `ResourceBinding`.
     #[serde(default)]
     pub kind: Kind<ResourceBinding>,
-    /// Standard object metadata, decoded without `managedFields` (see [`super::meta`]).
-    #[serde(default, deserialize_with = "super::meta::without_managed_fields")]
+    /// Standard object metadata, decoded without `managedFields` (see [`crate::meta`]).
+    #[serde(default, deserialize_with = "crate::meta::without_managed_fields")]
     pub metadata: ObjectMeta,
     /// Desired state.
     #[serde(default)]
@@ -65,8 +65,8 @@ pub struct ClusterResourceBinding {
     /// Always `ClusterResourceBinding`.
     #[serde(default)]
     pub kind: Kind<ClusterResourceBinding>,
-    /// Standard object metadata, decoded without `managedFields` (see [`super::meta`]).
-    #[serde(default, deserialize_with = "super::meta::without_managed_fields")]
+    /// Standard object metadata, decoded without `managedFields` (see [`crate::meta`]).
+    #[serde(default, deserialize_with = "crate::meta::without_managed_fields")]
     pub metadata: ObjectMeta,
     /// Desired state.
     #[serde(default)]

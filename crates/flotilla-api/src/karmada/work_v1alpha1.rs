@@ -86,8 +86,8 @@ pub struct Work {
     /// Always `Work`.
     #[serde(default)]
     pub kind: Kind<Work>,
-    /// Standard object metadata, decoded without `managedFields` (see [`super::meta`]).
-    #[serde(default, deserialize_with = "super::meta::without_managed_fields")]
+    /// Standard object metadata, decoded without `managedFields` (see [`crate::meta`]).
+    #[serde(default, deserialize_with = "crate::meta::without_managed_fields")]
     pub metadata: ObjectMeta,
     /// Desired state.
     #[serde(default)]

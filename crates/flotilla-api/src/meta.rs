@@ -1,9 +1,13 @@
-//! Object metadata for the sim's informer caches, decoded without the fields no loop reads.
+//! Object metadata decoded without the members no reader of it needs, skipped while parsing
+//! (`IgnoredAny`) so that they are never built.
 //!
-//! A pod's `managedFields` (one entry per writer: controller, scheduler, kubelet) is about half
-//! of its JSON; decoded by `ObjectMeta`'s own `Deserialize` it becomes a tree of
-//! `serde_json::Value`s, allocated on every watch event and dropped right after. Here such keys
-//! are skipped while parsing (`IgnoredAny`), so they are never built.
+//! `managedFields` (one entry per writer, each with its `fieldsV1` tree) is often as large as the
+//! rest of an object; decoded by `ObjectMeta`'s own `Deserialize` it becomes a tree of
+//! `serde_json::Value`s on every watch event and write answer, and the caches that hold such
+//! objects drop it right after. Users: the simulated clusters' slim Pod and Node, and the
+//! Karmada kinds the controllers hold by the thousand (Work, ResourceBinding,
+//! ClusterResourceBinding: an update sent from such an object leaves the stored entries as they
+//! are, as kube-apiserver does when a request carries none).
 
 use std::fmt;
 
@@ -230,6 +234,39 @@ mod tests {
         assert_eq!(node.metadata.annotations, None);
         assert_eq!(node.metadata.managed_fields, None);
         assert_eq!(node.metadata.labels.expect("labels")["app"], "a");
+    }
+
+    #[test]
+    fn works_and_bindings_decode_their_metadata_without_managed_fields() {
+        use crate::karmada::{ResourceBinding, Work};
+        let work = json!({"apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
+            "metadata": metadata()["metadata"].clone(), "spec": {"workload": {}}});
+        let mut expected = metadata()["metadata"].clone();
+        expected
+            .as_object_mut()
+            .expect("object")
+            .remove("managedFields");
+        // From text (keys borrowed), from a `Value` (keys owned) and from YAML.
+        let from_text: Work = serde_json::from_str(&work.to_string()).expect("text");
+        let from_value: Work = serde_json::from_value(work.clone()).expect("value");
+        let from_yaml: Work = yaml_serde::from_str(&work.to_string()).expect("yaml");
+        for decoded in [&from_text, &from_value, &from_yaml] {
+            assert_eq!(decoded.metadata.managed_fields, None);
+            assert_eq!(
+                serde_json::to_value(&decoded.metadata).expect("metadata"),
+                expected
+            );
+        }
+        // A key written with an escape still names its member; an unknown one is ignored.
+        let escaped = r#"{"metadata": {"n\u0061me": "x", "managedFields": [], "future": 1}}"#;
+        let binding: ResourceBinding = serde_json::from_str(escaped).expect("escaped");
+        assert_eq!(binding.metadata.name.as_deref(), Some("x"));
+        // Wrong types are still refused.
+        let error = serde_json::from_str::<Work>(r#"{"metadata": {"generation": "two"}}"#)
+            .expect_err("a string generation");
+        assert!(error.to_string().contains("invalid type"), "{error}");
+        let error = serde_json::from_str::<Work>(r#"{"metadata": []}"#).expect_err("a list");
+        assert!(error.to_string().contains("invalid type"), "{error}");
     }
 
     #[test]
