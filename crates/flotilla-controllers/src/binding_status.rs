@@ -498,17 +498,31 @@ impl BindingStatusController {
             .resolve(&resource.api_version, &resource.kind)
             .await?;
         let api = self.resources.api(&served, &resource.namespace);
-        let Some(mut template) = api.get_opt(&resource.name).await? else {
+        // The template is read as JSON once (not as a `DynamicObject` converted to a `Value`)
+        // and written back without its managed fields, which the API server then keeps as
+        // stored; the answer of the write is not decoded (nothing here reads it).
+        let url = api.resource_url();
+        let get = kube::core::Request::new(url)
+            .get(&resource.name, &kube::api::GetParams::default())
+            .map_err(kube::Error::BuildRequest)?;
+        let mut template: serde_json::Value = match self.client.request(get).await {
+            Ok(template) => template,
+            Err(kube::Error::Api(status)) if status.code == 404 => return Ok(()),
+            Err(error) => return Err(error.into()),
+        };
+        let Some(status) = crate::interpreter::aggregate_status(&template, items) else {
             return Ok(());
         };
-        let value = serde_json::to_value(&template)?;
-        let Some(status) = crate::interpreter::aggregate_status(&value, items) else {
-            return Ok(());
-        };
-        if value.get("status") == Some(&status) {
+        if template.get("status") == Some(&status) {
             return Ok(());
         }
-        if let Some(map) = template.data.as_object_mut() {
+        if let Some(metadata) = template
+            .get_mut("metadata")
+            .and_then(serde_json::Value::as_object_mut)
+        {
+            metadata.remove("managedFields");
+        }
+        if let Some(map) = template.as_object_mut() {
             map.insert("status".into(), status);
         }
         let reference = k8s_openapi::api::core::v1::ObjectReference {
@@ -519,8 +533,18 @@ impl BindingStatusController {
             uid: (!resource.uid.is_empty()).then(|| resource.uid.clone()),
             ..Default::default()
         };
-        if let Err(error) = api
-            .replace_status(&resource.name, &PostParams::default(), &template)
+        let mut put = kube::core::Request::new(url)
+            .replace_subresource(
+                "status",
+                &resource.name,
+                &PostParams::default(),
+                serde_json::to_vec(&template)?,
+            )
+            .map_err(kube::Error::BuildRequest)?;
+        put.extensions_mut().insert("replace_status");
+        if let Err(error) = self
+            .client
+            .request::<k8s_openapi::serde::de::IgnoredAny>(put)
             .await
         {
             if !is_conflict(&error) {

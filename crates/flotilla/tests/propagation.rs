@@ -288,6 +288,23 @@ async fn vllm_is_bound_scheduled_and_rendered_into_works_with_overrides() {
         (d.status.as_ref()?.ready_replicas == Some(20)).then_some(d)
     })
     .await;
+    // The status writes leave the template's managed fields in place (they are sent without
+    // them): the creator's entry is still there, and the status has its own manager.
+    let managers: Vec<(Option<&str>, Option<&str>)> = template
+        .metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .map(|e| (e.manager.as_deref(), e.subresource.as_deref()))
+        .collect();
+    assert!(
+        managers.iter().any(|(_, sub)| sub.is_none()),
+        "{managers:?}"
+    );
+    assert!(
+        managers.iter().any(|(_, sub)| *sub == Some("status")),
+        "{managers:?}"
+    );
     let status = template.status.expect("status");
     assert_eq!(status.replicas, Some(20));
     assert_eq!(status.available_replicas, Some(20));
