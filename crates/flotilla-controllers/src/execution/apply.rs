@@ -12,6 +12,7 @@ use flotilla_api::karmada::{
 };
 use flotilla_api::validation::karmada::prune_manifest;
 use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
+use kube::core::request::Error as RequestError;
 use parking_lot::Mutex;
 use serde_json::Value;
 
@@ -206,7 +207,11 @@ impl Applier<'_> {
 
     async fn create(&self, target: &Target, manifest: &Value) -> Result<Outcome, ApplyError> {
         let object = to_object(manifest.clone())?;
-        let created = target.api.create(&PostParams::default(), &object).await;
+        let created = written(&target.api, "create", |request| {
+            let body = serde_json::to_vec(&object).map_err(RequestError::SerializeBody)?;
+            request.create(&PostParams::default(), body)
+        })
+        .await;
         self.metrics.count_create(
             created.is_ok(),
             &target.informer.api_version,
@@ -216,7 +221,7 @@ impl Applier<'_> {
         let created = created.map_err(ApplyError::Api)?;
         tracing::debug!(cluster = self.cluster, kind = %target.kind, namespace = %target.namespace,
             name = %target.name, "created the resource on the member");
-        if let Some(version) = created.metadata.resource_version {
+        if let Some(version) = created {
             self.versions.record(Self::id(target), version);
         }
         Ok(Outcome::Created)
@@ -268,12 +273,14 @@ impl Applier<'_> {
             self.versions.record(Self::id(target), observed_version);
             return Ok((Outcome::Unchanged, UpdateResult::None));
         }
-        let updated = target
-            .api
-            .replace(&target.name, &PostParams::default(), &to_object(desired)?)
-            .await
-            .map_err(ApplyError::Api)?;
-        let version = updated.metadata.resource_version.unwrap_or_default();
+        let object = to_object(desired)?;
+        let version = written(&target.api, "replace", |request| {
+            let body = serde_json::to_vec(&object).map_err(RequestError::SerializeBody)?;
+            request.replace(&target.name, &PostParams::default(), body)
+        })
+        .await
+        .map_err(ApplyError::Api)?
+        .unwrap_or_default();
         self.versions.record(Self::id(target), version.clone());
         if version == observed_version {
             return Ok((Outcome::Unchanged, UpdateResult::Unchanged));
@@ -388,6 +395,31 @@ pub fn as_value(object: &DynamicObject, manifest: &Value) -> Value {
         map.insert("kind".into(), manifest["kind"].clone());
     }
     value
+}
+
+/// Sends a write of a member object built by `build` and returns the `resourceVersion` it has
+/// afterwards: the one member of the answer read (decoded as a `DynamicObject`, the answer's
+/// managed fields, spec and status would all be built and dropped).
+async fn written(
+    api: &Api<DynamicObject>,
+    verb: &'static str,
+    build: impl FnOnce(kube::core::Request) -> Result<http::Request<Vec<u8>>, RequestError>,
+) -> Result<Option<String>, kube::Error> {
+    #[derive(serde::Deserialize)]
+    struct Written {
+        metadata: WrittenMeta,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct WrittenMeta {
+        resource_version: Option<String>,
+    }
+    let mut request =
+        build(kube::core::Request::new(api.resource_url())).map_err(kube::Error::BuildRequest)?;
+    // What kube's `Api` tags its requests with (for tracing layers).
+    request.extensions_mut().insert(verb);
+    let written: Written = api.clone().into_client().request(request).await?;
+    Ok(written.metadata.resource_version)
 }
 
 fn to_object(value: Value) -> Result<DynamicObject, ApplyError> {
