@@ -533,7 +533,7 @@ impl BindingStatusController {
             uid: (!resource.uid.is_empty()).then(|| resource.uid.clone()),
             ..Default::default()
         };
-        let mut put = kube::core::Request::new(url)
+        let put = kube::core::Request::new(url)
             .replace_subresource(
                 "status",
                 &resource.name,
@@ -541,11 +541,7 @@ impl BindingStatusController {
                 serde_json::to_vec(&template)?,
             )
             .map_err(kube::Error::BuildRequest)?;
-        put.extensions_mut().insert("replace_status");
-        if let Err(error) = self
-            .client
-            .request::<k8s_openapi::serde::de::IgnoredAny>(put)
-            .await
+        if let Err(error) = flotilla_runtime::write::send(&self.client, put, "replace_status").await
         {
             if !is_conflict(&error) {
                 self.publish(

@@ -261,16 +261,14 @@ impl MemberCache {
         for key in keys {
             if let Some(kept) = previous.iter().find(|p| ***p == key) {
                 now.push(kept.clone());
-            } else if let Some((shared, users)) = count.get_key_value(&key) {
-                let shared = shared.clone();
-                let users = *users;
-                count.insert(shared.clone(), users + 1);
-                now.push(shared);
-            } else {
-                let shared = Arc::new(key);
-                count.insert(shared.clone(), 1);
-                now.push(shared);
+                continue;
             }
+            let shared = match count.get_key_value(&key) {
+                Some((shared, _)) => shared.clone(),
+                None => Arc::new(key),
+            };
+            *count.entry(shared.clone()).or_insert(0) += 1;
+            now.push(shared);
         }
         let mut stop = Vec::new();
         for removed in previous.iter().filter(|p| !now.contains(p)) {

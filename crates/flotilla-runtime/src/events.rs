@@ -90,7 +90,7 @@ impl Recorder {
             let request = kube::core::Request::new(CoreEvent::url_path(&(), Some(&namespace)))
                 .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
                 .map_err(kube::Error::BuildRequest)?;
-            match self.send(request, "patch").await {
+            match crate::write::send(&self.client, request, "patch").await {
                 Ok(_) => {
                     self.remember(key, name, namespace, count + 1);
                     return Ok(());
@@ -138,23 +138,9 @@ impl Recorder {
         let request = kube::core::Request::new(CoreEvent::url_path(&(), Some(&namespace)))
             .create(&PostParams::default(), body)
             .map_err(kube::Error::BuildRequest)?;
-        self.send(request, "create").await?;
+        // The answer (the stored Event) is not decoded: nothing here reads it.
+        crate::write::send(&self.client, request, "create").await?;
         self.remember(key, name, namespace, 1);
-        Ok(())
-    }
-
-    /// Sends a write of an Event; its answer (the stored Event, managed fields and all) is
-    /// checked to be JSON but not decoded: the recorder reads nothing of it.
-    async fn send(
-        &self,
-        mut request: http::Request<Vec<u8>>,
-        verb: &'static str,
-    ) -> Result<(), kube::Error> {
-        // What kube's `Api` tags its requests with (for tracing layers).
-        request.extensions_mut().insert(verb);
-        self.client
-            .request::<k8s_openapi::serde::de::IgnoredAny>(request)
-            .await?;
         Ok(())
     }
 

@@ -13,6 +13,7 @@ pub mod leader;
 pub mod queue;
 pub mod selection;
 pub mod shutdown;
+pub mod write;
 
 pub use controller::Tasks;
 pub use informer::{Informers, Shared, Subscription};

@@ -398,27 +398,17 @@ pub fn as_value(object: &DynamicObject, manifest: &Value) -> Value {
 }
 
 /// Sends a write of a member object built by `build` and returns the `resourceVersion` it has
-/// afterwards: the one member of the answer read (decoded as a `DynamicObject`, the answer's
+/// afterwards, the one member of the answer read (decoded as a `DynamicObject`, the answer's
 /// managed fields, spec and status would all be built and dropped).
 async fn written(
     api: &Api<DynamicObject>,
     verb: &'static str,
     build: impl FnOnce(kube::core::Request) -> Result<http::Request<Vec<u8>>, RequestError>,
 ) -> Result<Option<String>, kube::Error> {
-    #[derive(serde::Deserialize)]
-    struct Written {
-        metadata: WrittenMeta,
-    }
-    #[derive(serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct WrittenMeta {
-        resource_version: Option<String>,
-    }
-    let mut request =
+    let request =
         build(kube::core::Request::new(api.resource_url())).map_err(kube::Error::BuildRequest)?;
-    // What kube's `Api` tags its requests with (for tracing layers).
-    request.extensions_mut().insert(verb);
-    let written: Written = api.clone().into_client().request(request).await?;
+    let client = api.clone().into_client();
+    let written = flotilla_runtime::write::send(&client, request, verb).await?;
     Ok(written.metadata.resource_version)
 }
 

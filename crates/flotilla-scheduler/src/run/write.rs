@@ -9,17 +9,6 @@ use serde_json::Value;
 
 use super::BindingKey;
 
-/// The part of a written binding read back (serde skips the rest without building it).
-#[derive(serde::Deserialize)]
-struct Written {
-    metadata: WrittenMeta,
-}
-
-#[derive(serde::Deserialize)]
-struct WrittenMeta {
-    generation: Option<i64>,
-}
-
 /// Merge-patches the binding (`status`: its status subresource); returns the generation it has
 /// after the write.
 pub(super) async fn patch(
@@ -40,14 +29,12 @@ pub(super) async fn patch(
             name,
         ),
     };
-    let mut request = if status {
+    let request = if status {
         request.patch_subresource("status", name, &params, &patch)
     } else {
         request.patch(name, &params, &patch)
     }
     .map_err(kube::Error::BuildRequest)?;
-    // What kube's `Api::patch` tags its requests with (for tracing layers).
-    request.extensions_mut().insert("patch");
-    let written: Written = client.request(request).await?;
+    let written = flotilla_runtime::write::send(client, request, "patch").await?;
     Ok(written.metadata.generation)
 }
