@@ -40,8 +40,15 @@ pub struct CachedObject {
 #[derive(Debug)]
 enum Body {
     /// Stored bytes; `"resourceVersion":"<revision>"` (preceded by a comma unless metadata
-    /// is empty) goes in at byte `at`, just before metadata's closing brace.
-    Spliced { stored: Bytes, at: u32, comma: bool },
+    /// is empty) goes in at byte `at` of their JSON, just before metadata's closing brace.
+    /// `expanded` is 0 when the bytes are the JSON, else they are in the compact form
+    /// ([`object::compact`]) of that many bytes of JSON, expanded whenever served.
+    Spliced {
+        stored: Bytes,
+        at: u32,
+        comma: bool,
+        expanded: u32,
+    },
     /// The served JSON itself (objects the splice does not handle).
     Encoded(Bytes),
 }
@@ -52,7 +59,12 @@ impl CachedObject {
     pub(crate) fn spliced(stored: Bytes, at: u32, comma: bool, revision: Revision) -> Self {
         CachedObject {
             key: Bytes::new(),
-            body: Body::Spliced { stored, at, comma },
+            body: Body::Spliced {
+                stored,
+                at,
+                comma,
+                expanded: 0,
+            },
             revision,
             labels: Labels::default(),
         }
@@ -60,8 +72,19 @@ impl CachedObject {
 
     /// Builds the served form of stored bytes at `revision`.
     pub fn from_stored(key: Bytes, bytes: &Bytes, revision: Revision) -> Option<Self> {
-        if let Some(splice) = served::locate(bytes)
+        let json = match object::compact::expand(bytes) {
+            Ok(json) => json,
+            Err(error) => {
+                tracing::error!(key = %String::from_utf8_lossy(&key), %error, "skipping undecodable object");
+                return None;
+            }
+        };
+        if let Some(splice) = served::locate(&json)
             && let Ok(at) = u32::try_from(splice.at)
+            && let Ok(expanded) = u32::try_from(match json {
+                std::borrow::Cow::Borrowed(_) => 0,
+                std::borrow::Cow::Owned(ref json) => json.len(),
+            })
         {
             return Some(CachedObject {
                 key,
@@ -69,12 +92,13 @@ impl CachedObject {
                     stored: bytes.clone(),
                     at,
                     comma: splice.comma,
+                    expanded,
                 },
                 revision,
                 labels: splice.labels,
             });
         }
-        let value = match object::decode_at(bytes, revision) {
+        let value = match object::decode_at(&json, revision) {
             Ok(value) => value,
             Err(error) => {
                 tracing::error!(key = %String::from_utf8_lossy(&key), %error, "skipping undecodable object");
@@ -107,7 +131,10 @@ impl CachedObject {
     pub fn write_json(&self, out: &mut Vec<u8>) {
         match &self.body {
             Body::Encoded(json) => out.extend_from_slice(json),
-            Body::Spliced { stored, at, comma } => {
+            Body::Spliced {
+                stored, at, comma, ..
+            } => {
+                let stored = self.stored_json(stored);
                 let at = *at as usize;
                 out.extend_from_slice(&stored[..at]);
                 if *comma {
@@ -125,9 +152,19 @@ impl CachedObject {
     pub fn served_len(&self) -> usize {
         match &self.body {
             Body::Encoded(json) => json.len(),
-            Body::Spliced { stored, comma, .. } => {
+            Body::Spliced {
+                stored,
+                comma,
+                expanded,
+                ..
+            } => {
                 let digits = self.revision.checked_ilog10().unwrap_or(0) as usize + 1;
-                stored.len() + usize::from(*comma) + "\"resourceVersion\":\"\"".len() + digits
+                let json = if *expanded == 0 {
+                    stored.len()
+                } else {
+                    *expanded as usize
+                };
+                json + usize::from(*comma) + "\"resourceVersion\":\"\"".len() + digits
             }
         }
     }
@@ -136,16 +173,36 @@ impl CachedObject {
     pub fn json_len(&self) -> usize {
         match &self.body {
             Body::Encoded(json) => json.len(),
-            Body::Spliced { stored, .. } => stored.len() + 40,
+            Body::Spliced {
+                stored, expanded, ..
+            } => {
+                if *expanded == 0 {
+                    stored.len() + 40
+                } else {
+                    *expanded as usize + 40
+                }
+            }
         }
     }
 
     /// The object's JSON, possibly without `resourceVersion`: for readers that parse it and do
     /// not look at the version (field selectors, the garbage collector, RBAC).
-    pub fn raw(&self) -> &[u8] {
+    pub fn raw(&self) -> std::borrow::Cow<'_, [u8]> {
         match &self.body {
-            Body::Encoded(json) | Body::Spliced { stored: json, .. } => json,
+            Body::Encoded(json) => std::borrow::Cow::Borrowed(json),
+            Body::Spliced { stored, .. } => self.stored_json(stored),
         }
+    }
+
+    /// The JSON of this object's stored bytes (expanded if they are compact).
+    fn stored_json<'a>(&self, stored: &'a Bytes) -> std::borrow::Cow<'a, [u8]> {
+        object::compact::expand(stored).unwrap_or_else(|error| {
+            // `from_stored` expanded these very bytes, and dictionaries are never dropped.
+            panic!(
+                "cached object {}: {error}",
+                String::from_utf8_lossy(&self.key)
+            )
+        })
     }
 
     pub fn value(&self) -> serde_json::Value {
@@ -171,7 +228,7 @@ impl CachedObject {
             #[serde(rename = "deletionTimestamp")]
             deletion_timestamp: Option<serde::de::IgnoredAny>,
         }
-        serde_json::from_slice::<Object>(self.raw())
+        serde_json::from_slice::<Object>(&self.raw())
             .is_ok_and(|object| object.metadata.deletion_timestamp.is_some())
     }
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use flotilla_api::selector::{field, label};
 use serde_json::Value;
 
-use crate::cache::Labels;
+use crate::cache::CachedObject;
 use crate::catalog::ResourceInfo;
 use crate::error::ApiError;
 
@@ -61,11 +61,10 @@ impl Filter {
         self.labels.is_none() && self.fields.is_none()
     }
 
-    /// Whether an object matches. `json` is the stored form, parsed only when a field selector
-    /// needs it.
-    pub fn matches(&self, info: &ResourceInfo, labels: &Labels, key: &[u8], json: &[u8]) -> bool {
+    /// Whether an object matches. Its JSON is read only when a field selector needs it.
+    pub fn matches(&self, info: &ResourceInfo, object: &CachedObject) -> bool {
         if let Some(selector) = &self.labels
-            && !selector.matches_with(|key| labels.get(key))
+            && !selector.matches_with(|key| object.labels.get(key))
         {
             return false;
         }
@@ -73,9 +72,9 @@ impl Filter {
             return true;
         };
         let fields = if self.fields_from_key {
-            key_fields(info, key)
+            key_fields(info, &object.key)
         } else {
-            match serde_json::from_slice::<Value>(json) {
+            match serde_json::from_slice::<Value>(&object.raw()) {
                 Ok(value) => field::fields_of(info.stored_group(), &info.plural, &value),
                 Err(_) => return false,
             }

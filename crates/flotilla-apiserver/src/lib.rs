@@ -62,6 +62,7 @@ pub struct Builder {
     cluster_proxy: Option<cluster_proxy::SharedClusterProxy>,
     untracked_writers: Vec<String>,
     event_ttl: Duration,
+    compact_storage: bool,
 }
 
 /// A started API server; dropping it stops the watch cache feeder.
@@ -114,6 +115,7 @@ impl Builder {
             root_ca: None,
             cluster_proxy: None,
             untracked_writers: Vec::new(),
+            compact_storage: false,
             event_ttl: events::ttl::DEFAULT_TTL,
         }
     }
@@ -184,6 +186,17 @@ impl Builder {
         self
     }
 
+    /// Stores objects compressed against other objects of their resource (zstd with one of
+    /// them as the dictionary; `object::compact`): a simulated pod's ~1.9 KB of JSON takes
+    /// ~130 bytes, for ~3 µs per write and ~1 µs per read or watch event served. Clients see
+    /// the same JSON. The dictionaries live in the process, so only a store that does not
+    /// outlive it can hold this form: [`Builder::start`] refuses a durable store. The
+    /// simulator's clusters set it (docs/sim.md).
+    pub fn compact_storage(mut self) -> Self {
+        self.compact_storage = true;
+        self
+    }
+
     /// How many changes (of any resource) a watcher may be behind the newest before it has to
     /// catch up from the window of recent changes (and, if it fell out of the window too,
     /// gets a `410 Expired` and must relist). Small values are for tests.
@@ -194,6 +207,12 @@ impl Builder {
 
     /// Starts the watch cache and returns once it holds the store's current state.
     pub async fn start(self) -> Result<Running, ApiError> {
+        if self.compact_storage && !self.store.volatile() {
+            return Err(ApiError::internal(
+                "compact storage needs a store that ends with the process (the memory store): \
+                 its dictionaries are not persisted",
+            ));
+        }
         let cache = cache::WatchCache::with_limits(
             self.cache_window,
             self.watch_buffer,
@@ -218,7 +237,8 @@ impl Builder {
                 "the watch cache did not load the store within 60 s",
             ));
         }
-        let registry = Registry::new(self.store, Catalog::with_builtins(), cache, self.clock);
+        let mut registry = Registry::new(self.store, Catalog::with_builtins(), cache, self.clock);
+        registry.compact = self.compact_storage;
         let namespaces = registry
             .catalog()
             .get("", "v1", "namespaces")

@@ -1,5 +1,6 @@
 //! Helpers over objects as JSON: metadata access, resource versions, and the store encoding.
 
+pub mod compact;
 pub mod scan;
 
 use std::collections::BTreeMap;
@@ -195,7 +196,8 @@ pub fn decode(kv: &KeyValue) -> Result<Value, ApiError> {
 
 /// Decodes stored bytes and stamps `revision` as the resource version.
 pub fn decode_at(bytes: &[u8], revision: Revision) -> Result<Value, ApiError> {
-    let mut object: Value = serde_json::from_slice(bytes)
+    let bytes = compact::expand(bytes).map_err(|e| ApiError::internal(e.to_string()))?;
+    let mut object: Value = serde_json::from_slice(&bytes)
         .map_err(|e| ApiError::internal(format!("stored object is not JSON: {e}")))?;
     set_resource_version(&mut object, revision);
     Ok(object)

@@ -58,6 +58,9 @@ pub struct Registry {
     /// reached it, the cache's namespaces are as current as the store's for this server's own
     /// writes (see `check_namespace_open`).
     namespace_fence: Arc<AtomicI64>,
+    /// Objects are stored in the compact form ([`object::compact`]); only for a store that
+    /// lives no longer than the process ([`crate::Builder::compact_storage`]).
+    pub(crate) compact: bool,
 }
 
 impl Registry {
@@ -73,6 +76,7 @@ impl Registry {
             cache,
             clock,
             namespace_fence: Arc::new(AtomicI64::new(0)),
+            compact: false,
         }
     }
 

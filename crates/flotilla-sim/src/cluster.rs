@@ -169,6 +169,9 @@ impl SimCluster {
         if !settings.track_own_writes {
             builder = builder.untracked_writer(CONTROL_LOOP_USER);
         }
+        if settings.compact_storage {
+            builder = builder.compact_storage();
+        }
         let running = builder.start().await.map_err(|e| SimError::ApiServer {
             cluster: spec.name.clone(),
             message: e.message.clone(),

@@ -109,6 +109,10 @@ impl EventLog for Shared {
 
 #[async_trait]
 impl Store for MemoryStore {
+    fn volatile(&self) -> bool {
+        true
+    }
+
     async fn status(&self) -> Result<StoreStatus, StoreError> {
         let state = self.shared.state.read();
         Ok(StoreStatus {

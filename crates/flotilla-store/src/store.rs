@@ -38,6 +38,12 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// below the already compacted revision does nothing.
     async fn compact(&self, revision: Revision) -> Result<(), StoreError>;
 
+    /// Whether what the store holds ends with the process (nothing written survives a
+    /// restart). Values only this process can read are safe in such a store.
+    fn volatile(&self) -> bool {
+        false
+    }
+
     /// The current value of one key.
     async fn get(&self, key: &[u8]) -> Result<Option<KeyValue>, StoreError> {
         let response = self

@@ -71,6 +71,10 @@ pub struct SimOptions {
     /// default only users' writes are; see docs/sim.md, "managedFields").
     #[arg(long)]
     pub track_own_writes: bool,
+    /// Store the clusters' objects as plain JSON instead of compressed against each other
+    /// (docs/sim.md, "Compact storage"); for comparison.
+    #[arg(long)]
+    pub plain_storage: bool,
     /// Where the clusters' CAs and certificates are kept (default: a temporary directory).
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
@@ -119,6 +123,9 @@ impl SimOptions {
         }
         if self.track_own_writes {
             config.track_own_writes = Some(true);
+        }
+        if self.plain_storage {
+            config.compact_storage = Some(false);
         }
         for (flag, slot) in [
             (&self.start_latency, &mut config.start_latency),

@@ -199,7 +199,7 @@ impl Policy {
         for (plural, namespaced) in [("clusterroles", false), ("roles", true)] {
             let (objects, _) = cache.list(format!("{PREFIX}{plural}/").as_bytes(), None);
             for object in objects {
-                let Some(role) = decode::<Role>(&object.key, object.raw()) else {
+                let Some(role) = decode::<Role>(&object.key, &object.raw()) else {
                     continue;
                 };
                 let namespace = if namespaced {
@@ -215,7 +215,7 @@ impl Policy {
         for (plural, namespaced) in [("clusterrolebindings", false), ("rolebindings", true)] {
             let (objects, _) = cache.list(format!("{PREFIX}{plural}/").as_bytes(), None);
             for object in objects {
-                let Some(binding) = decode::<Binding>(&object.key, object.raw()) else {
+                let Some(binding) = decode::<Binding>(&object.key, &object.raw()) else {
                     continue;
                 };
                 let bindings = if namespaced {

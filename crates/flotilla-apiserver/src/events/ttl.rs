@@ -56,7 +56,7 @@ impl Index {
             self.remove(key);
             return;
         }
-        let written = last_written(change.object.raw()).map_or(now, |at| at.min(now));
+        let written = last_written(&change.object.raw()).map_or(now, |at| at.min(now));
         match written.checked_add(ttl) {
             Ok(expires) => self.put(key.clone(), change.revision, expires),
             // Beyond the calendar: never.

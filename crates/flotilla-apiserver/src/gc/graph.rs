@@ -315,7 +315,7 @@ impl Graph {
     pub fn observe(&mut self, change: &Change) -> BTreeSet<Work> {
         let Some(node) = Node::parse_with(
             change.object.key.clone(),
-            change.object.raw(),
+            &change.object.raw(),
             change.revision,
             &mut self.strings,
         ) else {

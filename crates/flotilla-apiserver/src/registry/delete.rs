@@ -134,7 +134,11 @@ impl Registry {
             let key = Self::key(info, namespace, name);
             match self
                 .store
-                .update(key, encode_stored(info, &obj)?, current.mod_revision)
+                .update(
+                    key,
+                    encode_stored(info, &obj, self.compact)?,
+                    current.mod_revision,
+                )
                 .await
             {
                 Ok(kv) => {

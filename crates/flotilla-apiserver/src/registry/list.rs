@@ -164,10 +164,7 @@ fn select(
 ) -> Option<String> {
     let limit = options.limit.unwrap_or(usize::MAX);
     for object in objects {
-        if !options
-            .filter
-            .matches(info, &object.labels, &object.key, object.raw())
-        {
+        if !options.filter.matches(info, &object) {
             continue;
         }
         if items.len() == limit {

@@ -270,7 +270,7 @@ impl Registry {
             return Ok(Written::unstored(body));
         }
         let key = Self::key(info, namespace, &name);
-        let (encoded, splice, stored) = encode_served_and_stored(info, &body)?;
+        let (encoded, splice, stored) = encode_served_and_stored(info, &body, self.compact)?;
         let kv = self
             .store
             .create(key, stored)
@@ -589,7 +589,7 @@ impl Registry {
             self.fence_namespace_write(info, revision);
             return Ok(Written::unstored(new));
         }
-        let (encoded, splice, stored) = encode_served_and_stored(info, &new)?;
+        let (encoded, splice, stored) = encode_served_and_stored(info, &new, self.compact)?;
         let kv = self
             .store
             .update(key, stored, current.mod_revision)
@@ -710,21 +710,36 @@ fn untracked_update(
     }
 }
 
-/// The bytes to store for `object`, served as `info` serves it.
-pub(super) fn encode_stored(info: &ResourceInfo, object: &Value) -> Result<bytes::Bytes, ApiError> {
-    match crate::conversion::to_stored(info, object) {
-        Some(stored) => object::encode(&stored),
-        None => object::encode(object),
+/// The bytes to store for `object`, served as `info` serves it; in the compact form
+/// ([`object::compact`]) if `compact`.
+pub(super) fn encode_stored(
+    info: &ResourceInfo,
+    object: &Value,
+    compact: bool,
+) -> Result<bytes::Bytes, ApiError> {
+    let stored = match crate::conversion::to_stored(info, object) {
+        Some(stored) => object::encode(&stored)?,
+        None => object::encode(object)?,
+    };
+    Ok(compacted(info, stored, compact))
+}
+
+fn compacted(info: &ResourceInfo, stored: bytes::Bytes, compact: bool) -> bytes::Bytes {
+    if compact {
+        object::compact::compress(&info.storage_prefix(), stored)
+    } else {
+        stored
     }
 }
 
 /// The served form's bytes (what the response is spliced from, with where `resourceVersion`
 /// goes in) and the bytes to store: the same allocation unless the kind is served converted (CRD
-/// versions, events.k8s.io).
+/// versions, events.k8s.io) or stored `compact`.
 #[allow(clippy::type_complexity)]
 fn encode_served_and_stored(
     info: &ResourceInfo,
     object: &Value,
+    compact: bool,
 ) -> Result<(bytes::Bytes, Option<(u32, bool)>, bytes::Bytes), ApiError> {
     let (served, splice) = object::encode_spliced(object)?;
     let splice = splice.and_then(|(at, comma)| Some((u32::try_from(at).ok()?, comma)));
@@ -732,7 +747,7 @@ fn encode_served_and_stored(
         Some(stored) => object::encode(&stored)?,
         None => served.clone(),
     };
-    Ok((served, splice, stored))
+    Ok((served, splice, compacted(info, stored, compact)))
 }
 
 /// Whether `new` and `old` have the same members but for `status`, in the same order.

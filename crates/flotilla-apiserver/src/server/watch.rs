@@ -129,16 +129,11 @@ fn bookmark(info: &ResourceInfo, revision: i64, initial_end: bool) -> Bytes {
 /// What a change looks like to a watcher with a filter: objects moving into the selection are
 /// added, moving out are deleted.
 fn translate(info: &ResourceInfo, filter: &Filter, change: &Change) -> Option<Bytes> {
-    let now = filter.matches(
-        info,
-        &change.object.labels,
-        &change.object.key,
-        change.object.raw(),
-    );
+    let now = filter.matches(info, &change.object);
     let before = change
         .prev
         .as_ref()
-        .is_some_and(|prev| filter.matches(info, &prev.labels, &prev.key, prev.raw()));
+        .is_some_and(|prev| filter.matches(info, prev));
     let kind = match (change.kind, before, now) {
         (ChangeKind::Deleted, true, _) => "DELETED",
         (ChangeKind::Deleted, false, _) => return None,

@@ -4,6 +4,7 @@
 mod support;
 
 mod auth;
+mod compact;
 mod crd;
 mod defaults;
 mod discovery;

@@ -40,6 +40,9 @@ pub struct SimBenchOptions {
     /// store history is kept 10 s).
     #[arg(long, default_value_t = 15)]
     pub settle_secs: u64,
+    /// Store the clusters' objects as plain JSON (docs/sim.md, "Compact storage"), to compare.
+    #[arg(long)]
+    pub plain_storage: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -161,9 +164,10 @@ pub async fn run(options: &SimBenchOptions) -> anyhow::Result<Figures> {
     };
     let rss_before = rss_mib();
     let yaml = format!(
-        "seed: 1\nstartLatency: '{}'\nleaseRenewInterval: '{}'\nclusters:\n{}",
+        "seed: 1\nstartLatency: '{}'\nleaseRenewInterval: '{}'\ncompactStorage: {}\nclusters:\n{}",
         options.start_latency,
         options.lease_renew_interval,
+        !options.plain_storage,
         (1..=options.clusters)
             .map(|i| format!(
                 "- {{name: member{i}, nodePools: [{{name: pool, count: {}, profile: cpu}}]}}\n",
