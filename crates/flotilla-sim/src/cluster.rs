@@ -15,10 +15,10 @@ use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet}
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 
+use crate::informer::Cache;
 use crate::node::Node;
 use crate::pod::Pod;
 use kube::api::{Api, PostParams};
-use kube::runtime::reflector::Store;
 use serde_json::json;
 use tokio::sync::watch;
 
@@ -85,13 +85,13 @@ impl Drop for AbortOnDrop {
 /// The informer caches of one cluster.
 #[derive(Debug, Clone)]
 pub struct Stores {
-    pub nodes: Store<Node>,
-    pub pods: Store<Pod>,
-    pub deployments: Store<Deployment>,
-    pub replicasets: Store<ReplicaSet>,
-    pub statefulsets: Store<StatefulSet>,
-    pub daemonsets: Store<DaemonSet>,
-    pub jobs: Store<Job>,
+    pub nodes: Cache<Node>,
+    pub pods: Cache<Pod>,
+    pub deployments: Cache<Deployment>,
+    pub replicasets: Cache<ReplicaSet>,
+    pub statefulsets: Cache<StatefulSet>,
+    pub daemonsets: Cache<DaemonSet>,
+    pub jobs: Cache<Job>,
 }
 
 /// A running simulated cluster. Dropping it stops everything.
@@ -224,9 +224,9 @@ impl SimCluster {
         let (stores, started) = informers.start(node_store, pod_store);
         tasks.extend(started);
         for store in [stores.pods.clone()] {
-            let _ = store.wait_until_ready().await;
+            store.wait_until_ready().await;
         }
-        let _ = stores.nodes.wait_until_ready().await;
+        stores.nodes.wait_until_ready().await;
         tasks.push(AbortOnDrop(tokio::spawn(
             scheduler.clone().run(ctx.clone(), stores.pods.clone()),
         )));

@@ -1,19 +1,22 @@
-//! Shared informers: one watch per resource per cluster (kube-runtime's watcher and reflector),
-//! a cache every component reads, and handlers that turn changes into queue keys. Components of
+//! Shared informers: one watch per resource per cluster (kube-runtime's watcher), a cache every
+//! component reads ([`Cache`]), and handlers that turn changes into queue keys. Components of
 //! one simulated cluster share them, as kube-controller-manager's controllers share informers.
 
-use std::collections::HashSet;
+use std::collections::hash_map::RandomState;
 use std::fmt::Debug;
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
+use hashbrown::HashTable;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::Job;
 use kube::api::Api;
 use kube::runtime::WatchStreamExt;
-use kube::runtime::reflector::{self, Lookup, ObjectRef, Store};
+use kube::runtime::reflector::Lookup;
 use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt};
+use parking_lot::RwLock;
 use serde::de::DeserializeOwned;
 
 /// What an informer caches: an object as its watch decodes it (`Wire`), or a slimmer form
@@ -112,8 +115,8 @@ impl<K: Cached> Informer<K> {
     /// [`Change::Deleted`], then [`Change::Synced`]. A handler that queues a key therefore always
     /// finds the object in the cache, and nothing created or deleted while the watch was down is
     /// missed.
-    pub fn start(self) -> (Store<K>, tokio::task::JoinHandle<()>) {
-        let (reader, writer) = reflector::store();
+    pub fn start(self) -> (Cache<K>, tokio::task::JoinHandle<()>) {
+        let cache = Cache::new();
         let handlers: Arc<Vec<Handler<K>>> = Arc::new(self.handlers);
         // One unpaged list from the API server's watch cache (rv=0, no limit: pages would be
         // read from the store at the list's revision, which compaction may have removed), and
@@ -121,55 +124,206 @@ impl<K: Cached> Informer<K> {
         // largest part of a cached pod.
         let mut config = watcher::Config::default().any_semantic();
         config.page_size = None;
-        let stream = reflector::reflector(
-            writer,
-            watcher::watcher(self.api, config)
-                .default_backoff()
-                .modify(|object| object.managed_fields_mut().clear())
-                .map_ok(map_event::<K>),
-        );
-        let cache = reader.clone();
-        let task = tokio::spawn(async move {
-            futures::pin_mut!(stream);
-            // What the cache held when the current relist began, and the keys listed so far.
-            let mut before: Vec<Arc<K>> = Vec::new();
-            let mut listed: Vec<ObjectRef<K>> = Vec::new();
-            while let Some(event) = stream.next().await {
-                let event = match event {
-                    Ok(event) => event,
-                    Err(error) => {
-                        tracing::debug!(%error, "watch error; retrying");
-                        continue;
-                    }
-                };
-                match event {
-                    Event::Apply(k) => dispatch(&handlers, Change::Applied(&k)),
-                    Event::Delete(k) => dispatch(&handlers, Change::Deleted(&k)),
-                    Event::Init => {
-                        // The reflector keeps serving the old state until the list is done.
-                        before = cache.state();
-                        listed.clear();
-                    }
-                    Event::InitApply(k) => listed.push(ObjectRef::from_obj(&k)),
-                    Event::InitDone => {
-                        let present: HashSet<&ObjectRef<K>> = listed.iter().collect();
-                        for old in std::mem::take(&mut before) {
-                            if !present.contains(&ObjectRef::from_obj(&*old)) {
-                                dispatch(&handlers, Change::Deleted(&old));
-                            }
+        let stream = watcher::watcher(self.api, config)
+            .default_backoff()
+            .modify(|object| object.managed_fields_mut().clear())
+            .map_ok(map_event::<K>);
+        let task = tokio::spawn({
+            let cache = cache.clone();
+            async move {
+                futures::pin_mut!(stream);
+                // The objects of the current relist, swapped in when it is complete, and
+                // their order in the list.
+                let mut listing: Option<Listing<K>> = None;
+                while let Some(event) = stream.next().await {
+                    let event = match event {
+                        Ok(event) => event,
+                        Err(error) => {
+                            tracing::debug!(%error, "watch error; retrying");
+                            continue;
                         }
-                        for key in listed.drain(..) {
-                            // The cache now holds the list (the reflector swapped it in).
-                            if let Some(k) = cache.get(&key) {
-                                dispatch(&handlers, Change::Applied(&k));
-                            }
+                    };
+                    match event {
+                        Event::Apply(k) => {
+                            let k = Arc::new(k);
+                            cache.insert(k.clone());
+                            dispatch(&handlers, Change::Applied(&k));
                         }
-                        dispatch(&handlers, Change::Synced);
+                        Event::Delete(k) => {
+                            cache.remove(&k);
+                            dispatch(&handlers, Change::Deleted(&k));
+                        }
+                        // The cache keeps serving the old state until the list is done.
+                        Event::Init => listing = Some(Default::default()),
+                        Event::InitApply(k) => {
+                            let (table, order) = listing.get_or_insert_with(Default::default);
+                            let k = Arc::new(k);
+                            order.push(k.clone());
+                            cache.insert_into(table, k);
+                        }
+                        Event::InitDone => {
+                            let (table, order) = listing.take().unwrap_or_default();
+                            let before = cache.replace(table);
+                            for old in &before {
+                                if cache.get_like(old).is_none() {
+                                    dispatch(&handlers, Change::Deleted(old));
+                                }
+                            }
+                            drop(before);
+                            // The cache now holds the list (in the list's order to handlers).
+                            for k in &order {
+                                dispatch(&handlers, Change::Applied(k));
+                            }
+                            cache.set_ready();
+                            dispatch(&handlers, Change::Synced);
+                        }
                     }
                 }
             }
         });
-        (reader, task)
+        (cache, task)
+    }
+}
+
+/// A relist in progress: its objects, and their order in the list.
+type Listing<K> = (HashTable<Arc<K>>, Vec<Arc<K>>);
+
+/// An informer's cache: the objects of its resource by namespace and name, each held once (an
+/// `Arc` of what the watch decoded; nothing is copied to store it) in a table of bare pointers.
+/// kube-runtime's reflector store, which this replaces, keyed each object by an `ObjectRef`
+/// (four owned strings, ~200 bytes) and stored a clone of every object it was handed.
+pub struct Cache<K> {
+    shared: Arc<CacheShared<K>>,
+}
+
+struct CacheShared<K> {
+    table: RwLock<HashTable<Arc<K>>>,
+    hasher: RandomState,
+    ready: tokio::sync::watch::Sender<bool>,
+}
+
+impl<K> Clone for Cache<K> {
+    fn clone(&self) -> Self {
+        Cache {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl<K> Debug for Cache<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cache")
+            .field("objects", &self.shared.table.read().len())
+            .finish()
+    }
+}
+
+impl<K: Lookup> Default for Cache<K> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<K: Lookup> Cache<K> {
+    pub fn new() -> Self {
+        Cache {
+            shared: Arc::new(CacheShared {
+                table: RwLock::new(HashTable::new()),
+                hasher: RandomState::new(),
+                ready: tokio::sync::watch::Sender::new(false),
+            }),
+        }
+    }
+
+    fn hash(&self, namespace: &str, name: &str) -> u64 {
+        self.shared.hasher.hash_one((namespace, name))
+    }
+
+    fn hash_of(&self, k: &K) -> u64 {
+        self.hash(
+            k.namespace().as_deref().unwrap_or(""),
+            k.name().as_deref().unwrap_or(""),
+        )
+    }
+
+    fn same(a: &K, b: &K) -> bool {
+        a.name() == b.name() && a.namespace() == b.namespace()
+    }
+
+    fn is(k: &K, namespace: &str, name: &str) -> bool {
+        k.name().as_deref().unwrap_or("") == name
+            && k.namespace().as_deref().unwrap_or("") == namespace
+    }
+
+    /// The object `name` in `namespace` (`""` for cluster-scoped objects).
+    pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<K>> {
+        let hash = self.hash(namespace, name);
+        self.shared
+            .table
+            .read()
+            .find(hash, |k| Self::is(k, namespace, name))
+            .cloned()
+    }
+
+    /// The cached object with the same namespace and name as `k`.
+    fn get_like(&self, k: &K) -> Option<Arc<K>> {
+        self.get(
+            k.namespace().as_deref().unwrap_or(""),
+            k.name().as_deref().unwrap_or(""),
+        )
+    }
+
+    /// Every cached object, in no particular order.
+    pub fn state(&self) -> Vec<Arc<K>> {
+        self.shared.table.read().iter().cloned().collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.shared.table.read().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Returns once the first list is in the cache.
+    pub async fn wait_until_ready(&self) {
+        let mut ready = self.shared.ready.subscribe();
+        // The sender lives as long as this cache, so waiting cannot fail.
+        let _ = ready.wait_for(|ready| *ready).await;
+    }
+
+    fn set_ready(&self) {
+        self.shared.ready.send_replace(true);
+    }
+
+    fn insert(&self, k: Arc<K>) {
+        let mut table = self.shared.table.write();
+        self.insert_into(&mut table, k);
+    }
+
+    fn insert_into(&self, table: &mut HashTable<Arc<K>>, k: Arc<K>) {
+        let hash = self.hash_of(&k);
+        match table.find_mut(hash, |old| Self::same(old, &k)) {
+            Some(old) => *old = k,
+            None => {
+                table.insert_unique(hash, k, |k| self.hash_of(k));
+            }
+        }
+    }
+
+    fn remove(&self, k: &K) {
+        let hash = self.hash_of(k);
+        let mut table = self.shared.table.write();
+        if let Ok(entry) = table.find_entry(hash, |old| Self::same(old, k)) {
+            entry.remove();
+        }
+    }
+
+    /// Swaps in a complete list; the objects held before.
+    fn replace(&self, listed: HashTable<Arc<K>>) -> Vec<Arc<K>> {
+        let before = std::mem::replace(&mut *self.shared.table.write(), listed);
+        before.into_iter().collect()
     }
 }
 

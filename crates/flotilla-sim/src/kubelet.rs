@@ -8,8 +8,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::informer::Cache;
 use crate::pod::{Pod, WirePod};
-use kube::runtime::reflector::{ObjectRef, Store};
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
@@ -90,7 +90,7 @@ impl Kubelet {
     }
 
     /// Nodes that came back: let their pods make progress again.
-    pub fn resume(&self, store: &Store<Pod>) {
+    pub fn resume(&self, store: &Cache<Pod>) {
         for pod in store.state() {
             let node = pod
                 .spec
@@ -106,7 +106,7 @@ impl Kubelet {
     /// Works the queue until the task is dropped. What each pod needs is decided in queue
     /// order (so IP slots and timers do not depend on timing); the status writes go out
     /// concurrently, at most one per pod at a time.
-    pub async fn run(self: Arc<Self>, ctx: Arc<Ctx>, store: Store<Pod>) {
+    pub async fn run(self: Arc<Self>, ctx: Arc<Ctx>, store: Cache<Pod>) {
         let timers = tokio::spawn(self.timers.clone().run(self.queue.clone()));
         let _timers = crate::cluster::AbortOnDrop(timers);
         let permits = Arc::new(Semaphore::new(WRITE_CONCURRENCY));
@@ -117,7 +117,7 @@ impl Kubelet {
                 *again = true;
                 continue;
             }
-            let Some(pod) = store.get(&ObjectRef::new(&key.1).within(&key.0)) else {
+            let Some(pod) = store.get(&key.0, &key.1) else {
                 continue;
             };
             let Some(status) = self.step(&ctx, &pod, &key) else {

@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Taint;
 
+use crate::informer::Cache;
 use crate::pod::{Pod, WirePod};
 use kube::api::{Api, DeleteParams};
-use kube::runtime::reflector::Store;
 use tokio::time::Instant;
 
 use crate::cluster::Ctx;
@@ -44,7 +44,7 @@ pub fn eviction_delay(pod: &Pod, default: Duration) -> Option<Duration> {
 pub fn evict_after_toleration(
     ctx: Arc<Ctx>,
     table: Arc<NodeTable>,
-    pods: Store<Pod>,
+    pods: Cache<Pod>,
     nodes: Vec<String>,
 ) {
     let start = Instant::now();

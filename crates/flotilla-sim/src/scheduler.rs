@@ -13,10 +13,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::informer::Cache;
 use crate::node::Node;
 use crate::pod::{Pod, WirePod};
 use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::reflector::{ObjectRef, Store};
 use parking_lot::Mutex;
 use serde_json::json;
 use tokio::sync::Semaphore;
@@ -138,13 +138,13 @@ impl Scheduler {
     }
 
     /// Schedules until the task is dropped.
-    pub async fn run(self: Arc<Self>, ctx: Arc<Ctx>, pods: Store<Pod>) {
+    pub async fn run(self: Arc<Self>, ctx: Arc<Ctx>, pods: Cache<Pod>) {
         let retry = tokio::spawn(self.clone().retry_loop());
         let _retry = AbortOnDrop(retry);
         let binds = Arc::new(Semaphore::new(BIND_CONCURRENCY));
         loop {
             let key = self.queue.pop().await;
-            let Some(pod) = pods.get(&ObjectRef::new(&key.1).within(&key.0)) else {
+            let Some(pod) = pods.get(&key.0, &key.1) else {
                 continue;
             };
             if !wants_us(&pod) {

@@ -56,8 +56,8 @@ impl Informers {
 
     pub fn start(
         self,
-        nodes: kube::runtime::reflector::Store<Node>,
-        pods: kube::runtime::reflector::Store<Pod>,
+        nodes: crate::informer::Cache<Node>,
+        pods: crate::informer::Cache<Pod>,
     ) -> (Stores, Vec<AbortOnDrop>) {
         let (deployments, a) = self.deployments.start();
         let (replicasets, b) = self.replicasets.start();
@@ -477,11 +477,7 @@ impl Workloads {
         self.pods_by_owner
             .of(owner_uid)
             .into_iter()
-            .filter_map(|(ns, name)| {
-                stores
-                    .pods
-                    .get(&kube::runtime::reflector::ObjectRef::new(&name).within(&ns))
-            })
+            .filter_map(|(ns, name)| stores.pods.get(&ns, &name))
             .filter(|p| controller_of(&p.metadata).is_some_and(|o| o.uid == owner_uid))
             .collect()
     }

@@ -6,11 +6,11 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use crate::informer::Cache;
 use flotilla_apiserver::auth::authn::UserInfo;
 use flotilla_apiserver::auth::authz::MASTERS_GROUP;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, PostParams};
-use kube::runtime::reflector::{ObjectRef, Store};
 
 use super::{Change, Informer};
 
@@ -59,7 +59,7 @@ async fn after_falling_behind_the_informer_relists_and_resynchronises_its_handle
         .expect("create");
 
     let seen = Arc::new(Mutex::new(Seen::default()));
-    let cache: Arc<OnceLock<Store<ConfigMap>>> = Arc::new(OnceLock::new());
+    let cache: Arc<OnceLock<Cache<ConfigMap>>> = Arc::new(OnceLock::new());
     // The handler blocks on the first sight of `gate` until the test lets it go: meanwhile
     // the informer reads nothing and falls behind.
     let (release, gate) = std::sync::mpsc::channel::<()>();
@@ -77,7 +77,7 @@ async fn after_falling_behind_the_informer_relists_and_resynchronises_its_handle
                     // race it) there is nothing to check against.
                     let in_cache = cache
                         .get()
-                        .is_none_or(|c| c.get(&ObjectRef::from_obj(cm)).is_some());
+                        .is_none_or(|c| c.get("default", &name).is_some());
                     if !in_cache {
                         seen.not_in_cache.push(name.clone());
                     }
@@ -99,7 +99,7 @@ async fn after_falling_behind_the_informer_relists_and_resynchronises_its_handle
     }
     let (store, task) = informer.start();
     assert!(cache.set(store.clone()).is_ok(), "set once");
-    store.wait_until_ready().await.expect("first list");
+    store.wait_until_ready().await;
 
     api.create(&PostParams::default(), &configmap("gate"))
         .await

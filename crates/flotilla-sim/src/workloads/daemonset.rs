@@ -14,7 +14,6 @@ use k8s_openapi::api::core::v1::Toleration;
 use crate::node::Node;
 use crate::pod::Pod;
 use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::reflector::ObjectRef;
 use serde_json::json;
 
 use super::{
@@ -27,10 +26,7 @@ use crate::lifted::{affinity, taints};
 pub async fn run(w: Arc<Workloads>, ctx: Arc<Ctx>, stores: Stores) {
     loop {
         let key = w.daemonsets.pop().await;
-        let Some(ds) = stores
-            .daemonsets
-            .get(&ObjectRef::new(&key.1).within(&key.0))
-        else {
+        let Some(ds) = stores.daemonsets.get(&key.0, &key.1) else {
             continue;
         };
         if let Err(error) = sync(&w, &ctx, &stores, &ds).await {

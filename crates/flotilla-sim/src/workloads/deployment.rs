@@ -12,7 +12,6 @@ use std::sync::Arc;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus, ReplicaSet};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use kube::runtime::reflector::ObjectRef;
 use serde_json::{Value, json};
 
 use super::{Workloads, controller_of, owner_reference};
@@ -28,10 +27,7 @@ pub const MAX_REPLICAS: &str = "deployment.kubernetes.io/max-replicas";
 pub async fn run(w: Arc<Workloads>, ctx: Arc<Ctx>, stores: Stores) {
     loop {
         let key = w.deployments.pop().await;
-        let Some(d) = stores
-            .deployments
-            .get(&ObjectRef::new(&key.1).within(&key.0))
-        else {
+        let Some(d) = stores.deployments.get(&key.0, &key.1) else {
             continue;
         };
         if let Err(error) = sync(&w, &ctx, &stores, &d).await {
@@ -124,7 +120,7 @@ async fn sync(
         .rs_by_owner
         .of(&uid)
         .into_iter()
-        .filter_map(|(ns, n)| stores.replicasets.get(&ObjectRef::new(&n).within(&ns)))
+        .filter_map(|(ns, n)| stores.replicasets.get(&ns, &n))
         .filter(|rs| controller_of(&rs.metadata).is_some_and(|o| o.uid == uid))
         .map(|rs| Rs {
             replicas: rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1),

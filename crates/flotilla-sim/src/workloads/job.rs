@@ -12,7 +12,6 @@ use std::sync::Arc;
 use crate::pod::Pod;
 use k8s_openapi::api::batch::v1::Job;
 use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::reflector::ObjectRef;
 use serde_json::{Value, json};
 
 use super::{Workloads, create_pod, delete_pod, is_active, is_ready, owner_reference};
@@ -25,7 +24,7 @@ const COMPLETIONS_MESSAGE: &str = "Reached expected number of succeeded pods";
 pub async fn run(w: Arc<Workloads>, ctx: Arc<Ctx>, stores: Stores) {
     loop {
         let key = w.jobs.pop().await;
-        let Some(job) = stores.jobs.get(&ObjectRef::new(&key.1).within(&key.0)) else {
+        let Some(job) = stores.jobs.get(&key.0, &key.1) else {
             continue;
         };
         if let Err(error) = sync(&w, &ctx, &stores, &job).await {

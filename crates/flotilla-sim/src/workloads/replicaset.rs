@@ -12,7 +12,6 @@ use std::sync::Arc;
 use crate::pod::Pod;
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::ReplicaSet;
-use kube::runtime::reflector::ObjectRef;
 use serde_json::json;
 
 use super::{
@@ -26,10 +25,7 @@ const BURST: usize = 64;
 pub async fn run(w: Arc<Workloads>, ctx: Arc<Ctx>, stores: Stores) {
     loop {
         let key = w.replicasets.pop().await;
-        let Some(rs) = stores
-            .replicasets
-            .get(&ObjectRef::new(&key.1).within(&key.0))
-        else {
+        let Some(rs) = stores.replicasets.get(&key.0, &key.1) else {
             continue;
         };
         sync(&w, &ctx, &stores, &rs).await;

@@ -12,7 +12,6 @@ use std::sync::Arc;
 use crate::pod::Pod;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::reflector::ObjectRef;
 use serde_json::json;
 
 use super::{
@@ -26,10 +25,7 @@ const REVISION_LABEL: &str = "controller-revision-hash";
 pub async fn run(w: Arc<Workloads>, ctx: Arc<Ctx>, stores: Stores) {
     loop {
         let key = w.statefulsets.pop().await;
-        let Some(sts) = stores
-            .statefulsets
-            .get(&ObjectRef::new(&key.1).within(&key.0))
-        else {
+        let Some(sts) = stores.statefulsets.get(&key.0, &key.1) else {
             continue;
         };
         if let Err(error) = sync(&w, &ctx, &stores, &sts).await {
