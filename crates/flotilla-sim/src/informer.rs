@@ -71,8 +71,8 @@ fn map_event<K: Cached>(event: Event<K::Wire>) -> Event<K> {
 /// What a handler sees.
 #[derive(Debug)]
 pub enum Change<'a, K> {
-    Applied(&'a K),
-    Deleted(&'a K),
+    Applied(&'a Arc<K>),
+    Deleted(&'a Arc<K>),
     /// A (re)list finished: handlers that keep derived state should resynchronise.
     Synced,
 }
@@ -151,7 +151,7 @@ impl<K: Cached> Informer<K> {
                         }
                         Event::Delete(k) => {
                             cache.remove(&k);
-                            dispatch(&handlers, Change::Deleted(&k));
+                            dispatch(&handlers, Change::Deleted(&Arc::new(k)));
                         }
                         // The cache keeps serving the old state until the list is done.
                         Event::Init => listing = Some(Default::default()),

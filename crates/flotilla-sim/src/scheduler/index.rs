@@ -22,13 +22,38 @@ use crate::rng::{Rng, mix};
 /// One node as the scheduler sees it.
 #[derive(Debug, Clone)]
 struct NodeInfo {
-    name: String,
-    labels: BTreeMap<String, String>,
-    taints: Vec<Taint>,
-    unschedulable: bool,
+    /// The informer's node itself (shared, not copied): name, labels, taints, schedulability.
+    node: Arc<Node>,
     allocatable: Vec<i64>,
     requested: Vec<i64>,
     pods: i64,
+}
+
+impl NodeInfo {
+    fn name(&self) -> &str {
+        self.node.metadata.name.as_deref().unwrap_or("")
+    }
+
+    fn labels(&self) -> &BTreeMap<String, String> {
+        static NONE: BTreeMap<String, String> = BTreeMap::new();
+        self.node.metadata.labels.as_ref().unwrap_or(&NONE)
+    }
+
+    fn taints(&self) -> &[Taint] {
+        self.node
+            .spec
+            .as_ref()
+            .and_then(|s| s.taints.as_deref())
+            .unwrap_or_default()
+    }
+
+    fn unschedulable(&self) -> bool {
+        self.node
+            .spec
+            .as_ref()
+            .and_then(|s| s.unschedulable)
+            .unwrap_or(false)
+    }
 }
 
 /// What one pod asks for, resolved against the index's resource names.
@@ -89,7 +114,7 @@ impl NodeIndex {
     }
 
     /// Adds or refreshes a node (labels, taints, allocatable); what is placed on it stays.
-    pub fn upsert_node(&mut self, node: &Node) {
+    pub fn upsert_node(&mut self, node: &Arc<Node>) {
         let Some(name) = node.metadata.name.clone() else {
             return;
         };
@@ -106,12 +131,8 @@ impl NodeIndex {
             allocatable[id] = amount(resource, &q.0).unwrap_or(0);
         }
         allocatable.resize(self.resources.len(), 0);
-        let spec = node.spec.as_ref();
         let info = NodeInfo {
-            name: name.clone(),
-            labels: node.metadata.labels.clone().unwrap_or_default(),
-            taints: spec.and_then(|s| s.taints.clone()).unwrap_or_default(),
-            unschedulable: spec.and_then(|s| s.unschedulable).unwrap_or(false),
+            node: node.clone(),
             allocatable,
             requested: vec![0; self.resources.len()],
             pods: 0,
@@ -119,15 +140,13 @@ impl NodeIndex {
         match self.by_name.get(&name) {
             Some(&i) => {
                 let old = &mut self.nodes[i];
-                if old.labels != info.labels
-                    || old.taints != info.taints
-                    || old.unschedulable != info.unschedulable
+                if old.labels() != info.labels()
+                    || old.taints() != info.taints()
+                    || old.unschedulable() != info.unschedulable()
                 {
                     self.shapes.clear();
                 }
-                old.labels = info.labels;
-                old.taints = info.taints;
-                old.unschedulable = info.unschedulable;
+                old.node = info.node;
                 old.allocatable = info.allocatable;
                 old.requested.resize(self.resources.len(), 0);
             }
@@ -146,7 +165,7 @@ impl NodeIndex {
         self.nodes.swap_remove(i);
         self.shapes.clear();
         if let Some(moved) = self.nodes.get(i) {
-            self.by_name.insert(moved.name.clone(), i);
+            self.by_name.insert(moved.name().to_owned(), i);
         }
         self.placed.retain(|_, (node, _)| node != name);
     }
@@ -216,7 +235,7 @@ impl NodeIndex {
             reasons: vec![reason],
             resolvable_by_preemption: false,
         };
-        if node.unschedulable
+        if node.unschedulable()
             && !tolerations.iter().any(|t| {
                 taints::tolerates(
                     t,
@@ -231,10 +250,10 @@ impl NodeIndex {
         {
             return Some(unresolvable("node(s) were unschedulable".into()));
         }
-        if let Some(taint) = taints::first_untolerated(&node.taints, tolerations) {
+        if let Some(taint) = taints::first_untolerated(node.taints(), tolerations) {
             return Some(unresolvable(taints::untolerated_message(taint)));
         }
-        if !affinity::pod_matches_node(pod, &node.name, &node.labels) {
+        if !affinity::pod_matches_node(pod, node.name(), node.labels()) {
             return Some(unresolvable(NO_MATCH_MESSAGE.into()));
         }
         None
@@ -404,6 +423,6 @@ impl NodeIndex {
             }
         }
         let (_, i) = best.expect("at least one feasible node");
-        Ok(self.nodes[i].name.clone())
+        Ok(self.nodes[i].name().to_owned())
     }
 }

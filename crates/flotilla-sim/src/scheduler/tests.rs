@@ -3,6 +3,7 @@
 use crate::node::Node;
 use crate::pod::Pod;
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 use super::index::NodeIndex;
 use crate::lifted::fit_error;
@@ -37,7 +38,7 @@ fn requesting(name: &str, requests: Value) -> Pod {
 fn three_nodes() -> NodeIndex {
     let mut index = NodeIndex::new(1);
     for n in ["a", "b", "c"] {
-        index.upsert_node(&node(n, "4", None, json!({"zone": n}), json!([])));
+        index.upsert_node(&Arc::new(node(n, "4", None, json!({"zone": n}), json!([]))));
     }
     index
 }
@@ -69,7 +70,7 @@ fn insufficient_extended_resource_has_kube_message() {
 #[test]
 fn cpu_memory_and_pod_count_are_accounted() {
     let mut index = NodeIndex::new(1);
-    index.upsert_node(&node("only", "2", None, json!({}), json!([])));
+    index.upsert_node(&Arc::new(node("only", "2", None, json!({}), json!([]))));
     let big = requesting("big", json!({"cpu": "1500m"}));
     let node = decide(&mut index, &big).expect("fits");
     let req = index.request_of(&big);
@@ -92,7 +93,7 @@ fn cpu_memory_and_pod_count_are_accounted() {
     let tiny: Node = serde_json::from_value(json!({"metadata": {"name": "t"},
         "status": {"allocatable": {"cpu": "4", "memory": "1Gi", "pods": "1"}}}))
     .expect("a node");
-    full.upsert_node(&tiny);
+    full.upsert_node(&Arc::new(tiny));
     let first = pod("first", json!({"containers": [{"name": "c"}]}));
     let req = full.request_of(&first);
     full.place("first", "t", req);
@@ -130,13 +131,13 @@ fn node_selector_and_affinity_filter() {
 #[test]
 fn taints_need_tolerations_and_unschedulable_nodes_are_skipped() {
     let mut index = NodeIndex::new(1);
-    index.upsert_node(&node(
+    index.upsert_node(&Arc::new(node(
         "gpu",
         "8",
         Some("8"),
         json!({}),
         json!([{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]),
-    ));
+    )));
     let plain = pod("p", json!({"containers": []}));
     assert_eq!(
         decide(&mut index, &plain),
@@ -152,7 +153,7 @@ fn taints_need_tolerations_and_unschedulable_nodes_are_skipped() {
         "status": {"allocatable": {"cpu": "8", "memory": "1Gi", "pods": "10"}}}),
     )
     .expect("a node");
-    index.upsert_node(&cordoned);
+    index.upsert_node(&Arc::new(cordoned));
     assert!(
         decide(&mut index, &tolerant)
             .unwrap_err()
@@ -165,7 +166,13 @@ fn a_seed_gives_one_placement() {
     let place_all = |seed: u64| -> Vec<String> {
         let mut index = NodeIndex::new(seed);
         for i in 0..20 {
-            index.upsert_node(&node(&format!("n{i:02}"), "4", None, json!({}), json!([])));
+            index.upsert_node(&Arc::new(node(
+                &format!("n{i:02}"),
+                "4",
+                None,
+                json!({}),
+                json!([]),
+            )));
         }
         (0..30)
             .map(|i| {
@@ -188,8 +195,8 @@ fn a_seed_gives_one_placement() {
 #[test]
 fn least_allocated_spreads_pods() {
     let mut index = NodeIndex::new(3);
-    index.upsert_node(&node("busy", "4", None, json!({}), json!([])));
-    index.upsert_node(&node("idle", "4", None, json!({}), json!([])));
+    index.upsert_node(&Arc::new(node("busy", "4", None, json!({}), json!([]))));
+    index.upsert_node(&Arc::new(node("idle", "4", None, json!({}), json!([]))));
     let hog = requesting("hog", json!({"cpu": "3", "memory": "32Gi"}));
     let req = index.request_of(&hog);
     index.place("hog", "busy", req);
@@ -215,9 +222,21 @@ fn pods_of_one_shape_see_node_changes() {
                 "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."
             )
     );
-    index.upsert_node(&node("b", "4", None, json!({"zone": "d"}), json!([])));
+    index.upsert_node(&Arc::new(node(
+        "b",
+        "4",
+        None,
+        json!({"zone": "d"}),
+        json!([]),
+    )));
     assert_eq!(decide(&mut index, &gpu_zone("p2")), Ok("b".into()));
-    index.upsert_node(&node("d", "4", None, json!({"zone": "d"}), json!([])));
+    index.upsert_node(&Arc::new(node(
+        "d",
+        "4",
+        None,
+        json!({"zone": "d"}),
+        json!([]),
+    )));
     index.remove_node("b");
     assert_eq!(decide(&mut index, &gpu_zone("p3")), Ok("d".into()));
     index.remove_node("d");

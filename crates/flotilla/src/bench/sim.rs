@@ -135,7 +135,7 @@ fn decisions(nodes: usize, pods: usize) -> f64 {
             "labels": {"kubernetes.io/hostname": format!("n{i}"), "topology.kubernetes.io/zone": format!("z{}", i % 3)}},
             "status": {"allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110"}}}))
         .expect("a node");
-        index.upsert_node(&node);
+        index.upsert_node(&std::sync::Arc::new(node));
     }
     // The sim's scheduler decides on the cached form of pods.
     let cached: Vec<flotilla_sim::pod::Pod> = (0..pods)
