@@ -360,16 +360,26 @@ fn image_digest(image: &str) -> String {
     format!("{a:016x}{b:016x}{c:016x}{d:016x}")
 }
 
+/// The image ID a container of `image` reports (a digest derived from the name).
+fn image_id(image: &str) -> String {
+    let repo = image.split([':', '@']).next().unwrap_or("");
+    format!("{repo}@sha256:{}", image_digest(image))
+}
+
+/// The container ID of container `name` of pod `uid`, the same at every status write.
+fn container_id(uid: &str, name: &str) -> String {
+    format!("containerd://{}", image_digest(&format!("{uid}/{name}")))
+}
+
 fn running_status(pod: &Pod, host_ip: &str, pod_ip: &str) -> Value {
     let at = now();
     let uid = pod.metadata.uid.as_deref().unwrap_or("");
     let statuses: Vec<Value> = containers(pod)
         .into_iter()
         .map(|(name, image)| {
-            let repo = image.split([':', '@']).next().unwrap_or("").to_owned();
             json!({"name": name, "image": image,
-                "imageID": format!("{repo}@sha256:{}", image_digest(&image)),
-                "containerID": format!("containerd://{}", image_digest(&format!("{uid}/{name}"))),
+                "imageID": image_id(&image),
+                "containerID": container_id(uid, &name),
                 "ready": true, "started": true, "restartCount": 0, "lastState": {},
                 "state": {"running": {"startedAt": at}}})
         })
@@ -393,12 +403,18 @@ fn running_status(pod: &Pod, host_ip: &str, pod_ip: &str) -> Value {
 
 fn succeeded_status(pod: &Pod) -> Value {
     let at = now();
-    let status = pod.status.clone().unwrap_or_default();
-    let statuses: Vec<Value> = status
-        .container_statuses
-        .unwrap_or_default()
+    let uid = pod.metadata.uid.as_deref().unwrap_or("");
+    let running = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_deref())
+        .unwrap_or_default();
+    // The containers the Running status reported, with what it reported for them (the image
+    // and IDs are derived exactly as `running_status` derived them).
+    let statuses: Vec<Value> = containers(pod)
         .into_iter()
-        .map(|c| {
+        .filter_map(|(name, image)| {
+            let c = running.iter().find(|c| c.name == name)?;
             let started = c
                 .state
                 .as_ref()
@@ -406,11 +422,14 @@ fn succeeded_status(pod: &Pod) -> Value {
                 .and_then(|r| r.started_at.as_ref())
                 .and_then(|t| serde_json::to_value(t).ok())
                 .unwrap_or_else(|| at.clone().into());
-            json!({"name": c.name, "image": c.image, "imageID": c.image_id,
-                "containerID": c.container_id, "ready": false, "started": false,
+            let id = container_id(uid, &name);
+            Some(
+                json!({"name": name, "image": image, "imageID": image_id(&image),
+                "containerID": id, "ready": false, "started": false,
                 "restartCount": c.restart_count, "lastState": {},
                 "state": {"terminated": {"exitCode": 0, "reason": "Completed",
-                    "startedAt": started, "finishedAt": at, "containerID": c.container_id}}})
+                    "startedAt": started, "finishedAt": at, "containerID": id}}}),
+            )
         })
         .collect();
     json!({

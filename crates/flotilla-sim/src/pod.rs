@@ -264,17 +264,13 @@ fn conditions_read<'de, D: Deserializer<'de>>(
     Ok(Some(shared))
 }
 
-/// The container status fields the kubelet reads.
+/// The container status fields the kubelet reads. Not the image, image ID or container ID: the
+/// kubelet derives them from the spec and the pod's uid whenever it writes them (~200 bytes
+/// per pod not kept).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ContainerStatus {
     pub name: String,
-    #[serde(default)]
-    pub image: String,
-    #[serde(default, rename = "imageID")]
-    pub image_id: String,
-    #[serde(default, rename = "containerID")]
-    pub container_id: Option<String>,
     #[serde(default)]
     pub restart_count: i32,
     #[serde(default)]

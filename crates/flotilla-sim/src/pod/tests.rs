@@ -76,11 +76,7 @@ fn status_fields_the_loops_read() {
     assert_eq!(kept, ["Ready", "PodScheduled"]);
     assert!(status.start_time.is_some());
     let c = &status.container_statuses.expect("container statuses")[0];
-    assert_eq!(
-        (c.name.as_str(), c.image_id.as_str(), c.restart_count),
-        ("c", "registry.k8s.io/pause@sha256:00", 2)
-    );
-    assert_eq!(c.container_id.as_deref(), Some("containerd://01"));
+    assert_eq!((c.name.as_str(), c.restart_count), ("c", 2));
     assert!(c.state.as_ref().and_then(|s| s.running.as_ref()).is_some());
 }
 

@@ -374,6 +374,25 @@ async fn job_runs_parallelism_pods_until_completions_succeed() {
             (terminated.exit_code, terminated.reason.as_deref()),
             (0, Some("Completed"))
         );
+        // What the Running status reported for the container, carried into the terminated one.
+        let container = &pod
+            .status
+            .as_ref()
+            .expect("status")
+            .container_statuses
+            .as_ref()
+            .expect("statuses")[0];
+        assert!(
+            container.image_id.starts_with("busybox@sha256:"),
+            "{}",
+            container.image_id
+        );
+        let id = container.container_id.as_deref().expect("containerID");
+        assert!(
+            id.starts_with("containerd://") && id.len() == "containerd://".len() + 64,
+            "{id}"
+        );
+        assert_eq!(terminated.container_id.as_deref(), Some(id));
     }
 }
 
