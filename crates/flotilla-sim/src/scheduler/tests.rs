@@ -8,6 +8,11 @@ use std::sync::Arc;
 use super::index::NodeIndex;
 use crate::lifted::fit_error;
 
+/// Adds `node` to the index as the informer hands it over.
+fn upsert(index: &mut NodeIndex, node: Node) {
+    index.upsert_node(&Arc::new(node));
+}
+
 fn node(name: &str, cpu: &str, gpus: Option<&str>, labels: Value, taints: Value) -> Node {
     let mut allocatable = json!({"cpu": cpu, "memory": "64Gi", "pods": "110"});
     if let Some(g) = gpus {
@@ -38,7 +43,10 @@ fn requesting(name: &str, requests: Value) -> Pod {
 fn three_nodes() -> NodeIndex {
     let mut index = NodeIndex::new(1);
     for n in ["a", "b", "c"] {
-        index.upsert_node(&Arc::new(node(n, "4", None, json!({"zone": n}), json!([]))));
+        upsert(
+            &mut index,
+            node(n, "4", None, json!({"zone": n}), json!([])),
+        );
     }
     index
 }
@@ -70,7 +78,7 @@ fn insufficient_extended_resource_has_kube_message() {
 #[test]
 fn cpu_memory_and_pod_count_are_accounted() {
     let mut index = NodeIndex::new(1);
-    index.upsert_node(&Arc::new(node("only", "2", None, json!({}), json!([]))));
+    upsert(&mut index, node("only", "2", None, json!({}), json!([])));
     let big = requesting("big", json!({"cpu": "1500m"}));
     let node = decide(&mut index, &big).expect("fits");
     let req = index.request_of(&big);
@@ -93,7 +101,7 @@ fn cpu_memory_and_pod_count_are_accounted() {
     let tiny: Node = serde_json::from_value(json!({"metadata": {"name": "t"},
         "status": {"allocatable": {"cpu": "4", "memory": "1Gi", "pods": "1"}}}))
     .expect("a node");
-    full.upsert_node(&Arc::new(tiny));
+    upsert(&mut full, tiny);
     let first = pod("first", json!({"containers": [{"name": "c"}]}));
     let req = full.request_of(&first);
     full.place("first", "t", req);
@@ -131,13 +139,16 @@ fn node_selector_and_affinity_filter() {
 #[test]
 fn taints_need_tolerations_and_unschedulable_nodes_are_skipped() {
     let mut index = NodeIndex::new(1);
-    index.upsert_node(&Arc::new(node(
-        "gpu",
-        "8",
-        Some("8"),
-        json!({}),
-        json!([{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]),
-    )));
+    upsert(
+        &mut index,
+        node(
+            "gpu",
+            "8",
+            Some("8"),
+            json!({}),
+            json!([{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]),
+        ),
+    );
     let plain = pod("p", json!({"containers": []}));
     assert_eq!(
         decide(&mut index, &plain),
@@ -153,7 +164,7 @@ fn taints_need_tolerations_and_unschedulable_nodes_are_skipped() {
         "status": {"allocatable": {"cpu": "8", "memory": "1Gi", "pods": "10"}}}),
     )
     .expect("a node");
-    index.upsert_node(&Arc::new(cordoned));
+    upsert(&mut index, cordoned);
     assert!(
         decide(&mut index, &tolerant)
             .unwrap_err()
@@ -166,13 +177,10 @@ fn a_seed_gives_one_placement() {
     let place_all = |seed: u64| -> Vec<String> {
         let mut index = NodeIndex::new(seed);
         for i in 0..20 {
-            index.upsert_node(&Arc::new(node(
-                &format!("n{i:02}"),
-                "4",
-                None,
-                json!({}),
-                json!([]),
-            )));
+            upsert(
+                &mut index,
+                node(&format!("n{i:02}"), "4", None, json!({}), json!([])),
+            );
         }
         (0..30)
             .map(|i| {
@@ -195,8 +203,8 @@ fn a_seed_gives_one_placement() {
 #[test]
 fn least_allocated_spreads_pods() {
     let mut index = NodeIndex::new(3);
-    index.upsert_node(&Arc::new(node("busy", "4", None, json!({}), json!([]))));
-    index.upsert_node(&Arc::new(node("idle", "4", None, json!({}), json!([]))));
+    upsert(&mut index, node("busy", "4", None, json!({}), json!([])));
+    upsert(&mut index, node("idle", "4", None, json!({}), json!([])));
     let hog = requesting("hog", json!({"cpu": "3", "memory": "32Gi"}));
     let req = index.request_of(&hog);
     index.place("hog", "busy", req);
@@ -222,21 +230,15 @@ fn pods_of_one_shape_see_node_changes() {
                 "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."
             )
     );
-    index.upsert_node(&Arc::new(node(
-        "b",
-        "4",
-        None,
-        json!({"zone": "d"}),
-        json!([]),
-    )));
+    upsert(
+        &mut index,
+        node("b", "4", None, json!({"zone": "d"}), json!([])),
+    );
     assert_eq!(decide(&mut index, &gpu_zone("p2")), Ok("b".into()));
-    index.upsert_node(&Arc::new(node(
-        "d",
-        "4",
-        None,
-        json!({"zone": "d"}),
-        json!([]),
-    )));
+    upsert(
+        &mut index,
+        node("d", "4", None, json!({"zone": "d"}), json!([])),
+    );
     index.remove_node("b");
     assert_eq!(decide(&mut index, &gpu_zone("p3")), Ok("d".into()));
     index.remove_node("d");
