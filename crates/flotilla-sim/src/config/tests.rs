@@ -88,6 +88,17 @@ fn quick_flags_and_defaults() {
         ["region-1a", "region-1b", "region-1c"]
     );
     assert_eq!(spec.settings.start_latency, Duration::from_secs(1));
+    assert!(spec.settings.compact_storage, "objects are stored compact by default");
+}
+
+#[test]
+fn compact_storage_can_be_turned_off() {
+    let spec = SimConfig::from_yaml("compactStorage: false\nclusters: [{name: a}]")
+        .and_then(|c| c.validate())
+        .expect("valid");
+    assert!(!spec.settings.compact_storage);
+    let typo = SimConfig::from_yaml("compactStorage: sometimes\nclusters: [{name: a}]");
+    assert!(typo.is_err(), "not a boolean");
 }
 
 #[test]
