@@ -88,7 +88,10 @@ fn quick_flags_and_defaults() {
         ["region-1a", "region-1b", "region-1c"]
     );
     assert_eq!(spec.settings.start_latency, Duration::from_secs(1));
-    assert!(spec.settings.compact_storage, "objects are stored compact by default");
+    assert!(
+        spec.settings.compact_storage,
+        "objects are stored compact by default"
+    );
 }
 
 #[test]
