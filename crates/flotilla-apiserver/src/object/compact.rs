@@ -144,21 +144,48 @@ fn compress_with(id: u32, dictionary: &Dictionary, json: &[u8]) -> Option<Bytes>
             .compress
             .compress_using_cdict(&mut contexts.scratch, json, &dictionary.compress)
             .ok()?;
-        let mut out = Vec::with_capacity(1 + 5 + written);
-        out.push(MARK);
-        let mut rest = id;
-        loop {
-            let byte = (rest & 0x7f) as u8;
-            rest >>= 7;
-            if rest == 0 {
-                out.push(byte);
-                break;
-            }
-            out.push(byte | 0x80);
-        }
+        let (header, len) = header(id);
+        // Exactly as long as it holds: these are the bytes every copy of the object shares.
+        let mut out = Vec::with_capacity(len + written);
+        out.extend_from_slice(&header[..len]);
         out.extend_from_slice(&contexts.scratch[..written]);
         Some(Bytes::from(out))
     })
+}
+
+/// [`MARK`] and `id` as a LEB128 varint; the bytes and how many of them are used.
+fn header(id: u32) -> ([u8; 6], usize) {
+    let mut header = [MARK, 0, 0, 0, 0, 0];
+    let mut len = 1;
+    let mut rest = id;
+    loop {
+        let byte = (rest & 0x7f) as u8;
+        rest >>= 7;
+        header[len] = if rest == 0 { byte } else { byte | 0x80 };
+        len += 1;
+        if rest == 0 {
+            return (header, len);
+        }
+    }
+}
+
+/// The dictionary index of compact bytes and where their frame starts.
+fn parse_header(stored: &[u8]) -> Result<(u32, usize), ExpandError> {
+    let mut id: u32 = 0;
+    let mut at = 1;
+    loop {
+        let byte = *stored.get(at).ok_or(ExpandError("truncated header"))?;
+        at += 1;
+        id |= u32::from(byte & 0x7f)
+            .checked_shl(7 * (at as u32 - 2))
+            .ok_or(ExpandError("bad dictionary index"))?;
+        if byte & 0x80 == 0 {
+            return Ok((id, at));
+        }
+        if at > 5 {
+            return Err(ExpandError("bad dictionary index"));
+        }
+    }
 }
 
 /// Why stored bytes in the compact form could not be expanded.
@@ -171,21 +198,7 @@ pub fn expand(stored: &[u8]) -> Result<Cow<'_, [u8]>, ExpandError> {
     if !is_compact(stored) {
         return Ok(Cow::Borrowed(stored));
     }
-    let mut id: u32 = 0;
-    let mut at = 1;
-    loop {
-        let byte = *stored.get(at).ok_or(ExpandError("truncated header"))?;
-        at += 1;
-        id |= u32::from(byte & 0x7f)
-            .checked_shl(7 * (at as u32 - 2))
-            .ok_or(ExpandError("bad dictionary index"))?;
-        if byte & 0x80 == 0 {
-            break;
-        }
-        if at > 5 {
-            return Err(ExpandError("bad dictionary index"));
-        }
-    }
+    let (id, at) = parse_header(stored)?;
     let frame = &stored[at..];
     let dictionary = TABLE
         .read()
@@ -287,6 +300,18 @@ mod tests {
         }
         let table = TABLE.read();
         assert_eq!(table.kinds[kind].len(), PER_KIND);
+    }
+
+    #[test]
+    fn dictionary_indexes_round_trip_through_the_header() {
+        for id in [0, 1, 127, 128, 255, 16_383, 16_384, 1 << 21, u32::MAX] {
+            let (bytes, len) = header(id);
+            assert_eq!(bytes[0], MARK);
+            assert_eq!(parse_header(&bytes[..len]).unwrap(), (id, len), "{id}");
+        }
+        assert_eq!(header(127).1, 2);
+        assert_eq!(header(128).1, 3);
+        assert_eq!(header(u32::MAX).1, 6);
     }
 
     #[test]
