@@ -218,14 +218,8 @@ impl<K> Debug for Cache<K> {
     }
 }
 
-impl<K: Lookup> Default for Cache<K> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl<K: Lookup> Cache<K> {
-    pub fn new() -> Self {
+    fn new() -> Self {
         Cache {
             shared: Arc::new(CacheShared {
                 table: RwLock::new(HashTable::new()),
@@ -276,14 +270,6 @@ impl<K: Lookup> Cache<K> {
     /// Every cached object, in no particular order.
     pub fn state(&self) -> Vec<Arc<K>> {
         self.shared.table.read().iter().cloned().collect()
-    }
-
-    pub fn len(&self) -> usize {
-        self.shared.table.read().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Returns once the first list is in the cache.
