@@ -513,7 +513,7 @@ impl BindingStatusController {
         let Some(status) = crate::interpreter::aggregate_status(&template, items) else {
             return Ok(());
         };
-        if template.get("status") == Some(&status) {
+        if !status_changes(template.get("status"), &status) {
             return Ok(());
         }
         if let Some(metadata) = template
@@ -561,6 +561,16 @@ impl BindingStatusController {
         );
         debug!(template = %resource.name, "template status aggregated");
         Ok(())
+    }
+}
+
+/// Whether writing the aggregated `status` changes the template's `current` one. A template
+/// stored without a status has kube-apiserver's `status: {}`: an empty aggregate (no member
+/// has reported yet) changes nothing.
+pub fn status_changes(current: Option<&serde_json::Value>, status: &serde_json::Value) -> bool {
+    match current.filter(|c| !c.is_null()) {
+        Some(current) => current != status,
+        None => !status.as_object().is_some_and(serde_json::Map::is_empty),
     }
 }
 

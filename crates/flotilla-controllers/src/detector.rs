@@ -107,7 +107,10 @@ pub struct Detector {
     kinds: Mutex<BTreeMap<(String, String), KindWatch>>,
     queue: WorkQueue<TemplateKey>,
     policy_queue: WorkQueue<PolicyKey>,
-    fingerprints: Mutex<HashMap<TemplateKey, u64>>,
+    /// Per template: the fingerprint of its specification and the resource version at which
+    /// the specification last changed (what a binding's `spec.resource.resourceVersion` names:
+    /// a later status-only write is not a new version of the specification).
+    fingerprints: Mutex<HashMap<TemplateKey, (u64, String)>>,
     /// Templates whose own specification changed since their last reconcile (for Lazy).
     changed: Mutex<HashSet<TemplateKey>>,
     /// Templates by the permanent id of the policy that claims them, and the reverse.
@@ -255,8 +258,18 @@ impl Detector {
             .cloned();
         self.claims.lock().set(&key, claim);
         let fingerprint = fingerprint(object);
-        let previous = self.fingerprints.lock().insert(key.clone(), fingerprint);
-        if previous == Some(fingerprint) {
+        let version = object.metadata.resource_version.clone().unwrap_or_default();
+        let previous = self
+            .fingerprints
+            .lock()
+            .insert(key.clone(), (fingerprint, version));
+        if let Some((previous, version)) = previous
+            && previous == fingerprint
+        {
+            // Status or bookkeeping only: the specification's version stays the earlier one.
+            self.fingerprints
+                .lock()
+                .insert(key.clone(), (fingerprint, version));
             return;
         }
         self.changed.lock().insert(key.clone());
@@ -342,6 +355,31 @@ impl Detector {
         watch.get(&key.namespace, &key.name)
     }
 
+    /// Gives `template` (built from the cached `object`) the resource version at which its
+    /// specification last changed, when the cache has moved on only by status writes since:
+    /// the binding then keeps naming that version (as Karmada's, whose detector ignores
+    /// status-only updates) instead of being rewritten — and rescheduled, as its generation
+    /// moves — because the template's status was aggregated before this reconcile ran.
+    ///
+    /// The record is updated right after the cache by the same watch, so at worst a reconcile
+    /// between the two names an older version, and the event queues the next one.
+    fn pin_specification_version(&self, key: &TemplateKey, template: &mut Value) {
+        let Some(version) = self
+            .fingerprints
+            .lock()
+            .get(key)
+            .map(|(_, version)| version.clone())
+        else {
+            return;
+        };
+        if version.is_empty() {
+            return;
+        }
+        if let Some(meta) = template.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.insert("resourceVersion".into(), Value::String(version));
+        }
+    }
+
     async fn reconcile(&self, key: &TemplateKey) -> Result<(), DetectorError> {
         let template_changed = self.changed.lock().remove(key);
         let Some(object) = self.template(key) else {
@@ -358,7 +396,8 @@ impl Detector {
         {
             return Ok(());
         }
-        let template = serde_json::to_value(&*object)?;
+        let mut template = serde_json::to_value(&*object)?;
+        self.pin_specification_version(key, &mut template);
         let cluster_scoped = key.namespace.is_empty();
         let current = PolicyClaim::of(&template);
         let matching = std::time::Instant::now();
@@ -696,22 +735,25 @@ impl ClaimIndex {
 }
 
 /// A hash of what counts as the template's specification: everything but status and the
-/// bookkeeping the server changes on every write.
+/// bookkeeping the server changes on every write. Key order does not count: a status write
+/// through a typed client may store `spec` with its keys reordered.
 fn fingerprint(object: &DynamicObject) -> u64 {
     let mut meta = object.metadata.clone();
     meta.resource_version = None;
     meta.managed_fields = None;
     meta.generation = None;
-    let mut data = object.data.clone();
-    if let Some(map) = data.as_object_mut() {
-        map.remove("status");
-    }
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    serde_json::to_string(&meta)
-        .unwrap_or_default()
-        .hash(&mut hasher);
-    serde_json::to_string(&data)
-        .unwrap_or_default()
-        .hash(&mut hasher);
+    crate::fingerprint::hash_of(&meta).hash(&mut hasher);
+    match object.data.as_object() {
+        Some(data) => {
+            let mut keys: Vec<&String> = data.keys().filter(|k| *k != "status").collect();
+            keys.sort_unstable();
+            for key in keys {
+                key.hash(&mut hasher);
+                crate::fingerprint::hash_canonical(&data[key], &mut hasher);
+            }
+        }
+        None => crate::fingerprint::hash_canonical(&object.data, &mut hasher),
+    }
     hasher.finish()
 }

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use flotilla_api::karmada::names::work_name;
 use flotilla_api::karmada::{PropagationPolicy, ResourceBinding, Work};
 use k8s_openapi::api::apps::v1::Deployment;
-use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
 use world::{World, eventually, fixture};
@@ -715,4 +715,83 @@ async fn a_dependency_created_or_changed_after_its_workload_follows_it() {
         })
         .await;
     }
+}
+
+/// A binding names the template's resource version at which its specification last changed:
+/// a status written on the template since (by the binding-status controller, or anyone) is not
+/// a new version, so the binding is not rewritten (and rescheduled) for it — even when the
+/// detector rebuilds it for another reason — while a change of the specification is named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_binding_names_the_templates_specification_version_not_its_status_writes() {
+    let world = World::start(&["member1", "member2"]).await;
+    world
+        .apply(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ver"}}))
+        .await;
+    world
+        .apply(json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "ver"},
+            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}}, "spec": {
+                    "containers": [{"name": "web", "image": "nginx:1.27"}]}}}}))
+        .await;
+    let policy = |clusters: &[&str]| {
+        json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+            "metadata": {"name": "web", "namespace": "ver"},
+            "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}],
+                "placement": {"clusterAffinity": {"clusterNames": clusters}}}})
+    };
+    world.apply(policy(&["member1"])).await;
+    let deployments = Api::<Deployment>::namespaced(world.client.clone(), "ver");
+    let rbs = Api::<ResourceBinding>::namespaced(world.client.clone(), "ver");
+    let claimed = eventually("template bound", || async {
+        let binding = rbs.get_opt("web-deployment").await.expect("get rb")?;
+        Some(binding.spec.resource.resource_version)
+    })
+    .await;
+
+    // A status write moves the template's resource version, not its specification.
+    let mut template = deployments.get_status("web").await.expect("template");
+    template.status = Some(serde_json::from_value(json!({"replicas": 2})).expect("status"));
+    template.metadata.managed_fields = None;
+    let written = deployments
+        .replace_status("web", &PostParams::default(), &template)
+        .await
+        .expect("status written");
+    assert_ne!(written.metadata.resource_version, Some(claimed.clone()));
+
+    // The policy changes: the detector rebuilds the binding, which still names the version
+    // of the specification.
+    Api::<PropagationPolicy>::namespaced(world.client.clone(), "ver")
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(policy(&["member1", "member2"])),
+        )
+        .await
+        .expect("policy changed");
+    let binding = eventually("binding rebuilt for the new placement", || async {
+        let binding = rbs.get("web-deployment").await.expect("rb");
+        let placement = serde_json::to_value(&binding.spec.placement).expect("json");
+        (placement["clusterAffinity"]["clusterNames"] == json!(["member1", "member2"]))
+            .then_some(binding)
+    })
+    .await;
+    assert_eq!(binding.spec.resource.resource_version, claimed);
+
+    // A change of the specification is named.
+    let changed = deployments
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 3}})),
+        )
+        .await
+        .expect("scaled");
+    let version = changed.metadata.resource_version.expect("version");
+    eventually("binding names the new specification", || async {
+        let binding = rbs.get("web-deployment").await.expect("rb");
+        (binding.spec.resource.resource_version == version && binding.spec.replicas == 3)
+            .then_some(())
+    })
+    .await;
 }

@@ -157,3 +157,22 @@ fn binding_state_follows_the_fully_applied_condition() {
     );
     assert_eq!(binding_state(&binding(json!([]))), BindingState::Pending);
 }
+
+#[test]
+fn an_empty_aggregate_is_no_change_to_a_template_without_status() {
+    let empty = json!({});
+    let some = json!({"replicas": 2, "readyReplicas": 1});
+    // Nothing reported yet: no write, whether the template has no status or an empty one.
+    assert!(!status_changes(None, &empty));
+    assert!(!status_changes(Some(&serde_json::Value::Null), &empty));
+    assert!(!status_changes(Some(&json!({})), &empty));
+    // Anything else is compared as JSON (key order aside).
+    assert!(status_changes(None, &some));
+    assert!(status_changes(Some(&json!({"replicas": 2})), &some));
+    assert!(!status_changes(
+        Some(&json!({"readyReplicas": 1, "replicas": 2})),
+        &some
+    ));
+    // A status that drops to empty (members gone) is written.
+    assert!(status_changes(Some(&json!({"replicas": 2})), &empty));
+}

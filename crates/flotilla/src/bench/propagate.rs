@@ -389,7 +389,6 @@ async fn burst(
     let mut last_report = Instant::now();
     let mut last_counts = tracker.counts();
     let mut progress_at = Instant::now();
-    let mut all_applied_s = None;
     loop {
         let finished = tracker
             .wait(Duration::from_secs(5), |a, r, _| {
@@ -397,9 +396,6 @@ async fn burst(
             })
             .await;
         let counts = tracker.counts();
-        if all_applied_s.is_none() && counts.0 >= applied_before + n {
-            all_applied_s = Some(started.elapsed().as_secs_f64());
-        }
         if finished {
             break;
         }
@@ -433,17 +429,23 @@ async fn burst(
             );
         }
     }
-    let all_ready_s = started.elapsed().as_secs_f64();
+    let finished_at = Instant::now();
     let control_plane_cpu_s = world::cpu_seconds_of("/proc/self/stat") - cpu_before;
     let sim_cpu_s = members.sim.cpu_seconds() - sim_cpu_before;
-    let all_applied_s = all_applied_s.unwrap_or(all_ready_s);
+    // The instants the tracker saw each Deployment applied and ready (not when this loop woke).
     let created = created.lock();
     let mut latencies = Vec::with_capacity(n);
+    let (mut last_applied, mut last_ready) = (started, started);
     for (name, at) in created.iter() {
-        if let (Some(applied), _) = tracker.times(&(BURST_NS.to_owned(), name.clone())) {
+        let (applied, ready) = tracker.times(&(BURST_NS.to_owned(), name.clone()));
+        if let Some(applied) = applied {
             latencies.push(applied.saturating_duration_since(*at));
+            last_applied = last_applied.max(applied);
         }
+        last_ready = last_ready.max(ready.unwrap_or(finished_at));
     }
+    let all_applied_s = last_applied.duration_since(started).as_secs_f64();
+    let all_ready_s = last_ready.duration_since(started).as_secs_f64();
     Ok(Burst {
         deployments: n,
         works: expected_works,
