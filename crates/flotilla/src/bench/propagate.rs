@@ -64,6 +64,11 @@ pub struct PropagateBenchOptions {
     /// Give up on the burst after this long.
     #[arg(long, default_value = "600s", value_parser = super::parse_duration)]
     pub timeout: Duration,
+    /// Also count the control plane's writes by what each changed (`create`, the fields
+    /// written, an Event's reason): where the writes per workload go. Decodes every write in
+    /// this process, so it costs control-plane CPU: for finding writes, not for timing.
+    #[arg(long)]
+    pub explain_writes: bool,
 }
 
 /// Latency percentiles, ms.
@@ -102,6 +107,9 @@ pub struct Sequential {
     /// every workload was ready), and the resources they went to.
     pub writes_per_workload: f64,
     pub writes: Vec<(String, u64)>,
+    /// With `--explain-writes`: writes by resource and what they changed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub writes_explained: Vec<(String, u64)>,
     pub applied: Latency,
     pub ready: Latency,
 }
@@ -113,6 +121,9 @@ pub struct Burst {
     /// Control-plane store writes per Deployment, and by resource.
     pub writes_per_deployment: f64,
     pub writes: Vec<(String, u64)>,
+    /// With `--explain-writes`: writes by resource and what they changed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub writes_explained: Vec<(String, u64)>,
     pub works: usize,
     pub create_s: f64,
     pub all_applied_s: f64,
@@ -224,16 +235,18 @@ pub async fn run(options: &PropagateBenchOptions) -> anyhow::Result<Figures> {
     f.rss_idle_mib = world::rss_mib();
 
     if options.sequential > 0 {
-        let writes = writes::WriteCounter::start(&control.store).await?;
+        let writes = writes::WriteCounter::start(&control.store, options.explain_writes).await?;
         let mut figures = sequential(options, &client, &tracker, &members.names).await?;
         figures.writes = writes.snapshot();
+        figures.writes_explained = writes.explained();
         figures.writes_per_workload = per(&figures.writes, options.sequential);
         f.sequential = Some(figures);
     }
     if options.deployments > 0 {
-        let writes = writes::WriteCounter::start(&control.store).await?;
+        let writes = writes::WriteCounter::start(&control.store, options.explain_writes).await?;
         let mut figures = burst(options, &client, &tracker, &members).await?;
         figures.writes = writes.snapshot();
+        figures.writes_explained = writes.explained();
         figures.writes_per_deployment = per(&figures.writes, options.deployments);
         f.burst = Some(figures);
     }
@@ -607,6 +620,13 @@ fn per(writes: &[(String, u64)], n: usize) -> f64 {
     (total as f64 / n.max(1) as f64 * 10.0).round() / 10.0
 }
 
+/// `--explain-writes`: every kind of write, per workload, most first.
+fn explained(writes: &[(String, u64)], n: usize) {
+    for (what, count) in writes {
+        println!("    {:6.2}  {what}", *count as f64 / n.max(1) as f64);
+    }
+}
+
 /// The top resources written, as `resource n/workload`.
 fn breakdown(writes: &[(String, u64)], n: usize) -> String {
     writes
@@ -674,6 +694,7 @@ pub fn report(f: &Figures) {
             format!("{:.1}", s.writes_per_workload),
         );
         println!("  by resource: {}", breakdown(&s.writes, s.workloads));
+        explained(&s.writes_explained, s.workloads);
     }
     if let Some(b) = &f.burst {
         row(
@@ -699,6 +720,7 @@ pub fn report(f: &Figures) {
             format!("{:.1}", b.writes_per_deployment),
         );
         println!("  by resource: {}", breakdown(&b.writes, b.deployments));
+        explained(&b.writes_explained, b.deployments);
         row(
             "control-plane RSS MiB: idle / end / peak",
             format!(
