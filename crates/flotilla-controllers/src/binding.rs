@@ -19,7 +19,7 @@ use flotilla_api::karmada::{
 };
 use flotilla_runtime::controller::{Tasks, until_ready};
 use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
-use flotilla_runtime::{Priority, Shutdown, WorkQueue};
+use flotilla_runtime::{Priority, Shutdown, WorkQueue, write};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -534,17 +534,15 @@ pub async fn patch_binding_status(
     key: &BindingKey,
     patch: &Value,
 ) -> Result<(), kube::Error> {
-    let params = PatchParams::default();
+    // The answer (the whole binding, aggregated statuses included) is not decoded: callers
+    // go on from their informers.
     match key {
         BindingKey::Namespaced { namespace, name } => {
-            Api::<ResourceBinding>::namespaced(client.clone(), namespace)
-                .patch_status(name, &params, &Patch::Merge(patch))
+            write::merge_patch_status::<ResourceBinding>(client, Some(namespace), name, patch)
                 .await?;
         }
         BindingKey::Cluster { name } => {
-            Api::<ClusterResourceBinding>::all(client.clone())
-                .patch_status(name, &params, &Patch::Merge(patch))
-                .await?;
+            write::merge_patch_status::<ClusterResourceBinding>(client, None, name, patch).await?;
         }
     }
     Ok(())

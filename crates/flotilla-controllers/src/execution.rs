@@ -622,12 +622,19 @@ impl Execution {
                 "metadata": {"resourceVersion": work.metadata.resource_version},
                 "status": {"conditions": conditions},
             });
-            match api
-                .patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await
+            // The answer is read for its version only; the Work is brought up to date here
+            // with what was written (a later write in this reconcile is conditional on it).
+            match flotilla_runtime::write::merge_patch_status::<Work>(
+                &self.ctx.client,
+                Some(&key.namespace),
+                &key.name,
+                &patch,
+            )
+            .await
             {
-                Ok(updated) => {
-                    *work = updated;
+                Ok(written) => {
+                    work.metadata.resource_version = written.metadata.resource_version;
+                    work.status.get_or_insert_with(Default::default).conditions = conditions;
                     return Ok(());
                 }
                 Err(kube::Error::Api(status)) if status.code == 409 => {

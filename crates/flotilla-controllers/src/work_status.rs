@@ -20,7 +20,7 @@ use flotilla_api::karmada::{
 use flotilla_runtime::controller::{Tasks, until_ready};
 use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
 use flotilla_runtime::{Backoff, Priority, Shared, Shutdown, WorkQueue};
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::Api;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use parking_lot::Mutex;
@@ -295,11 +295,15 @@ impl WorkStatus {
         if statuses == existing {
             return Ok(());
         }
-        let api: Api<Work> = Api::namespaced(self.ctx.client.clone(), &key.namespace);
         let patch = json!({"status": {"manifestStatuses": statuses}});
-        match api
-            .patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
+        // Read for its versions only (the informer brings the Work back).
+        match flotilla_runtime::write::merge_patch_status::<Work>(
+            &self.ctx.client,
+            Some(&key.namespace),
+            &key.name,
+            &patch,
+        )
+        .await
         {
             Ok(_) => Ok(()),
             Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),

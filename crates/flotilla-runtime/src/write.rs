@@ -32,6 +32,28 @@ pub async fn send(
     client.request(request).await
 }
 
+/// A JSON merge patch of `K`'s status subresource (`namespace` for a namespaced kind), read
+/// for its versions only: [`send`] of kube's `Api::patch_status` without decoding the object.
+pub async fn merge_patch_status<K>(
+    client: &kube::Client,
+    namespace: Option<&str>,
+    name: &str,
+    patch: &serde_json::Value,
+) -> Result<Written, kube::Error>
+where
+    K: kube::Resource<DynamicType = ()>,
+{
+    let request = kube::core::Request::new(K::url_path(&(), namespace))
+        .patch_subresource(
+            "status",
+            name,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(patch),
+        )
+        .map_err(kube::Error::BuildRequest)?;
+    send(client, request, "patch_status").await
+}
+
 #[cfg(test)]
 mod tests {
     use bytes::Bytes;
@@ -94,5 +116,48 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[tokio::test]
+    async fn a_status_merge_patch_goes_to_the_status_subresource() {
+        let seen = std::sync::Arc::new(parking_lot::Mutex::new(Vec::new()));
+        let sink = std::sync::Arc::clone(&seen);
+        let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
+            sink.lock().push((
+                request.method().to_string(),
+                request.uri().path().to_owned(),
+                request.headers()["content-type"]
+                    .to_str()
+                    .unwrap_or("")
+                    .to_owned(),
+            ));
+            async move {
+                let answer = json!({"metadata": {"name": "w", "resourceVersion": "7"},
+                    "status": {"conditions": [{"type": "Applied"}]}});
+                let response = http::Response::builder()
+                    .status(200)
+                    .header("content-type", "application/json")
+                    .body(Full::new(Bytes::from(answer.to_string())))?;
+                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(response)
+            }
+        });
+        let client = kube::Client::new(service, "default");
+        let written = merge_patch_status::<k8s_openapi::api::core::v1::ConfigMap>(
+            &client,
+            Some("ns"),
+            "w",
+            &json!({"status": {}}),
+        )
+        .await
+        .expect("written");
+        assert_eq!(written.metadata.resource_version.as_deref(), Some("7"));
+        assert_eq!(
+            *seen.lock(),
+            vec![(
+                "PATCH".to_owned(),
+                "/api/v1/namespaces/ns/configmaps/w/status".to_owned(),
+                "application/merge-patch+json".to_owned()
+            )]
+        );
     }
 }
