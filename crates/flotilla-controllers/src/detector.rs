@@ -258,19 +258,17 @@ impl Detector {
             .cloned();
         self.claims.lock().set(&key, claim);
         let fingerprint = fingerprint(object);
-        let version = object.metadata.resource_version.clone().unwrap_or_default();
-        let previous = self
-            .fingerprints
-            .lock()
-            .insert(key.clone(), (fingerprint, version));
-        if let Some((previous, version)) = previous
-            && previous == fingerprint
         {
-            // Status or bookkeeping only: the specification's version stays the earlier one.
-            self.fingerprints
-                .lock()
-                .insert(key.clone(), (fingerprint, version));
-            return;
+            let mut fingerprints = self.fingerprints.lock();
+            if fingerprints
+                .get(&key)
+                .is_some_and(|(seen, _)| *seen == fingerprint)
+            {
+                // Status or bookkeeping only: the specification's version stays the earlier one.
+                return;
+            }
+            let version = object.metadata.resource_version.clone().unwrap_or_default();
+            fingerprints.insert(key.clone(), (fingerprint, version));
         }
         self.changed.lock().insert(key.clone());
         if let Some(generation) = object.metadata.generation

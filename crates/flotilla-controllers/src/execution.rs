@@ -82,6 +82,22 @@ impl WorkKey {
             name: name.clone(),
         })
     }
+
+    /// A merge patch of this Work's status, its answer read for the version only (the
+    /// controllers go on from their informers).
+    pub async fn patch_status(
+        &self,
+        client: &kube::Client,
+        patch: &serde_json::Value,
+    ) -> Result<flotilla_runtime::write::Written, kube::Error> {
+        flotilla_runtime::write::merge_patch_status::<Work>(
+            client,
+            Some(&self.namespace),
+            &self.name,
+            patch,
+        )
+        .await
+    }
 }
 
 /// Starts the controller (the `CONTROLLERS` entry).
@@ -624,14 +640,7 @@ impl Execution {
             });
             // The answer is read for its version only; the Work is brought up to date here
             // with what was written (a later write in this reconcile is conditional on it).
-            match flotilla_runtime::write::merge_patch_status::<Work>(
-                &self.ctx.client,
-                Some(&key.namespace),
-                &key.name,
-                &patch,
-            )
-            .await
-            {
+            match key.patch_status(&self.ctx.client, &patch).await {
                 Ok(written) => {
                     work.metadata.resource_version = written.metadata.resource_version;
                     work.status.get_or_insert_with(Default::default).conditions = conditions;

@@ -297,14 +297,7 @@ impl WorkStatus {
         }
         let patch = json!({"status": {"manifestStatuses": statuses}});
         // Read for its versions only (the informer brings the Work back).
-        match flotilla_runtime::write::merge_patch_status::<Work>(
-            &self.ctx.client,
-            Some(&key.namespace),
-            &key.name,
-            &patch,
-        )
-        .await
-        {
+        match key.patch_status(&self.ctx.client, &patch).await {
             Ok(_) => Ok(()),
             Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
             Err(error) => Err(error.into()),
