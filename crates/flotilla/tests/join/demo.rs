@@ -214,12 +214,23 @@ async fn up_demo_comes_up_with_three_gpu_clusters_and_propagates_the_vllm_exampl
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert_eq!(ready, "10", "the template's status aggregates the members'");
+    // The OverridePolicy is applied last: a member may still be rolling out its overridden
+    // pods (one unavailable at a time) after the first rollout made the template ready, so
+    // each member is waited for too.
     for (context, replicas) in [
         ("cn-shanghai", "5"),
         ("us-west-2", "3"),
         ("eu-central-1", "2"),
     ] {
-        assert_eq!(ready_in(Some(context)).await, replicas, "{context}");
+        let mut ready = String::new();
+        for _ in 0..300 {
+            ready = ready_in(Some(context)).await;
+            if ready == replicas {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        assert_eq!(ready, replicas, "{context}");
     }
     // One command shows the placement: per cluster ready/desired, and the GPUs it holds
     // (10 replicas × 2 GPUs). The binding's status may trail the template's by a write.
@@ -232,7 +243,10 @@ async fn up_demo_comes_up_with_three_gpu_clusters_and_propagates_the_vllm_exampl
             &["get", "rb", "-n", "default", "-o", "wide", "--no-headers"],
         )
         .await;
-        if wide.contains("cn-shanghai:5/5") && wide.contains("us-west-2:3/3") {
+        if ["cn-shanghai:5/5", "us-west-2:3/3", "eu-central-1:2/2"]
+            .iter()
+            .all(|c| wide.contains(c))
+        {
             break;
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
