@@ -79,24 +79,35 @@ fn crd_defaults(info: &ResourceInfo, object: &mut Value) {
 /// Validates an object (with its previous state on update).
 pub fn validate(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Result<(), ApiError> {
     let name = object::name(object).unwrap_or("").to_owned();
-    // `managedFields` is not validated here (the field manager rebuilds it after admission),
-    // only decoded as part of ObjectMeta, which rejects entries of the wrong shape. Entries the
-    // stored object already had were checked when it was written: they are not decoded again
-    // (their `fieldsV1` trees are most of the decoding work on an update).
-    let managed_unchanged = old.is_some_and(|old| {
-        object["metadata"].get("managedFields") == old["metadata"].get("managedFields")
-    });
-    let meta = object_meta(object, managed_unchanged)?;
-    let path = FieldPath::new("metadata");
-    let mut errors =
-        validation::validate_object_meta(&meta, info.namespaced, name_rule(info), &path);
-    if let Some(old) = old {
-        let old_meta = object_meta(old, true)?;
-        errors.extend(validation::validate_object_meta_update(
-            &meta, &old_meta, &path,
+    let mut errors = Vec::new();
+    // Metadata as stored passed these checks when it was written: an update that leaves it
+    // as it was (every status write) is not checked again.
+    let meta_unchanged = old.is_some_and(|old| object.get("metadata") == old.get("metadata"));
+    if !meta_unchanged {
+        // `managedFields` is not validated here (the field manager rebuilds it after
+        // admission), only decoded as part of ObjectMeta, which rejects entries of the wrong
+        // shape. Entries the stored object already had were checked when it was written: they
+        // are not decoded again (their `fieldsV1` trees are most of the decoding work on an
+        // update).
+        let managed_unchanged = old.is_some_and(|old| {
+            object["metadata"].get("managedFields") == old["metadata"].get("managedFields")
+        });
+        let meta = object_meta(object, managed_unchanged)?;
+        let path = FieldPath::new("metadata");
+        errors.extend(validation::validate_object_meta(
+            &meta,
+            info.namespaced,
+            name_rule(info),
+            &path,
         ));
+        if let Some(old) = old {
+            let old_meta = object_meta(old, true)?;
+            errors.extend(validation::validate_object_meta_update(
+                &meta, &old_meta, &path,
+            ));
+        }
     }
-    errors.extend(kind_errors(info, object));
+    errors.extend(kind_errors(info, object, old));
     errors.extend(crate::events::errors(info, object, old));
     errors.extend(karmada::errors(info, object, old));
     if errors.is_empty() {
@@ -189,14 +200,17 @@ fn name_rule(info: &ResourceInfo) -> NameRule {
 }
 
 /// Rules of individual kinds.
-fn kind_errors(info: &ResourceInfo, object: &Value) -> Vec<FieldError> {
+fn kind_errors(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
     let mut errors = Vec::new();
     if crate::crd::is_definition(info) {
         errors.extend(crate::crd::definition::definition_errors(object));
     } else if info.crd.is_some() {
         errors.extend(crate::crd::schema_errors(info, object));
     }
+    // A spec left as it was (a status write) was checked when it was written.
+    let spec_unchanged = old.is_some_and(|old| object.get("spec") == old.get("spec"));
     if info.group == "apps"
+        && !spec_unchanged
         && matches!(
             info.kind.as_str(),
             "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet"

@@ -84,7 +84,12 @@ impl PatchCheck {
     ) -> Result<Vec<String>, ApiError> {
         let mut findings = self.early.clone();
         if let Some(schema) = self.schema {
-            let stripped = schema::strip_unknown(object, schema);
+            let stripped = match (self.kind, &self.patch) {
+                (PatchKind::Merge | PatchKind::Strategic, Some(patch)) => {
+                    schema::strip_unknown_patched(object, schema, patch)
+                }
+                _ => schema::strip_unknown(object, schema),
+            };
             if self.kind != PatchKind::Apply {
                 findings.extend(stripped);
             }

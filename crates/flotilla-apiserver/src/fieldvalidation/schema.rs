@@ -89,6 +89,55 @@ pub fn strip_unknown(value: &mut Value, schema: &Value) -> Vec<Finding> {
     findings
 }
 
+/// [`strip_unknown`] of an object patched by the merge or strategic merge patch `patch`, whose
+/// original was stored already stripped (built-in kinds, whose schemas are compiled in): only
+/// the members the patch wrote can hold unknown fields, so only those are walked. A member the
+/// patch sets to anything but an object (a list, a value) is walked whole. Same findings, in
+/// the same order, as the whole walk (a status patch of a Deployment walks its status only).
+pub fn strip_unknown_patched(value: &mut Value, schema: &Value, patch: &Value) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let mut path = String::new();
+    walk_patched(value, schema, patch, &mut path, &mut findings);
+    findings
+}
+
+fn walk_patched(
+    value: &mut Value,
+    schema: &Value,
+    patch: &Value,
+    path: &mut String,
+    findings: &mut Vec<Finding>,
+) {
+    let (Value::Object(map), Value::Object(written)) = (&mut *value, patch) else {
+        walk(value, schema, path, findings);
+        return;
+    };
+    // Directives (`$patch`, `$setElementOrder/…`, `$retainKeys`) are not members; the keys
+    // they name are, and came from the original.
+    let mut keys: Vec<&String> = written.keys().filter(|k| map.contains_key(*k)).collect();
+    keys.sort_unstable();
+    for key in keys {
+        let base = path.len();
+        if !path.is_empty() {
+            path.push('.');
+        }
+        path.push_str(key);
+        match field(schema, key) {
+            Field::Unknown => {
+                findings.push(Finding::unknown(path.as_str()));
+                map.shift_remove(key);
+            }
+            Field::Known(Some(child)) => {
+                if let Some(v) = map.get_mut(key) {
+                    walk_patched(v, child, &written[key], path, findings);
+                }
+            }
+            Field::Known(None) => {}
+        }
+        path.truncate(base);
+    }
+}
+
 fn walk(value: &mut Value, schema: &Value, path: &mut String, findings: &mut Vec<Finding>) {
     match value {
         Value::Object(map) => {

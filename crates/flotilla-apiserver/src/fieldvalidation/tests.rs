@@ -276,3 +276,33 @@ fn objects_read_back_from_the_server_have_no_unknown_fields() {
         decode_json(body.to_string().as_bytes(), Some(deployment_schema())).unwrap();
     assert_eq!(messages(&findings), Vec::<String>::new());
 }
+
+/// A merge or strategic patch of a stored (already stripped) object is walked only where the
+/// patch wrote: the same findings in the same order as the whole walk, and the same object.
+#[test]
+fn a_patched_object_is_stripped_where_the_patch_wrote() {
+    let stored: Value = serde_json::from_str(DEPLOYMENT).unwrap();
+    let patches = [
+        json!({"status": {"replicas": 2, "readyReplicass": 1, "conditions": [{"type": "Available", "statuss": "True"}]}}),
+        json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "imagee": "x"}]}}, "foo": 1}, "bar": {"baz": 1}}),
+        json!({"metadata": {"labels": {"new": "label"}, "labelz": {}}, "spec": {"replicas": null}}),
+        json!({"spec": {"$setElementOrder/x": [], "paused": true, "strategy": {"$patch": "replace", "type": "Recreate", "typo": 1}}}),
+        json!({"spec": "not an object"}),
+    ];
+    for patch in patches {
+        let mut merged = stored.clone();
+        json_patch::merge(&mut merged, &patch);
+        let mut whole = merged.clone();
+        let expected = strip_unknown(&mut whole, deployment_schema());
+        let findings = schema::strip_unknown_patched(&mut merged, deployment_schema(), &patch);
+        assert_eq!(messages(&findings), messages(&expected), "{patch}");
+        assert_eq!(merged, whole, "{patch}");
+    }
+    // The guide matters: unknown fields the patch did not write are not looked for.
+    let mut unclean = stored.clone();
+    unclean["spec"]["replicass"] = json!(3);
+    let findings =
+        schema::strip_unknown_patched(&mut unclean, deployment_schema(), &json!({"status": {}}));
+    assert!(findings.is_empty());
+    assert_eq!(unclean["spec"]["replicass"], 3);
+}

@@ -235,6 +235,46 @@ async fn deleting_the_secret_or_the_service_account_revokes_the_token() {
     assert_unauthorized(&whoami(&cp, &second).await);
 }
 
+/// A token that verified is remembered, but only while the objects it was checked against are
+/// unchanged: rewriting its Secret's token turns it away as soon as the watch cache has the
+/// write (kube-apiserver would keep accepting it for up to 10 s), and changes elsewhere leave
+/// it working.
+#[tokio::test]
+async fn a_remembered_token_is_checked_again_when_its_secret_changes() {
+    let (cp, _clock) = control_plane_with_clock().await;
+    service_account(&cp, "default", "bot").await;
+    token_secret(&cp, "default", "bot-token", "bot").await;
+    let token = decode(&filled_secret(&cp, "default", "bot-token").await, "token");
+    for _ in 0..3 {
+        assert_eq!(whoami(&cp, &token).await.status, StatusCode::CREATED);
+    }
+    // Unrelated writes: another Secret, and another ServiceAccount.
+    create(
+        &cp,
+        "/api/v1/namespaces/default/secrets",
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "unrelated"}}),
+    )
+    .await;
+    service_account(&cp, "default", "other").await;
+    assert_eq!(whoami(&cp, &token).await.status, StatusCode::CREATED);
+
+    let replaced = STANDARD.encode("not the token");
+    let reply = send(
+        &cp,
+        Request::patch("/api/v1/namespaces/default/secrets/bot-token")
+            .header("content-type", "application/merge-patch+json")
+            .body(Body::from(json!({"data": {"token": replaced}}).to_string()))
+            .expect("request"),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    // Well under kube-apiserver's 10 s success cache.
+    eventually(Duration::from_secs(1), || async {
+        whoami(&cp, &token).await.status == StatusCode::UNAUTHORIZED
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_token_secret_for_a_missing_service_account_is_deleted() {
     let (cp, _clock) = control_plane_with_clock().await;

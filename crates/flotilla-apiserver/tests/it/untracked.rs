@@ -182,3 +182,81 @@ async fn writes_of_other_users_on_a_server_with_an_untracked_writer_are_recorded
     assert_eq!(created.status, 201, "{}", created.body);
     assert_eq!(managers(&created.body), ["ctrl/Update"]);
 }
+
+/// Status writes by the untracked writer: entries that own nothing in `status` stay exactly as
+/// they were; an entry that owns a status field loses the fields the writer changed.
+#[tokio::test]
+async fn untracked_status_writes_take_status_fields_from_their_owners_only() {
+    let cp = server().await;
+    let created = send_as(
+        &cp,
+        Some(admin()),
+        json(
+            "POST",
+            &format!("{DEPLOYMENTS}?fieldManager=creator"),
+            &deployment("web", 2),
+        ),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let entries = created.body["metadata"]["managedFields"].clone();
+    assert_eq!(managers(&created.body), ["creator/Update"]);
+
+    let status = send_as(
+        &cp,
+        loops(),
+        merge(
+            &format!("{DEPLOYMENTS}/web/status?fieldManager=ctrl"),
+            json!({"status": {"replicas": 2, "readyReplicas": 1}}),
+        ),
+    )
+    .await;
+    assert_eq!(status.status, 200, "{}", status.body);
+    assert_eq!(status.body["metadata"]["managedFields"], entries);
+
+    // A tracked user writes status: it owns what it wrote.
+    let tracked = send_as(
+        &cp,
+        Some(admin()),
+        merge(
+            &format!("{DEPLOYMENTS}/web/status?fieldManager=reporter"),
+            json!({"status": {"replicas": 3, "readyReplicas": 2}}),
+        ),
+    )
+    .await;
+    assert_eq!(tracked.status, 200, "{}", tracked.body);
+    assert_eq!(
+        managers(&tracked.body),
+        ["creator/Update", "reporter/Update/status"]
+    );
+    let reporter_owns = |object: &Value, field: &str| {
+        object["metadata"]["managedFields"]
+            .as_array()
+            .expect("managedFields")
+            .iter()
+            .any(|m| m["manager"] == "reporter" && m["fieldsV1"]["f:status"].get(field).is_some())
+    };
+    assert!(reporter_owns(&tracked.body, "f:readyReplicas"));
+
+    // The untracked writer changes one of them: the reporter loses that one only.
+    let taken = send_as(
+        &cp,
+        loops(),
+        merge(
+            &format!("{DEPLOYMENTS}/web/status?fieldManager=ctrl"),
+            json!({"status": {"readyReplicas": 3}}),
+        ),
+    )
+    .await;
+    assert_eq!(taken.status, 200, "{}", taken.body);
+    assert_eq!(
+        managers(&taken.body),
+        ["creator/Update", "reporter/Update/status"]
+    );
+    assert!(
+        !reporter_owns(&taken.body, "f:readyReplicas"),
+        "{}",
+        taken.body
+    );
+    assert!(reporter_owns(&taken.body, "f:replicas"), "{}", taken.body);
+}

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus, ReplicaSet};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::{Value, json};
 
 use super::{Workloads, controller_of, owner_reference};
@@ -87,13 +87,11 @@ async fn scale(
     desired: i32,
     max: i32,
 ) -> Result<(), kube::Error> {
-    let api: Api<ReplicaSet> = Api::namespaced(ctx.client.clone(), ns);
     let patch = json!({
         "metadata": {"annotations": {DESIRED_REPLICAS: desired.to_string(), MAX_REPLICAS: max.to_string()}},
         "spec": {"replicas": replicas},
     });
-    api.patch(&rs.name(), &PatchParams::default(), &Patch::Merge(&patch))
-        .await?;
+    crate::writes::merge_patch::<ReplicaSet>(ctx, Some(ns), &rs.name(), None, &patch).await?;
     rs.replicas = replicas;
     Ok(())
 }
@@ -212,7 +210,7 @@ async fn sync(
         .map_err(kube::Error::SerdeError)?;
         let api: Api<ReplicaSet> = Api::namespaced(ctx.client.clone(), &ns);
         w.expectations.expect_create(&uid, &rs_name);
-        match api.create(&PostParams::default(), &rs).await {
+        match crate::writes::create(ctx, Some(&ns), &rs).await {
             Ok(_) => {}
             Err(kube::Error::Api(e)) if e.code == 409 => {
                 w.expectations.forget(&uid, &rs_name);
@@ -254,14 +252,14 @@ async fn sync(
                     &now(),
                 ),
             );
-            let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &ns);
-            deployments
-                .patch_status(
-                    &name,
-                    &PatchParams::default(),
-                    &Patch::Merge(json!({"status": {"conditions": status.conditions}})),
-                )
-                .await?;
+            crate::writes::merge_patch::<Deployment>(
+                ctx,
+                Some(&ns),
+                &name,
+                Some("status"),
+                &json!({"status": {"conditions": status.conditions}}),
+            )
+            .await?;
         }
         return Ok(());
     };
@@ -478,15 +476,12 @@ async fn write_status(
         "conditions": status.conditions,
         "collisionCount": status.collision_count,
     }});
-    let api: Api<Deployment> = Api::namespaced(
-        ctx.client.clone(),
-        d.metadata.namespace.as_deref().unwrap_or(""),
-    );
-    api.patch_status(
+    crate::writes::merge_patch::<Deployment>(
+        ctx,
+        d.metadata.namespace.as_deref(),
         d.metadata.name.as_deref().unwrap_or(""),
-        &PatchParams::default(),
-        &Patch::Merge(body),
+        Some("status"),
+        &body,
     )
-    .await?;
-    Ok(())
+    .await
 }
