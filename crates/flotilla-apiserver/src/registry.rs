@@ -123,6 +123,28 @@ impl Registry {
         }
     }
 
+    /// [`Registry::get`] as the JSON served: the stored bytes with `resourceVersion` spliced
+    /// in (as the watch cache serves them), not decoded and encoded again.
+    pub async fn get_json(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Bytes, ApiError> {
+        let key = Self::key(info, namespace, name);
+        let kv = match self.store.get(&key).await {
+            Ok(Some(kv)) => kv,
+            Ok(None) => return Err(ApiError::not_found(info, name)),
+            Err(error) => return Err(ApiError::from_store(error, info, name)),
+        };
+        let served =
+            crate::cache::CachedObject::from_stored(Bytes::new(), &kv.value, kv.mod_revision)
+                .ok_or_else(|| {
+                    ApiError::internal(format!("{name}: the stored object is not JSON"))
+                })?;
+        Ok(crate::conversion::to_served_bytes(info, &served.json()))
+    }
+
     /// Waits until the cache has every write acknowledged so far; false if it could not.
     pub(crate) async fn cache_is_current(&self) -> Result<bool, ApiError> {
         let status = self

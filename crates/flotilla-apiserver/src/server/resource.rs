@@ -143,20 +143,21 @@ async fn handle_inner(
                 axum::body::Body::new(super::list_body::ListBody::new(info, page)),
             ))
         }
+        ("GET", Some(name)) if !table_wanted => Ok(super::json_bytes(
+            StatusCode::OK,
+            registry.get_json(info, ns, name).await?,
+        )),
         ("GET", Some(name)) => {
             let object = registry.get(info, ns, name).await?;
-            if table_wanted {
-                let doc = table::render(
-                    info,
-                    std::slice::from_ref(&object),
-                    0,
-                    None,
-                    registry.clock.now(),
-                    query.get("includeObject"),
-                );
-                return Ok(json_response(StatusCode::OK, &doc));
-            }
-            Ok(json_response(StatusCode::OK, &object))
+            let doc = table::render(
+                info,
+                std::slice::from_ref(&object),
+                0,
+                None,
+                registry.clock.now(),
+                query.get("includeObject"),
+            );
+            Ok(json_response(StatusCode::OK, &doc))
         }
         ("POST", None) if part == Part::Main => {
             let bytes = body::read(request.into_body()).await?;

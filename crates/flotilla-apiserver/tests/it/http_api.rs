@@ -29,10 +29,16 @@ async fn create_get_list_update_delete_with_kubernetes_metadata() {
 
     let got = send(&cp, get(&format!("{DEPLOYMENTS}/web"))).await;
     assert_eq!(got.body["metadata"]["resourceVersion"], rv.to_string());
+    // A GET serves the stored bytes: the object the create answered, and the list's item.
+    assert_eq!(got.body, created.body);
 
     let list = send(&cp, get(DEPLOYMENTS)).await;
     assert_eq!(list.body["kind"], "DeploymentList");
     assert_eq!(list.body["items"].as_array().expect("items").len(), 1);
+    let mut item = list.body["items"][0].clone();
+    item.as_object_mut().expect("item").insert("apiVersion".into(), "apps/v1".into());
+    item.as_object_mut().expect("item").insert("kind".into(), "Deployment".into());
+    assert_eq!(item, got.body);
     assert!(list.body["metadata"]["resourceVersion"].as_str().is_some());
 
     // An update with a stale resourceVersion is a 409 Conflict.
