@@ -36,8 +36,12 @@ async fn create_get_list_update_delete_with_kubernetes_metadata() {
     assert_eq!(list.body["kind"], "DeploymentList");
     assert_eq!(list.body["items"].as_array().expect("items").len(), 1);
     let mut item = list.body["items"][0].clone();
-    item.as_object_mut().expect("item").insert("apiVersion".into(), "apps/v1".into());
-    item.as_object_mut().expect("item").insert("kind".into(), "Deployment".into());
+    item.as_object_mut()
+        .expect("item")
+        .insert("apiVersion".into(), "apps/v1".into());
+    item.as_object_mut()
+        .expect("item")
+        .insert("kind".into(), "Deployment".into());
     assert_eq!(item, got.body);
     assert!(list.body["metadata"]["resourceVersion"].as_str().is_some());
 
