@@ -9,8 +9,14 @@ use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
 use hashbrown::HashTable;
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::batch::v1::Job;
+use std::borrow::Cow;
+
+use k8s_openapi::api::apps::v1::{
+    DaemonSet, DaemonSetSpec, DaemonSetStatus, Deployment, DeploymentSpec, DeploymentStatus,
+    ReplicaSet, ReplicaSetSpec, ReplicaSetStatus, StatefulSet, StatefulSetSpec, StatefulSetStatus,
+};
+use k8s_openapi::api::batch::v1::{Job, JobSpec, JobStatus};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::Api;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::Lookup;
@@ -41,13 +47,76 @@ macro_rules! cached_as_decoded {
     };
 }
 
-cached_as_decoded!(
-    Deployment,
-    ReplicaSet,
-    StatefulSet,
-    DaemonSet,
-    Job,
-    crate::node::Node
+cached_as_decoded!(crate::node::Node);
+
+/// Workload kinds whose watch decodes them without `metadata.managedFields`, skipped while
+/// parsing ([`flotilla_api::meta`]): dropped after decoding they had been built first, and the
+/// Deployments a control plane creates carry an entry as large as their spec.
+macro_rules! cached_without_managed_fields {
+    ($($wire:ident: $kind:ident { $spec:ty, $status:ty }),* $(,)?) => {
+        $(
+            #[doc = concat!("A `", stringify!($kind), "` as its watch decodes it (see [`Cached`]).")]
+            #[derive(Debug, Clone, Default, serde::Deserialize)]
+            pub struct $wire {
+                #[serde(default, deserialize_with = "flotilla_api::meta::without_managed_fields")]
+                metadata: ObjectMeta,
+                #[serde(default)]
+                spec: Option<$spec>,
+                #[serde(default)]
+                status: Option<$status>,
+            }
+
+            impl Resource for $wire {
+                type DynamicType = ();
+                type Scope = <$kind as Resource>::Scope;
+
+                fn kind(dt: &()) -> Cow<'_, str> {
+                    <$kind as Resource>::kind(dt)
+                }
+                fn group(dt: &()) -> Cow<'_, str> {
+                    <$kind as Resource>::group(dt)
+                }
+                fn version(dt: &()) -> Cow<'_, str> {
+                    <$kind as Resource>::version(dt)
+                }
+                fn plural(dt: &()) -> Cow<'_, str> {
+                    <$kind as Resource>::plural(dt)
+                }
+                fn meta(&self) -> &ObjectMeta {
+                    &self.metadata
+                }
+                fn meta_mut(&mut self) -> &mut ObjectMeta {
+                    &mut self.metadata
+                }
+            }
+
+            impl Cached for $kind {
+                type Wire = $wire;
+
+                fn from_wire(wire: $wire) -> $kind {
+                    $kind::from(wire)
+                }
+            }
+
+            impl From<$wire> for $kind {
+                fn from(wire: $wire) -> $kind {
+                    $kind {
+                        metadata: wire.metadata,
+                        spec: wire.spec,
+                        status: wire.status,
+                    }
+                }
+            }
+        )*
+    };
+}
+
+cached_without_managed_fields!(
+    WireDeployment: Deployment { DeploymentSpec, DeploymentStatus },
+    WireReplicaSet: ReplicaSet { ReplicaSetSpec, ReplicaSetStatus },
+    WireStatefulSet: StatefulSet { StatefulSetSpec, StatefulSetStatus },
+    WireDaemonSet: DaemonSet { DaemonSetSpec, DaemonSetStatus },
+    WireJob: Job { JobSpec, JobStatus },
 );
 
 impl Cached for crate::pod::Pod {

@@ -13,7 +13,7 @@ use std::fmt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{ApiResource, DynamicObject};
 use kube::core::{DynamicResourceScope, Resource, TypeMeta};
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
 /// A member object decoded without `metadata.managedFields` (see the module).
@@ -96,63 +96,12 @@ impl<'de> Visitor<'de> for ObjectVisitor {
     }
 }
 
-/// `ObjectMeta` decoded with its `managedFields` skipped: its own decoding, fed the members of
-/// the map but that one.
+/// `ObjectMeta` decoded with its `managedFields` skipped ([`flotilla_api::meta`]).
 struct MetaWithoutManagedFields(ObjectMeta);
 
 impl<'de> Deserialize<'de> for MetaWithoutManagedFields {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct MetaVisitor;
-        impl<'de> Visitor<'de> for MetaVisitor {
-            type Value = MetaWithoutManagedFields;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("object metadata")
-            }
-
-            fn visit_map<A: MapAccess<'de>>(
-                self,
-                map: A,
-            ) -> Result<MetaWithoutManagedFields, A::Error> {
-                ObjectMeta::deserialize(de::value::MapAccessDeserializer::new(
-                    WithoutManagedFields(map),
-                ))
-                .map(MetaWithoutManagedFields)
-            }
-        }
-        deserializer.deserialize_map(MetaVisitor)
-    }
-}
-
-/// The members of a map but `managedFields`, whose value is skipped unread.
-struct WithoutManagedFields<A>(A);
-
-impl<'de, A: MapAccess<'de>> MapAccess<'de> for WithoutManagedFields<A> {
-    type Error = A::Error;
-
-    fn next_key_seed<K: de::DeserializeSeed<'de>>(
-        &mut self,
-        seed: K,
-    ) -> Result<Option<K::Value>, A::Error> {
-        loop {
-            let Some(key) = self.0.next_key::<Cow<'de, str>>()? else {
-                return Ok(None);
-            };
-            if key == "managedFields" {
-                self.0.next_value::<IgnoredAny>()?;
-                continue;
-            }
-            let key: de::value::CowStrDeserializer<'de, A::Error> =
-                de::IntoDeserializer::into_deserializer(key);
-            return seed.deserialize(key).map(Some);
-        }
-    }
-
-    fn next_value_seed<V: de::DeserializeSeed<'de>>(
-        &mut self,
-        seed: V,
-    ) -> Result<V::Value, A::Error> {
-        self.0.next_value_seed(seed)
+        flotilla_api::meta::without_managed_fields(deserializer).map(MetaWithoutManagedFields)
     }
 }
 

@@ -12,7 +12,8 @@ use flotilla_apiserver::auth::authz::MASTERS_GROUP;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, PostParams};
 
-use super::{Change, Informer};
+use super::{Cached, Change, Informer, WireDeployment};
+use k8s_openapi::api::apps::v1::Deployment;
 
 cached_as_decoded!(ConfigMap);
 
@@ -142,4 +143,30 @@ async fn after_falling_behind_the_informer_relists_and_resynchronises_its_handle
     }
     assert_eq!(store.state().len(), expected.len());
     task.abort();
+}
+
+/// A workload's watch decodes it as kube-rs would, without `metadata.managedFields`.
+#[test]
+fn workloads_decode_without_managed_fields() {
+    let json = serde_json::json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {
+            "name": "web", "namespace": "default", "uid": "u-1", "resourceVersion": "7",
+            "labels": {"app": "web"},
+            "managedFields": [{"manager": "karmada-controller-manager", "operation": "Update",
+                "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
+                "fieldsV1": {"f:spec": {"f:replicas": {}}}}],
+        },
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": {"containers": [{"name": "c", "image": "nginx"}]}}},
+        "status": {"replicas": 2, "readyReplicas": 1},
+    });
+    let wire: WireDeployment = serde_json::from_value(json.clone()).expect("decodes");
+    let decoded = <Deployment as Cached>::from_wire(wire);
+    let mut expected: Deployment = serde_json::from_value(json).expect("decodes");
+    assert!(expected.metadata.managed_fields.is_some());
+    expected.metadata.managed_fields = None;
+    assert_eq!(decoded, expected);
+    assert_eq!(decoded.status.and_then(|s| s.ready_replicas), Some(1));
 }
