@@ -111,16 +111,10 @@ impl Registry {
         namespace: Option<&str>,
         name: &str,
     ) -> Result<Value, ApiError> {
-        let key = Self::key(info, namespace, name);
-        match self.store.get(&key).await {
-            Ok(Some(kv)) => {
-                let mut value = object::decode(&kv)?;
-                crate::conversion::to_served(info, &mut value);
-                Ok(value)
-            }
-            Ok(None) => Err(ApiError::not_found(info, name)),
-            Err(error) => Err(ApiError::from_store(error, info, name)),
-        }
+        let kv = self.read_kv(info, namespace, name).await?;
+        let mut value = object::decode(&kv)?;
+        crate::conversion::to_served(info, &mut value);
+        Ok(value)
     }
 
     /// [`Registry::get`] as the JSON served: the stored bytes with `resourceVersion` spliced
@@ -131,16 +125,14 @@ impl Registry {
         namespace: Option<&str>,
         name: &str,
     ) -> Result<Bytes, ApiError> {
-        let key = Self::key(info, namespace, name);
-        let kv = match self.store.get(&key).await {
-            Ok(Some(kv)) => kv,
-            Ok(None) => return Err(ApiError::not_found(info, name)),
-            Err(error) => return Err(ApiError::from_store(error, info, name)),
-        };
+        let kv = self.read_kv(info, namespace, name).await?;
         let served =
             crate::cache::CachedObject::from_stored(Bytes::new(), &kv.value, kv.mod_revision)
                 .ok_or_else(|| {
-                    ApiError::internal(format!("{name}: the stored object is not JSON"))
+                    ApiError::internal(format!(
+                        "{} {name}: the stored object is not JSON",
+                        info.plural
+                    ))
                 })?;
         Ok(crate::conversion::to_served_bytes(info, &served.json()))
     }

@@ -139,7 +139,7 @@ pub struct ServiceAccountTokens {
 
 /// A token that verified: who it is, what it was checked against, and when it stops being
 /// valid by its claims.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Verified {
     user: UserInfo,
     /// The watch-cache keys of the objects checked, with the revisions they had.
@@ -278,8 +278,9 @@ impl ServiceAccountTokens {
     /// The user of a token verified before, when its claims still hold at this time and every
     /// object it was checked against is at the revision it had then.
     fn remembered(&self, digest: &[u8; 32]) -> Option<UserInfo> {
-        let entry = self.verified.lock().get(digest).cloned()?;
         let now = self.now();
+        let mut verified = self.verified.lock();
+        let entry = verified.get(digest)?;
         let current = entry.expires.is_none_or(|exp| now < exp)
             && entry.not_before.is_none_or(|nbf| now >= nbf)
             && entry.checked.iter().all(|(key, revision)| {
@@ -288,9 +289,9 @@ impl ServiceAccountTokens {
                     .is_some_and(|object| object.revision == *revision)
             });
         if current {
-            Some(entry.user)
+            Some(entry.user.clone())
         } else {
-            self.verified.lock().remove(digest);
+            verified.remove(digest);
             None
         }
     }
