@@ -135,6 +135,12 @@ pub struct Burst {
     pub control_plane_rss_mib: f64,
     pub control_plane_peak_rss_mib: f64,
     pub sim_rss_mib: f64,
+    /// redb only: the writer's commits (each one fsync) during the burst, and store writes per
+    /// commit (how well group commit batched them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store_commits: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store_writes_per_commit: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -244,7 +250,16 @@ pub async fn run(options: &PropagateBenchOptions) -> anyhow::Result<Figures> {
     }
     if options.deployments > 0 {
         let writes = writes::WriteCounter::start(&control.store, options.explain_writes).await?;
+        let commits_before = control.redb.as_ref().map(|redb| redb.stats());
         let mut figures = burst(options, &client, &tracker, &members).await?;
+        if let (Some(redb), Some(before)) = (&control.redb, commits_before) {
+            let after = redb.stats();
+            figures.store_commits = Some(after.commits - before.commits);
+            figures.store_writes_per_commit = Some(
+                (after.writes - before.writes) as f64
+                    / (after.commits - before.commits).max(1) as f64,
+            );
+        }
         figures.writes = writes.snapshot();
         figures.writes_explained = writes.explained();
         figures.writes_per_deployment = per(&figures.writes, options.deployments);
@@ -720,6 +735,12 @@ pub fn report(f: &Figures) {
             format!("{:.1}", b.writes_per_deployment),
         );
         println!("  by resource: {}", breakdown(&b.writes, b.deployments));
+        if let (Some(commits), Some(per)) = (b.store_commits, b.store_writes_per_commit) {
+            row(
+                "burst: store commits (fsyncs) / writes per commit",
+                format!("{commits}/{per:.1}"),
+            );
+        }
         explained(&b.writes_explained, b.deployments);
         row(
             "control-plane RSS MiB: idle / end / peak",

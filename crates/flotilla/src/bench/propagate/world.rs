@@ -172,6 +172,8 @@ pub fn cpu_seconds_of(path: &str) -> f64 {
 pub struct ControlPlane {
     pub client: kube::Client,
     pub store: Arc<dyn flotilla_store::Store>,
+    /// The redb store itself (its writer's counters), when the bench runs on redb.
+    pub redb: Option<Arc<flotilla_store_redb::RedbStore>>,
     _running: flotilla_apiserver::Running,
     shutdown: flotilla_runtime::Shutdown,
     tasks: Vec<tokio::task::JoinHandle<()>>,
@@ -205,12 +207,12 @@ impl ControlPlane {
     /// controller, as `up` runs them (without leader election: one process).
     pub async fn start(kind: StoreKind) -> anyhow::Result<ControlPlane> {
         flotilla_apiserver::auth::tls::install_crypto_provider();
-        let (store, data): (Arc<dyn flotilla_store::Store>, _) = match kind {
+        let (store, redb, data): (Arc<dyn flotilla_store::Store>, _, _) = match kind {
             StoreKind::Memory => {
                 let store: Arc<dyn flotilla_store::Store> =
                     Arc::new(flotilla_store::MemoryStore::new());
                 crate::up::spawn_compaction(store.clone());
-                (store, None)
+                (store, None, None)
             }
             StoreKind::Redb => {
                 let dir = tempfile::tempdir().context("a temporary directory for the store")?;
@@ -219,7 +221,8 @@ impl ControlPlane {
                     flotilla_store_redb::RedbOptions::default(),
                 )
                 .context("open the redb store")?;
-                (Arc::new(store), Some(dir))
+                let store = Arc::new(store);
+                (store.clone(), Some(store), Some(dir))
             }
             StoreKind::Etcd => anyhow::bail!("bench propagate runs on redb or memory"),
         };
@@ -258,6 +261,7 @@ impl ControlPlane {
         Ok(ControlPlane {
             client: admin(&running, "bench"),
             store,
+            redb,
             _running: running,
             shutdown,
             tasks: vec![scheduler, controllers],
