@@ -105,17 +105,7 @@ impl BindingView {
     /// The clusters that must have a Work: `spec.clusters`, `requiredBy` clusters and
     /// clusters of eviction tasks not purged directly.
     pub fn expected_clusters(&self) -> BTreeSet<String> {
-        let mut clusters: BTreeSet<String> =
-            self.spec.clusters.iter().map(|c| c.name.clone()).collect();
-        for required in &self.spec.required_by {
-            clusters.extend(required.clusters.iter().map(|c| c.name.clone()));
-        }
-        for task in &self.spec.graceful_eviction_tasks {
-            if task.purge_mode != "Directly" {
-                clusters.insert(task.from_cluster.clone());
-            }
-        }
-        clusters
+        expected_clusters(&self.spec)
     }
 }
 
@@ -607,4 +597,19 @@ pub fn template_reference(template: &Value) -> k8s_openapi::api::core::v1::Objec
         uid: s("/metadata/uid"),
         ..Default::default()
     }
+}
+
+/// The clusters a binding with `spec` has Works in: its scheduled clusters, those of the
+/// bindings it is a dependency of, and those of graceful evictions that wait.
+pub fn expected_clusters(spec: &ResourceBindingSpec) -> BTreeSet<String> {
+    let mut clusters: BTreeSet<String> = spec.clusters.iter().map(|c| c.name.clone()).collect();
+    for required in &spec.required_by {
+        clusters.extend(required.clusters.iter().map(|c| c.name.clone()));
+    }
+    for task in &spec.graceful_eviction_tasks {
+        if task.purge_mode != "Directly" {
+            clusters.insert(task.from_cluster.clone());
+        }
+    }
+    clusters
 }

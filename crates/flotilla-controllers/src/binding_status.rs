@@ -34,6 +34,12 @@ use crate::resources::{ResolveError, Resources};
 pub const CONDITION_FULLY_APPLIED: &str = "FullyApplied";
 /// Write conflicts retried at once from a fresh read before backing off.
 const CONFLICT_RETRIES: u32 = 3;
+/// How long a binding whose Works have not all reported waits for them (see
+/// [`BindingStatusController::queue_aggregation`]): idle, briefly; under load (at least
+/// [`LOADED`] bindings waiting), long enough for the rest of the pipeline to catch up.
+const WAIT_IDLE: std::time::Duration = std::time::Duration::from_secs(2);
+const WAIT_LOADED: std::time::Duration = std::time::Duration::from_secs(30);
+const LOADED: usize = 16;
 const REASON_FULLY_APPLIED: &str = "FullyAppliedSuccess";
 const MESSAGE_FULLY_APPLIED: &str = "All works have been successfully applied";
 const REASON_NOT_FULLY_APPLIED: &str = "FullyAppliedFailed";
@@ -178,6 +184,19 @@ pub fn binding_state(binding: &BindingView) -> BindingState {
     }
 }
 
+/// Whether a Work reported how it was applied: `Applied` false, or true with the member
+/// object's status.
+fn work_reported(work: &Work) -> bool {
+    let Some(status) = &work.status else {
+        return false;
+    };
+    match status.conditions.iter().find(|c| c.type_ == "Applied") {
+        Some(applied) if applied.status == "True" => !status.manifest_statuses.is_empty(),
+        Some(_) => true,
+        None => false,
+    }
+}
+
 /// The running controller.
 pub struct BindingStatusController {
     client: kube::Client,
@@ -285,12 +304,11 @@ impl BindingStatusController {
         if self.shapes.lock().insert(binding.key.clone(), shape) == Some(shape) {
             return;
         }
-        let priority = if initial {
-            Priority::Low
+        if initial {
+            self.queue.add_with(binding.key, Priority::Low);
         } else {
-            Priority::High
-        };
-        self.queue.add_with(binding.key, priority);
+            self.queue_aggregation(binding.key);
+        }
     }
 
     fn work_event(&self, event: WatchEvent<&Work>) {
@@ -330,7 +348,45 @@ impl BindingStatusController {
             (_, _, Some(name)) => BindingKey::Cluster { name: name.clone() },
             _ => return,
         };
-        self.queue.add(binding);
+        if gone {
+            self.queue.add(binding);
+        } else {
+            self.queue_aggregation(binding);
+        }
+    }
+
+    /// Queues the aggregation of `binding`. While its Works have not all reported, it waits for
+    /// them (the last report queues it at once), at most [`WAIT_IDLE`] or, under load,
+    /// [`WAIT_LOADED`]: one aggregation (one binding status write, one template status write,
+    /// their Events) instead of one per Work's report. Once all have reported, every change is
+    /// aggregated at once.
+    fn queue_aggregation(&self, binding: BindingKey) {
+        if self.all_reported(&binding) {
+            self.queue.add_instead_of_delayed(binding);
+        } else if self.queue.len() + self.queue.delayed() >= LOADED {
+            self.queue.add_after(binding, WAIT_LOADED);
+        } else {
+            self.queue.add_after(binding, WAIT_IDLE);
+        }
+    }
+
+    /// Whether every cluster `binding` targets has a Work that reported how it was applied
+    /// (and, once applied, the member object's status).
+    fn all_reported(&self, binding: &BindingKey) -> bool {
+        let Some(view) = self.view(binding) else {
+            return true;
+        };
+        let Some(reference) = view.reference() else {
+            return true;
+        };
+        let reported = self
+            .index
+            .works_of(reference.id_label().1)
+            .into_iter()
+            .filter_map(|(ns, name)| self.works.get(&ObjectRef::new(&name).within(&ns)))
+            .filter(|work| work_reported(work))
+            .count();
+        reported >= view.expected_clusters().len()
     }
 
     fn view(&self, key: &BindingKey) -> Option<BindingView> {

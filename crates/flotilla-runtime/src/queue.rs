@@ -149,6 +149,21 @@ impl<K: Clone + Eq + Hash> WorkQueue<K> {
         self.shared.notify.notify_one();
     }
 
+    /// Queues `key` now and drops its pending [`WorkQueue::add_after`], for a key that waited
+    /// only for what has now happened (a later, second run would find nothing new).
+    pub fn add_instead_of_delayed(&self, key: K) {
+        let mut state = self.lock();
+        if state.shut_down {
+            return;
+        }
+        if let Some(slot) = state.waiting.remove(&key) {
+            state.timers.remove(&slot);
+        }
+        state.enqueue(key, Priority::High);
+        drop(state);
+        self.shared.notify.notify_one();
+    }
+
     /// Queues `key` once `delay` has passed (sooner if it is added without delay meanwhile).
     pub fn add_after(&self, key: K, delay: Duration) {
         if delay.is_zero() {

@@ -795,3 +795,102 @@ async fn a_binding_names_the_templates_specification_version_not_its_status_writ
     })
     .await;
 }
+
+/// The Work status the members' side reports for the vLLM Deployment.
+fn reported(replicas: i32, generation: i64) -> Value {
+    json!({"status": {
+        "conditions": [{"type": "Applied", "status": "True", "reason": "AppliedSuccessful",
+            "message": "Manifest has been successfully applied",
+            "lastTransitionTime": "2026-12-01T00:00:00Z"}],
+        "manifestStatuses": [{
+            "identifier": {"ordinal": 0, "group": "apps", "version": "v1", "kind": "Deployment",
+                "resource": "deployments", "namespace": "default", "name": "vllm-inference"},
+            "status": {"replicas": replicas, "updatedReplicas": replicas,
+                "readyReplicas": replicas, "availableReplicas": replicas,
+                "observedGeneration": 1, "generation": 1,
+                "resourceTemplateGeneration": generation},
+            "health": "Healthy"}]}})
+}
+
+/// A binding's status waits for its Works to report (one aggregation for all of them), but
+/// not forever: the reports that came are shown while another cluster stays silent, and the
+/// last report completes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_binding_shows_the_reports_that_came_while_a_cluster_stays_silent() {
+    let world = World::start(&["cn-shanghai", "us-west-2", "eu-central-1"]).await;
+    world.apply(fixture("deployment.yaml")).await;
+    world.apply(fixture("propagationpolicy.yaml")).await;
+    let rbs = Api::<ResourceBinding>::namespaced(world.client.clone(), "default");
+    let binding = eventually("binding scheduled", || async {
+        let b = rbs.get_opt(BINDING).await.expect("get rb")?;
+        (targets(&b).len() == 3).then_some(b)
+    })
+    .await;
+    for cluster in targets(&binding).keys() {
+        eventually("work rendered", || work_of(&world, cluster)).await;
+    }
+    let deployments = Api::<Deployment>::namespaced(world.client.clone(), "default");
+    let generation = deployments
+        .get("vllm-inference")
+        .await
+        .expect("template")
+        .metadata
+        .generation
+        .expect("generation");
+    let report = |cluster: &'static str, replicas: i32| {
+        let works = Api::<Work>::namespaced(world.client.clone(), &format!("karmada-es-{cluster}"));
+        async move {
+            works
+                .patch_status(
+                    &work_name("Deployment", "vllm-inference", "default"),
+                    &PatchParams::default(),
+                    &Patch::Merge(reported(replicas, generation)),
+                )
+                .await
+                .expect("work status");
+        }
+    };
+    report("cn-shanghai", 5).await;
+    report("us-west-2", 3).await;
+    // eu-central-1 stays silent: the two reports are aggregated after the wait.
+    let partial = eventually("the reports that came, aggregated", || async {
+        let status = rbs.get_opt(BINDING).await.expect("get rb")?.status?;
+        (status
+            .aggregated_status
+            .iter()
+            .filter(|i| i.applied)
+            .count()
+            == 2)
+            .then_some(status)
+    })
+    .await;
+    assert!(
+        partial
+            .conditions
+            .iter()
+            .any(|c| c.type_ == "FullyApplied" && c.status == "False"),
+        "{:?}",
+        partial.conditions
+    );
+    let ready = eventually("template status from two clusters", || async {
+        let d = deployments.get("vllm-inference").await.expect("template");
+        d.status?.ready_replicas
+    })
+    .await;
+    assert_eq!(ready, 8);
+    report("eu-central-1", 2).await;
+    eventually("FullyApplied once the last cluster reported", || async {
+        let status = rbs.get_opt(BINDING).await.expect("get rb")?.status?;
+        status
+            .conditions
+            .iter()
+            .any(|c| c.type_ == "FullyApplied" && c.status == "True")
+            .then_some(())
+    })
+    .await;
+    eventually("template status from all clusters", || async {
+        let d = deployments.get("vllm-inference").await.expect("template");
+        (d.status?.ready_replicas == Some(10)).then_some(())
+    })
+    .await;
+}

@@ -176,3 +176,20 @@ fn an_empty_aggregate_is_no_change_to_a_template_without_status() {
     // A status that drops to empty (members gone) is written.
     assert!(status_changes(Some(&json!({"replicas": 2})), &empty));
 }
+
+#[test]
+fn a_work_has_reported_once_applied_with_its_status_or_failed() {
+    assert!(!work_reported(&work("a", None, None)));
+    // Applied, the member's object not yet observed: the status is still to come.
+    assert!(!work_reported(&work("a", Some(("True", "")), None)));
+    assert!(work_reported(&work(
+        "a",
+        Some(("True", "")),
+        Some(json!({"replicas": 1}))
+    )));
+    // A failure is a report: there is no status to wait for.
+    assert!(work_reported(&work("a", Some(("False", "denied")), None)));
+    let mut silent = work("a", None, None);
+    silent.status = None;
+    assert!(!work_reported(&silent));
+}

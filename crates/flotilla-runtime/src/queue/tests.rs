@@ -68,6 +68,22 @@ async fn delayed_keys_wait_for_their_time_and_the_earliest_request_wins() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn adding_instead_of_a_delayed_add_serves_the_key_once() {
+    let queue = WorkQueue::default();
+    queue.add_after("a", Duration::from_secs(5));
+    queue.add_after("b", Duration::from_secs(5));
+    queue.add_instead_of_delayed("a");
+    assert_eq!(queue.delayed(), 1);
+    assert_eq!(next_now(&queue).await, Some("a"));
+    queue.done(&"a");
+    tokio::time::advance(Duration::from_secs(6)).await;
+    // "b" still comes when its time is due; "a" does not come again.
+    assert_eq!(next_now(&queue).await, Some("b"));
+    queue.done(&"b");
+    assert_eq!(next_now(&queue).await, None);
+}
+
+#[tokio::test(start_paused = true)]
 async fn rate_limited_keys_back_off_exponentially_until_forgotten() {
     let queue = WorkQueue::new(Backoff {
         base: Duration::from_secs(1),
