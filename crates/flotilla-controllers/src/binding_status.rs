@@ -373,20 +373,34 @@ impl BindingStatusController {
     /// Whether every cluster `binding` targets has a Work that reported how it was applied
     /// (and, once applied, the member object's status).
     fn all_reported(&self, binding: &BindingKey) -> bool {
-        let Some(view) = self.view(binding) else {
-            return true;
+        // From the cached binding as it is (no `BindingView` copy: this runs on every report).
+        let found = match binding {
+            BindingKey::Namespaced { namespace, name } => self
+                .bindings
+                .get(&ObjectRef::new(name).within(namespace))
+                .and_then(|b| {
+                    let id = b.metadata.labels.as_ref()?.get(RB_PERMANENT_ID)?.clone();
+                    Some((id, crate::binding::expected_clusters(&b.spec).len()))
+                }),
+            BindingKey::Cluster { name } => self
+                .cluster_bindings
+                .get(&ObjectRef::new(name))
+                .and_then(|b| {
+                    let id = b.metadata.labels.as_ref()?.get(CRB_PERMANENT_ID)?.clone();
+                    Some((id, crate::binding::expected_clusters(&b.spec).len()))
+                }),
         };
-        let Some(reference) = view.reference() else {
+        let Some((id, expected)) = found else {
             return true;
         };
         let reported = self
             .index
-            .works_of(reference.id_label().1)
+            .works_of(&id)
             .into_iter()
             .filter_map(|(ns, name)| self.works.get(&ObjectRef::new(&name).within(&ns)))
             .filter(|work| work_reported(work))
             .count();
-        reported >= view.expected_clusters().len()
+        reported >= expected
     }
 
     fn view(&self, key: &BindingKey) -> Option<BindingView> {
