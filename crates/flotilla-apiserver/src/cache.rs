@@ -115,6 +115,14 @@ impl CachedObject {
         })
     }
 
+    /// The bytes the store holds for this object at `revision`, when kept as they are.
+    pub(crate) fn stored(&self) -> Option<&Bytes> {
+        match &self.body {
+            Body::Spliced { stored, .. } => Some(stored),
+            Body::Encoded(_) => None,
+        }
+    }
+
     /// The served JSON (`resourceVersion` set).
     pub fn json(&self) -> Bytes {
         match &self.body {

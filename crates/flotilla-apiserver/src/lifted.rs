@@ -1,4 +1,5 @@
 //! Behaviour ported from Kubernetes, written in our own code. Each module names its source.
 
 pub mod duration;
+pub mod guaranteed_update;
 pub mod smd;

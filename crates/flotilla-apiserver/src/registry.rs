@@ -4,6 +4,7 @@
 
 mod delete;
 mod list;
+mod recent;
 pub mod write;
 
 use std::sync::Arc;
@@ -58,6 +59,8 @@ pub struct Registry {
     /// reached it, the cache's namespaces are as current as the store's for this server's own
     /// writes (see `check_namespace_open`).
     namespace_fence: Arc<AtomicI64>,
+    /// This server's recent writes (which cached copies a write should not start from).
+    recent_writes: Arc<recent::RecentWrites>,
     /// Objects are stored in the compact form ([`object::compact`]); only for a store that
     /// lives no longer than the process ([`crate::Builder::compact_storage`]).
     pub(crate) compact: bool,
@@ -76,6 +79,7 @@ impl Registry {
             cache,
             clock,
             namespace_fence: Arc::new(AtomicI64::new(0)),
+            recent_writes: Arc::default(),
             compact: false,
         }
     }

@@ -101,8 +101,13 @@ impl Registry {
                     return Ok((obj, true));
                 }
                 let key = Self::key(info, namespace, name);
-                match self.store.delete(key, Some(current.mod_revision)).await {
+                match self
+                    .store
+                    .delete(key.clone(), Some(current.mod_revision))
+                    .await
+                {
                     Ok((_, revision)) => {
+                        self.recent_writes.note(&key, revision);
                         object::set_resource_version(&mut obj, revision);
                         self.fence_namespace_write(info, revision);
                         return Ok((obj, true));
@@ -135,13 +140,14 @@ impl Registry {
             match self
                 .store
                 .update(
-                    key,
+                    key.clone(),
                     encode_stored(info, &obj, self.compact)?,
                     current.mod_revision,
                 )
                 .await
             {
                 Ok(kv) => {
+                    self.recent_writes.note(&key, kv.mod_revision);
                     object::set_resource_version(&mut obj, kv.mod_revision);
                     self.fence_namespace_write(info, kv.mod_revision);
                     return Ok((obj, false));

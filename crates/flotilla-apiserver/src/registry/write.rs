@@ -10,6 +10,7 @@ use super::{Registry, format_time};
 use crate::admission;
 use crate::catalog::ResourceInfo;
 use crate::error::ApiError;
+use crate::lifted::guaranteed_update::Current;
 use crate::object;
 use crate::request::{FieldValidation, Query};
 
@@ -273,9 +274,10 @@ impl Registry {
         let (encoded, splice, stored) = encode_served_and_stored(info, &body, self.compact)?;
         let kv = self
             .store
-            .create(key, stored)
+            .create(key.clone(), stored)
             .await
             .map_err(|e| ApiError::from_store(e, info, &name))?;
+        self.recent_writes.note(&key, kv.mod_revision);
         object::set_resource_version(&mut body, kv.mod_revision);
         self.fence_namespace_write(info, kv.mod_revision);
         crate::crd::after_write(&self.catalog, info, &body);
@@ -309,6 +311,33 @@ impl Registry {
             Some(rv) => object::parse_resource_version(rv)?,
             None => None,
         };
+        // The version the body was read at, when the watch cache still holds it, is where the
+        // write starts (the store's compare-and-swap verifies it is current); anything else it
+        // leads to (an error, nothing to change) is decided again from the store.
+        if let Some(expected) = expected
+            && !options.dry_run
+            && let Some((stored, revision)) = self.cached_current(info, namespace, name)
+            && revision == expected
+        {
+            let mut old = object::decode_at(&stored, revision)?;
+            crate::conversion::to_served(info, &mut old);
+            let first = Current::cached(revision);
+            if let Ok(written) = self
+                .write_update(
+                    info,
+                    namespace,
+                    name,
+                    first,
+                    old,
+                    body.clone(),
+                    part,
+                    options,
+                )
+                .await
+            {
+                return Ok(written.object);
+            }
+        }
         let current = self.read_kv(info, namespace, name).await?;
         if let Some(expected) = expected
             && expected != current.mod_revision
@@ -317,9 +346,18 @@ impl Registry {
         }
         let mut old = object::decode(&current)?;
         crate::conversion::to_served(info, &mut old);
-        self.write_update(info, namespace, name, &current, old, body, part, options)
-            .await
-            .map(|written| written.object)
+        self.write_update(
+            info,
+            namespace,
+            name,
+            Current::read(&current),
+            old,
+            body,
+            part,
+            options,
+        )
+        .await
+        .map(|written| written.object)
     }
 
     /// A PUT: [`Registry::update`], or a create when the object does not exist and the kind
@@ -414,41 +452,102 @@ impl Registry {
         let options = &options;
         // fieldValidation: duplicate (and, for apply, unknown) fields of the patch document.
         let check = crate::fieldvalidation::PatchCheck::new(info, kind, patch);
+        // The first attempt starts from the watch cache's copy when it has one (as
+        // kube-apiserver's cacher hands its cached object to the store's update loop): the
+        // store's compare-and-swap refuses it if it is not current, and whatever else it leads
+        // to (an error, nothing to change) is decided again from the store.
+        let mut cached = if options.dry_run {
+            None
+        } else {
+            self.cached_current(info, namespace, name)
+        };
         for _ in 0..MAX_PATCH_RETRIES {
-            let current = match self.read_kv(info, namespace, name).await {
-                Ok(kv) => kv,
-                Err(e) if e.code == 404 && kind == PatchKind::Apply && part == Part::Main => {
-                    let mut body = crate::patch_apply::parse_apply_body(patch)?;
-                    // fieldValidation: unknown fields of the configuration.
-                    let warnings = check.finish(info, namespace, &mut body, options)?;
-                    let created = self.create_written(info, namespace, body, options).await?;
-                    return Ok((created, true, warnings));
-                }
-                Err(e) => return Err(e),
+            let (stored, current) = match cached.take() {
+                Some((stored, revision)) => (stored, Current::cached(revision)),
+                None => match self.read_kv(info, namespace, name).await {
+                    Ok(kv) => {
+                        let current = Current::read(&kv);
+                        (kv.value, current)
+                    }
+                    Err(e) if e.code == 404 && kind == PatchKind::Apply && part == Part::Main => {
+                        let mut body = crate::patch_apply::parse_apply_body(patch)?;
+                        // fieldValidation: unknown fields of the configuration.
+                        let warnings = check.finish(info, namespace, &mut body, options)?;
+                        let created = self.create_written(info, namespace, body, options).await?;
+                        return Ok((created, true, warnings));
+                    }
+                    Err(e) => return Err(e),
+                },
             };
-            let mut original = object::decode(&current)?;
-            crate::conversion::to_served(info, &mut original);
-            let mut patched =
-                crate::patch_apply::apply_patch(info, &original, kind, patch, options)?;
-            // fieldValidation: unknown fields of the patched object.
-            let warnings = check.finish(info, namespace, &mut patched, options)?;
-            if let Some(rv) = object::meta_str(&patched, "resourceVersion")
-                && object::parse_resource_version(rv)? != Some(current.mod_revision)
-            {
-                return Err(ApiError::conflict(info, name));
-            }
-            // The decoded object is the write's `old`: decoded once per attempt.
             match self
-                .write_update(
-                    info, namespace, name, &current, original, patched, part, options,
+                .patch_once(
+                    info, namespace, name, kind, patch, part, options, &check, &stored, current,
                 )
                 .await
             {
-                Err(e) if e.reason == "Conflict" => continue,
-                result => return result.map(|v| (v, false, warnings)),
+                Err(_) | Ok(Err(_)) if !current.settles() => continue,
+                // The store refused the write: the object changed since it was read.
+                Ok(Err(e)) if e.reason == "Conflict" => continue,
+                Ok(result) => return result,
+                Err(e) => return Err(e),
             }
         }
         Err(ApiError::conflict(info, name))
+    }
+
+    /// One attempt of [`Registry::patch_written`] on the object stored as `stored` at
+    /// `current`: the outer error is the patch's own failure (not retried from a current
+    /// copy), the inner one the write's.
+    #[allow(clippy::too_many_arguments)]
+    async fn patch_once(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        kind: PatchKind,
+        patch: &[u8],
+        part: Part,
+        options: &WriteOptions,
+        check: &crate::fieldvalidation::PatchCheck,
+        stored: &[u8],
+        current: Current,
+    ) -> Result<Result<(Written, bool, Vec<String>), ApiError>, ApiError> {
+        let mut original = object::decode_at(stored, current.revision)?;
+        crate::conversion::to_served(info, &mut original);
+        let mut patched = crate::patch_apply::apply_patch(info, &original, kind, patch, options)?;
+        // fieldValidation: unknown fields of the patched object.
+        let warnings = check.finish(info, namespace, &mut patched, options)?;
+        if let Some(rv) = object::meta_str(&patched, "resourceVersion")
+            && object::parse_resource_version(rv)? != Some(current.revision)
+        {
+            // The patch's precondition.
+            return Err(ApiError::conflict(info, name));
+        }
+        // The decoded object is the write's `old`: decoded once per attempt.
+        Ok(self
+            .write_update(
+                info, namespace, name, current, original, patched, part, options,
+            )
+            .await
+            .map(|written| (written, false, warnings)))
+    }
+
+    /// The watch cache's copy of an object: its stored bytes and their revision. It may lag
+    /// behind the store (a write starting from it is verified by the store's
+    /// compare-and-swap); none when it is older than a write this server made (see
+    /// [`super::recent`]).
+    fn cached_current(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<(Bytes, Revision)> {
+        let key = Self::key(info, namespace, name);
+        let cached = self.cache.get(&key)?;
+        if self.recent_writes.may_be_newer(&key, cached.revision) {
+            return None;
+        }
+        Some((cached.stored()?.clone(), cached.revision))
     }
 
     pub(super) async fn read_kv(
@@ -474,7 +573,7 @@ impl Registry {
         info: &ResourceInfo,
         namespace: Option<&str>,
         name: &str,
-        current: &KeyValue,
+        current: Current,
         old: Value,
         mut new: Value,
         part: Part,
@@ -551,7 +650,7 @@ impl Registry {
             }
             meta.insert(
                 "resourceVersion".into(),
-                current.mod_revision.to_string().into(),
+                current.revision.to_string().into(),
             );
         }
         if info.generation && part == Part::Main && spec_changed(&old, &new) {
@@ -572,19 +671,24 @@ impl Registry {
                 .is_some_and(|f| !f.is_empty());
         let finalizers_gone = deleting && object::finalizers(&new).is_empty() && !namespace_held;
         if old == new && !finalizers_gone {
+            if !current.settles() {
+                // Nothing to change in the cache's copy: the store's may differ.
+                return Err(ApiError::conflict(info, name));
+            }
             return Ok(Written::unstored(old));
         }
         if options.dry_run {
-            object::set_resource_version(&mut new, current.mod_revision);
+            object::set_resource_version(&mut new, current.revision);
             return Ok(Written::unstored(new));
         }
         let key = Self::key(info, namespace, name);
         if finalizers_gone {
             let (_, revision) = self
                 .store
-                .delete(key, Some(current.mod_revision))
+                .delete(key.clone(), Some(current.revision))
                 .await
                 .map_err(|e| ApiError::from_store(e, info, name))?;
+            self.recent_writes.note(&key, revision);
             object::set_resource_version(&mut new, revision);
             self.fence_namespace_write(info, revision);
             return Ok(Written::unstored(new));
@@ -592,12 +696,13 @@ impl Registry {
         let (encoded, splice, stored) = encode_served_and_stored(info, &new, self.compact)?;
         let kv = self
             .store
-            .update(key, stored, current.mod_revision)
+            .update(key.clone(), stored, current.revision)
             .await
             .map_err(|e| match e {
                 StoreError::NotFound { .. } => ApiError::not_found(info, name),
                 other => ApiError::from_store(other, info, name),
             })?;
+        self.recent_writes.note(&key, kv.mod_revision);
         object::set_resource_version(&mut new, kv.mod_revision);
         self.fence_namespace_write(info, kv.mod_revision);
         crate::crd::after_write(&self.catalog, info, &new);

@@ -20,5 +20,6 @@ mod karmada;
 mod kube_rs;
 mod managed_status;
 mod openapi_v2;
+mod stale_cache;
 mod untracked;
 mod watch;
