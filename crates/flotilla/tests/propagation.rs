@@ -246,18 +246,7 @@ async fn vllm_is_bound_scheduled_and_rendered_into_works_with_overrides() {
     let template = deployments.get("vllm-inference").await.expect("template");
     let generation = template.metadata.generation.expect("generation");
     for (cluster, replicas) in &split {
-        let status = json!({"status": {
-            "conditions": [{"type": "Applied", "status": "True", "reason": "AppliedSuccessful",
-                "message": "Manifest has been successfully applied",
-                "lastTransitionTime": "2026-12-01T00:00:00Z"}],
-            "manifestStatuses": [{
-                "identifier": {"ordinal": 0, "group": "apps", "version": "v1", "kind": "Deployment",
-                    "resource": "deployments", "namespace": "default", "name": "vllm-inference"},
-                "status": {"replicas": replicas, "updatedReplicas": replicas,
-                    "readyReplicas": replicas, "availableReplicas": replicas,
-                    "observedGeneration": 1, "generation": 1,
-                    "resourceTemplateGeneration": generation},
-                "health": "Healthy"}]}});
+        let status = reported(*replicas, generation);
         Api::<Work>::namespaced(world.client.clone(), &format!("karmada-es-{cluster}"))
             .patch_status(
                 &work_name("Deployment", "vllm-inference", "default"),
