@@ -2,6 +2,7 @@
 //! select → assign, with the clusterAffinities fallback loop and Karmada's error messages.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use flotilla_api::karmada::{
     Cluster, Placement, ResourceBindingSpec, ResourceBindingStatus, TargetCluster,
@@ -16,28 +17,37 @@ use crate::framework::{Framework, PluginContext, Prepared};
 use crate::select::{ClusterDetail, select_best_clusters, sort_candidates};
 
 /// A point-in-time copy of the clusters the scheduler knows, with their resource summaries
-/// digested once for the general estimator.
+/// digested once for the general estimator. The clusters are shared with the informer's cache:
+/// a new snapshot (after any Cluster change) copies pointers, not Clusters.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    clusters: Vec<Cluster>,
+    clusters: Vec<Arc<Cluster>>,
     figures: Vec<SummaryFigures>,
 }
 
 impl Snapshot {
     /// A snapshot of `clusters`.
     pub fn new(clusters: Vec<Cluster>) -> Self {
-        let figures = clusters.iter().map(SummaryFigures::new).collect();
+        Self::shared(clusters.into_iter().map(Arc::new).collect())
+    }
+
+    /// A snapshot of clusters shared with their owner (the scheduler's informer cache).
+    pub fn shared(clusters: Vec<Arc<Cluster>>) -> Self {
+        let figures = clusters.iter().map(|c| SummaryFigures::new(c)).collect();
         Self { clusters, figures }
     }
 
     /// All clusters (including deleting ones, which count in FitError's total).
-    pub fn clusters(&self) -> &[Cluster] {
-        &self.clusters
+    pub fn clusters(&self) -> impl ExactSizeIterator<Item = &Cluster> {
+        self.clusters.iter().map(|c| &**c)
     }
 
     /// The cluster named `name`.
     pub fn get(&self, name: &str) -> Option<&Cluster> {
-        self.clusters.iter().find(|c| c.name() == name)
+        self.clusters
+            .iter()
+            .find(|c| c.name() == name)
+            .map(|c| &**c)
     }
 }
 
@@ -249,7 +259,7 @@ fn generic_schedule(
     let mut feasible: Vec<&Cluster> = Vec::new();
     let mut feasible_figures: Vec<&SummaryFigures> = Vec::new();
     let mut diagnosis = BTreeMap::new();
-    for (cluster, figures) in snapshot.clusters.iter().zip(&snapshot.figures) {
+    for (cluster, figures) in snapshot.clusters().zip(&snapshot.figures) {
         if cluster.is_deleting() {
             continue;
         }

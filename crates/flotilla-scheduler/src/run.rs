@@ -337,14 +337,9 @@ impl Scheduler {
         {
             return snapshot.clone();
         }
-        let mut clusters: Vec<Cluster> = self
-            .clusters
-            .state()
-            .iter()
-            .map(|c| (**c).clone())
-            .collect();
+        let mut clusters = self.clusters.state();
         clusters.sort_by(|a, b| a.name().cmp(b.name()));
-        let snapshot = Arc::new(Snapshot::new(clusters));
+        let snapshot = Arc::new(Snapshot::shared(clusters));
         *self
             .snapshot
             .write()

@@ -304,5 +304,85 @@ where
 {
     let (tx, rx) = tokio::sync::mpsc::channel(64);
     tokio::spawn(f(tx));
-    tokio_stream::wrappers::ReceiverStream::new(rx).map(Ok)
+    Coalesced { rx }
+}
+
+/// Largest body frame [`Coalesced`] builds from queued lines.
+const FRAME_BYTES: usize = 64 * 1024;
+
+/// The watch body: each frame carries every line already queued when it is polled (up to
+/// [`FRAME_BYTES`]), never waiting for more. Under load one frame, one TLS record run and one
+/// write then carry many events instead of one each; an idle watch still sends each event as
+/// soon as it comes. Clients split the body into lines (JSON) or length-prefixed frames
+/// (protobuf), not by body frame.
+struct Coalesced {
+    rx: tokio::sync::mpsc::Receiver<Bytes>,
+}
+
+impl futures::Stream for Coalesced {
+    type Item = Result<Bytes, std::convert::Infallible>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        let first = match self.rx.poll_recv(cx) {
+            std::task::Poll::Ready(Some(line)) => line,
+            std::task::Poll::Ready(None) => return std::task::Poll::Ready(None),
+            std::task::Poll::Pending => return std::task::Poll::Pending,
+        };
+        let Ok(second) = self.rx.try_recv() else {
+            return std::task::Poll::Ready(Some(Ok(first)));
+        };
+        let mut frame = bytes::BytesMut::with_capacity((first.len() + second.len()) * 2);
+        frame.extend_from_slice(&first);
+        frame.extend_from_slice(&second);
+        while frame.len() < FRAME_BYTES {
+            match self.rx.try_recv() {
+                Ok(line) => frame.extend_from_slice(&line),
+                Err(_) => break,
+            }
+        }
+        std::task::Poll::Ready(Some(Ok(frame.freeze())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn queued_lines_share_a_frame_and_a_lone_line_is_not_held_back() {
+        let (tx, rx) = tokio::sync::mpsc::channel(64);
+        let mut body = Coalesced { rx };
+        for line in ["{\"a\":1}\n", "{\"b\":2}\n", "{\"c\":3}\n"] {
+            tx.send(Bytes::from_static(line.as_bytes())).await.unwrap();
+        }
+        let frame = body.next().await.unwrap().unwrap();
+        assert_eq!(&frame[..], b"{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n");
+
+        // Nothing else queued: the next line is its own frame, sent as soon as it comes.
+        tx.send(Bytes::from_static(b"{\"d\":4}\n")).await.unwrap();
+        let frame = body.next().await.unwrap().unwrap();
+        assert_eq!(&frame[..], b"{\"d\":4}\n");
+
+        drop(tx);
+        assert!(body.next().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_frame_stops_growing_at_its_size_limit() {
+        let (tx, rx) = tokio::sync::mpsc::channel(64);
+        let mut body = Coalesced { rx };
+        let line = Bytes::from(vec![b'x'; FRAME_BYTES / 4]);
+        for _ in 0..6 {
+            tx.send(line.clone()).await.unwrap();
+        }
+        drop(tx);
+        let first = body.next().await.unwrap().unwrap();
+        assert_eq!(first.len(), FRAME_BYTES);
+        let rest = body.next().await.unwrap().unwrap();
+        assert_eq!(rest.len(), FRAME_BYTES / 2);
+        assert!(body.next().await.is_none());
+    }
 }

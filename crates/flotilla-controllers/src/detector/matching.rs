@@ -36,39 +36,75 @@ pub fn labels_of(object: &Value) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// `ResourceSelectorPriority`: apiVersion and kind must be equal and a non-empty selector
-/// namespace must be the object's; a name (when set) decides alone; else the label selector.
-pub fn selector_priority(object: &Value, selector: &ResourceSelector) -> ImplicitPriority {
-    if str_at(object, "/apiVersion") != selector.api_version
-        || str_at(object, "/kind") != selector.kind
-        || (!selector.namespace.is_empty()
-            && str_at(object, "/metadata/namespace") != selector.namespace)
-    {
-        return ImplicitPriority::Mismatch;
+/// What selectors look at in an object, read once however many policies are weighed against
+/// it (the labels only when a label selector asks).
+#[derive(Debug)]
+pub struct Subject<'a> {
+    object: &'a Value,
+    api_version: &'a str,
+    kind: &'a str,
+    namespace: &'a str,
+    name: &'a str,
+    labels: std::cell::OnceCell<BTreeMap<String, String>>,
+}
+
+impl<'a> Subject<'a> {
+    pub fn of(object: &'a Value) -> Self {
+        Self {
+            object,
+            api_version: str_at(object, "/apiVersion"),
+            kind: str_at(object, "/kind"),
+            namespace: str_at(object, "/metadata/namespace"),
+            name: str_at(object, "/metadata/name"),
+            labels: std::cell::OnceCell::new(),
+        }
     }
-    if !selector.name.is_empty() {
-        return if selector.name == str_at(object, "/metadata/name") {
-            ImplicitPriority::MatchName
-        } else {
-            ImplicitPriority::Mismatch
+
+    /// `ResourceSelectorPriority`: apiVersion and kind must be equal and a non-empty selector
+    /// namespace must be the object's; a name (when set) decides alone; else the label
+    /// selector.
+    pub fn priority(&self, selector: &ResourceSelector) -> ImplicitPriority {
+        if self.api_version != selector.api_version
+            || self.kind != selector.kind
+            || (!selector.namespace.is_empty() && self.namespace != selector.namespace)
+        {
+            return ImplicitPriority::Mismatch;
+        }
+        if !selector.name.is_empty() {
+            return if selector.name == self.name {
+                ImplicitPriority::MatchName
+            } else {
+                ImplicitPriority::Mismatch
+            };
+        }
+        let Some(label_selector) = &selector.label_selector else {
+            return ImplicitPriority::MatchAll;
         };
+        let labels = self.labels.get_or_init(|| labels_of(self.object));
+        match api_selector_matches(Some(label_selector), labels) {
+            Ok(true) => ImplicitPriority::MatchLabelSelector,
+            _ => ImplicitPriority::Mismatch,
+        }
     }
-    let Some(label_selector) = &selector.label_selector else {
-        return ImplicitPriority::MatchAll;
-    };
-    match api_selector_matches(Some(label_selector), &labels_of(object)) {
-        Ok(true) => ImplicitPriority::MatchLabelSelector,
-        _ => ImplicitPriority::Mismatch,
+
+    /// The highest priority of any selector.
+    pub fn priority_of_any(&self, selectors: &[ResourceSelector]) -> ImplicitPriority {
+        selectors
+            .iter()
+            .map(|s| self.priority(s))
+            .max()
+            .unwrap_or(ImplicitPriority::Mismatch)
     }
+}
+
+/// [`Subject::priority`] of `object`.
+pub fn selector_priority(object: &Value, selector: &ResourceSelector) -> ImplicitPriority {
+    Subject::of(object).priority(selector)
 }
 
 /// The highest priority of any selector.
 pub fn selectors_priority(object: &Value, selectors: &[ResourceSelector]) -> ImplicitPriority {
-    selectors
-        .iter()
-        .map(|s| selector_priority(object, s))
-        .max()
-        .unwrap_or(ImplicitPriority::Mismatch)
+    Subject::of(object).priority_of_any(selectors)
 }
 
 /// A policy as matching sees it.
@@ -85,7 +121,7 @@ pub struct Candidate<'a, T> {
 /// The best candidate for `object`: highest explicit priority, then highest implicit
 /// priority, then the alphabetically smaller name. Deleting policies never match.
 pub fn best_match<'a, T: Copy>(
-    object: &Value,
+    object: &Subject<'_>,
     candidates: impl IntoIterator<Item = Candidate<'a, T>>,
 ) -> Option<(Candidate<'a, T>, ImplicitPriority)> {
     let mut best: Option<(Candidate<'a, T>, ImplicitPriority)> = None;
@@ -93,7 +129,7 @@ pub fn best_match<'a, T: Copy>(
         if candidate.deleting {
             continue;
         }
-        let implicit = selectors_priority(object, candidate.selectors);
+        let implicit = object.priority_of_any(candidate.selectors);
         if implicit == ImplicitPriority::Mismatch {
             continue;
         }

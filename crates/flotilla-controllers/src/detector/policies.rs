@@ -21,7 +21,7 @@ use tokio::sync::Notify;
 use tracing::{info, warn};
 
 use super::claim::{PolicyClaim, unclaim_patch};
-use super::matching::{Candidate, ImplicitPriority, best_match, may_preempt, selectors_priority};
+use super::matching::{Candidate, ImplicitPriority, Subject, best_match, may_preempt};
 use super::{Detector, DetectorError, PolicyKey};
 
 /// Policies by key.
@@ -86,7 +86,8 @@ impl PolicyIndex {
                 deleting: p.metadata.deletion_timestamp.is_some(),
                 item: (false, namespace, p.metadata.name.as_deref().unwrap_or("")),
             });
-        let best_pp = best_match(template, pp_candidates).map(|(c, _)| c);
+        let subject = Subject::of(template);
+        let best_pp = best_match(&subject, pp_candidates).map(|(c, _)| c);
         let cpp_candidates = self.cpps.values().map(|p| Candidate {
             name: p.metadata.name.as_deref().unwrap_or(""),
             explicit: p.spec.priority.unwrap_or(0),
@@ -94,7 +95,7 @@ impl PolicyIndex {
             deleting: p.metadata.deletion_timestamp.is_some(),
             item: (true, "", p.metadata.name.as_deref().unwrap_or("")),
         });
-        let best_cpp = best_match(template, cpp_candidates).map(|(c, _)| c);
+        let best_cpp = best_match(&subject, cpp_candidates).map(|(c, _)| c);
         let valid_current: Option<Who<'_>> = current.and_then(|claim| {
             let (who, label) = match claim {
                 PolicyClaim::Namespaced {
@@ -105,8 +106,7 @@ impl PolicyIndex {
             let (meta, spec) = self.spec_of(who)?;
             (permanent_id(meta, label) == claim.id()
                 && meta.deletion_timestamp.is_none()
-                && selectors_priority(template, &spec.resource_selectors)
-                    > ImplicitPriority::Mismatch)
+                && subject.priority_of_any(&spec.resource_selectors) > ImplicitPriority::Mismatch)
                 .then_some(who)
         });
         let chosen: Who<'_> = match valid_current {

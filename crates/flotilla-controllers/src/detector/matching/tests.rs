@@ -81,7 +81,7 @@ fn explicit_priority_then_implicit_priority_then_smaller_name_wins() {
         json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "nginx"}),
     )];
     let winner = |candidates: Vec<Candidate<'_, &str>>| {
-        best_match(&object, candidates).map(|(c, _)| c.item.to_owned())
+        best_match(&Subject::of(&object), candidates).map(|(c, _)| c.item.to_owned())
     };
     // Explicit priority beats a more specific selector.
     assert_eq!(
