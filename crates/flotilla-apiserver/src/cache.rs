@@ -236,7 +236,15 @@ impl CachedObject {
             #[serde(rename = "deletionTimestamp")]
             deletion_timestamp: Option<serde::de::IgnoredAny>,
         }
-        serde_json::from_slice::<Object>(&self.raw())
+        let raw = self.raw();
+        // The bracket scan first (no decoding: this runs before every create in a namespace);
+        // serde for what it refuses.
+        if let Some((_, _, [found])) =
+            object::scan::pick_nested(&raw, [], "metadata", ["deletionTimestamp"])
+        {
+            return found.is_some_and(|span| &raw[span] != b"null");
+        }
+        serde_json::from_slice::<Object>(&raw)
             .is_ok_and(|object| object.metadata.deletion_timestamp.is_some())
     }
 }
@@ -754,4 +762,31 @@ fn uncached_change(event: Event, revision: Revision) -> Option<Change> {
         object: Arc::new(object),
         prev,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cached(json: &str) -> CachedObject {
+        CachedObject::from_stored(
+            Bytes::from_static(b"/registry/core/namespaces/a"),
+            &Bytes::copy_from_slice(json.as_bytes()),
+            7,
+        )
+        .expect("a stored object")
+    }
+
+    #[test]
+    fn a_namespace_is_terminating_once_it_has_a_deletion_timestamp() {
+        let live = r#"{"kind":"Namespace","metadata":{"name":"a","uid":"u"},"spec":{}}"#;
+        assert!(!cached(live).is_terminating());
+        let null = r#"{"kind":"Namespace","metadata":{"name":"a","deletionTimestamp":null}}"#;
+        assert!(!cached(null).is_terminating());
+        let deleting = r#"{"kind":"Namespace","metadata":{"name":"a","deletionTimestamp":"2026-12-05T00:00:00Z","finalizers":["x"]},"status":{"phase":"Terminating"}}"#;
+        assert!(cached(deleting).is_terminating());
+        // Keys after metadata (or a timestamp nested deeper) do not count.
+        let nested = r#"{"metadata":{"name":"a","annotations":{"deletionTimestamp":"x"}},"deletionTimestamp":"y"}"#;
+        assert!(!cached(nested).is_terminating());
+    }
 }
