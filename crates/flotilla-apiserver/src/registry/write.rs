@@ -659,22 +659,31 @@ fn untracked_update(
             .filter(|entries| !entries.is_empty())
             .cloned()
     };
-    let Some(before) = old.and_then(entries) else {
+    let Some(stored) = old.and_then(|old| {
+        old["metadata"]["managedFields"]
+            .as_array()
+            .filter(|entries| !entries.is_empty())
+    }) else {
         object::metadata_mut(object).remove("managedFields");
         return;
     };
     // A status write changes `status` alone (the rest was carried from `old`): when no entry
     // owns anything in it, nobody loses a field and the entries stay as they were, without
     // comparing the objects (a simulated member's controllers writing the status of the
-    // Deployments the control plane created).
+    // Deployments the control plane created). A patch carries them over already: they are
+    // copied only when the writer sent others.
     if subresource == Some("status")
-        && !before
+        && !stored
             .iter()
             .any(|entry| entry["fieldsV1"].get("f:status").is_some())
     {
-        object::metadata_mut(object).insert("managedFields".into(), Value::Array(before));
+        if object["metadata"]["managedFields"].as_array() != Some(stored) {
+            object::metadata_mut(object)
+                .insert("managedFields".into(), Value::Array(stored.clone()));
+        }
         return;
     }
+    let before = stored.clone();
     let own = |entry: &Value| {
         entry["manager"] == manager
             && entry["operation"] == "Update"

@@ -214,6 +214,25 @@ async fn untracked_status_writes_take_status_fields_from_their_owners_only() {
     assert_eq!(status.status, 200, "{}", status.body);
     assert_eq!(status.body["metadata"]["managedFields"], entries);
 
+    // Entries the untracked writer sends along are not taken: the stored ones stay.
+    let sent = send_as(
+        &cp,
+        loops(),
+        merge(
+            &format!("{DEPLOYMENTS}/web/status?fieldManager=ctrl"),
+            json!({"metadata": {"managedFields": [{"manager": "forged", "operation": "Update",
+                "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
+                "fieldsV1": {"f:spec": {"f:paused": {}}}}]},
+                "status": {"availableReplicas": 1}}),
+        ),
+    )
+    .await;
+    assert_eq!(sent.status, 200, "{}", sent.body);
+    assert_eq!(sent.body["status"]["availableReplicas"], 1);
+    assert_eq!(sent.body["metadata"]["managedFields"], entries);
+    let read = send_as(&cp, Some(admin()), get(&format!("{DEPLOYMENTS}/web"))).await;
+    assert_eq!(read.body["metadata"]["managedFields"], entries);
+
     // A tracked user writes status: it owns what it wrote.
     let tracked = send_as(
         &cp,

@@ -11,8 +11,9 @@ use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus, ReplicaSet};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::{Workloads, controller_of, owner_reference};
 use crate::cluster::{Ctx, Stores, now};
@@ -68,15 +69,21 @@ impl Rs {
     }
 }
 
-fn without_hash(template: &PodTemplateSpec) -> Value {
-    let mut t = serde_json::to_value(template).unwrap_or(Value::Null);
-    if let Some(labels) = t
-        .pointer_mut("/metadata/labels")
-        .and_then(Value::as_object_mut)
-    {
-        labels.remove(HASH_LABEL);
-    }
-    t
+/// Whether two pod templates are equal but for the pod-template-hash label (the deployment
+/// controller's `EqualIgnoreHash`). Compared typed, copying only the metadata: the JSON values
+/// this once compared were built from the typed templates, so they were equal exactly when these
+/// are.
+fn equal_ignoring_hash(a: &PodTemplateSpec, b: &PodTemplateSpec) -> bool {
+    let without_hash = |meta: Option<&ObjectMeta>| {
+        meta.map(|meta| {
+            let mut meta = meta.clone();
+            if let Some(labels) = meta.labels.as_mut() {
+                labels.remove(HASH_LABEL);
+            }
+            meta
+        })
+    };
+    a.spec == b.spec && without_hash(a.metadata.as_ref()) == without_hash(b.metadata.as_ref())
 }
 
 async fn scale(
@@ -131,13 +138,12 @@ async fn sync(
             r.name(),
         )
     });
-    let wanted = without_hash(&template);
     let new_index = rss.iter().position(|r| {
         r.object
             .spec
             .as_ref()
             .and_then(|s| s.template.as_ref())
-            .is_some_and(|t| without_hash(t) == wanted)
+            .is_some_and(|t| equal_ignoring_hash(t, &template))
     });
     let rolling = spec
         .strategy
@@ -219,7 +225,7 @@ async fn sync(
                     .spec
                     .as_ref()
                     .and_then(|s| s.template.as_ref())
-                    .is_some_and(|t| without_hash(t) == wanted);
+                    .is_some_and(|t| equal_ignoring_hash(t, &template));
                 if same {
                     // Ours, created before; the watch will bring it.
                     return Ok(());
