@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus, ReplicaSet};
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStatus, ReplicaSet};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
@@ -118,9 +118,17 @@ async fn sync(
     }
     let ns = d.metadata.namespace.clone().unwrap_or_default();
     let name = d.metadata.name.clone().unwrap_or_default();
-    let spec = d.spec.clone().unwrap_or_default();
+    // Borrowed, not copied: a sync runs on every change of the Deployment or its ReplicaSets.
+    let no_spec;
+    let spec = match &d.spec {
+        Some(spec) => spec,
+        None => {
+            no_spec = DeploymentSpec::default();
+            &no_spec
+        }
+    };
     let desired = spec.replicas.unwrap_or(1).max(0);
-    let template = spec.template.clone();
+    let template = &spec.template;
     let mut rss: Vec<Rs> = w
         .rs_by_owner
         .of(&uid)
@@ -143,7 +151,7 @@ async fn sync(
             .spec
             .as_ref()
             .and_then(|s| s.template.as_ref())
-            .is_some_and(|t| equal_ignoring_hash(t, &template))
+            .is_some_and(|t| equal_ignoring_hash(t, template))
     });
     let rolling = spec
         .strategy
@@ -188,7 +196,7 @@ async fn sync(
             0
         };
         let revision = rss.iter().map(Rs::revision).max().unwrap_or(0) + 1;
-        let hash = pod_template_hash(&template, old_status.collision_count);
+        let hash = pod_template_hash(template, old_status.collision_count);
         let rs_name = format!("{name}-{hash}");
         let mut rs_template = template.clone();
         rs_template
@@ -225,7 +233,7 @@ async fn sync(
                     .spec
                     .as_ref()
                     .and_then(|s| s.template.as_ref())
-                    .is_some_and(|t| equal_ignoring_hash(t, &template));
+                    .is_some_and(|t| equal_ignoring_hash(t, template));
                 if same {
                     // Ours, created before; the watch will bring it.
                     return Ok(());

@@ -69,8 +69,12 @@ async fn sync(w: &Workloads, ctx: &Ctx, stores: &Stores, rs: &ReplicaSet) {
     let uid = rs.metadata.uid.clone().unwrap_or_default();
     let ns = rs.metadata.namespace.clone().unwrap_or_default();
     let name = rs.metadata.name.clone().unwrap_or_default();
-    let spec = rs.spec.clone().unwrap_or_default();
-    let desired = spec.replicas.unwrap_or(1).max(0) as usize;
+    let desired = rs
+        .spec
+        .as_ref()
+        .and_then(|s| s.replicas)
+        .unwrap_or(1)
+        .max(0) as usize;
     let mut pods: Vec<Arc<Pod>> = w
         .owned_pods(stores, &uid)
         .into_iter()
@@ -78,7 +82,7 @@ async fn sync(w: &Workloads, ctx: &Ctx, stores: &Stores, rs: &ReplicaSet) {
         .collect();
     if w.expectations.satisfied(&uid) {
         if pods.len() < desired {
-            let Some(template) = spec.template.clone() else {
+            let Some(template) = rs.spec.as_ref().and_then(|s| s.template.clone()) else {
                 return;
             };
             let missing = desired - pods.len();
@@ -147,11 +151,10 @@ async fn update_status(w: &Workloads, ctx: &Ctx, stores: &Stores, rs: &ReplicaSe
     let uid = rs.metadata.uid.clone().unwrap_or_default();
     let ns = rs.metadata.namespace.clone().unwrap_or_default();
     let name = rs.metadata.name.clone().unwrap_or_default();
-    let spec = rs.spec.clone().unwrap_or_default();
-    let min_ready = spec.min_ready_seconds.unwrap_or(0);
+    let spec = rs.spec.as_ref();
+    let min_ready = spec.and_then(|s| s.min_ready_seconds).unwrap_or(0);
     let template_labels = spec
-        .template
-        .as_ref()
+        .and_then(|s| s.template.as_ref())
         .and_then(|t| t.metadata.as_ref())
         .and_then(|m| m.labels.clone())
         .unwrap_or_default();
