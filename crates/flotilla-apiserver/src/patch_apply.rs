@@ -51,19 +51,29 @@ pub fn patch_plain(original: &Value, kind: PatchKind, bytes: &[u8]) -> Result<Va
     }
 }
 
-/// Applies a patch of `kind` to `original`, an object of `info`.
+/// Applies a patch of `kind` to `original`, an object of `info`. `parsed`: the (merge or
+/// strategic merge) patch document already decoded from `bytes`, which are then not parsed again.
 pub fn apply_patch(
     info: &ResourceInfo,
     original: &Value,
     kind: PatchKind,
     bytes: &[u8],
+    parsed: Option<&Value>,
     options: &WriteOptions,
 ) -> Result<Value, ApiError> {
+    let parse = || -> Result<std::borrow::Cow<'_, Value>, ApiError> {
+        match parsed {
+            Some(patch) => Ok(std::borrow::Cow::Borrowed(patch)),
+            None => patch::parse(bytes)
+                .map(std::borrow::Cow::Owned)
+                .map_err(patch_error),
+        }
+    };
     let gvk = GroupVersionKindRef::new(&info.group, &info.version, &info.kind);
     match kind {
         PatchKind::Json => patch::json_patch(original, bytes).map_err(patch_error),
         PatchKind::Merge => {
-            let patch = patch::parse(bytes).map_err(patch_error)?;
+            let patch = parse()?;
             patch::merge_patch(original, &patch).map_err(patch_error)
         }
         PatchKind::Strategic => {
@@ -78,7 +88,7 @@ pub fn apply_patch(
                     ),
                 ));
             }
-            let patch = patch::parse(bytes).map_err(patch_error)?;
+            let patch = parse()?;
             patch::strategic::merge(&gvk, original, &patch).map_err(patch_error)
         }
         PatchKind::Apply => server_side_apply(info, original, bytes, options),

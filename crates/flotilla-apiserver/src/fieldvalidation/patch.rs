@@ -73,6 +73,16 @@ impl PatchCheck {
         }
     }
 
+    /// The merge or strategic merge patch document as decoded here (`None` for other kinds, or
+    /// when it is not JSON: the patch engine parses it and words the error): the patch engine
+    /// applies this one instead of parsing the body again.
+    pub fn parsed(&self) -> Option<&Value> {
+        match self.kind {
+            PatchKind::Merge | PatchKind::Strategic => self.patch.as_ref(),
+            PatchKind::Json | PatchKind::Apply => None,
+        }
+    }
+
     /// Drops unknown fields from the patched (or, for apply on create, the applied) object and
     /// applies the directive: the warnings to send, or the Strict error.
     pub fn finish(

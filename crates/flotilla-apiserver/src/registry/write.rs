@@ -333,6 +333,7 @@ impl Registry {
                     old,
                     body.clone(),
                     part,
+                    false,
                     options,
                 )
                 .await
@@ -356,6 +357,7 @@ impl Registry {
             old,
             body,
             part,
+            false,
             options,
         )
         .await
@@ -434,7 +436,8 @@ impl Registry {
 
     /// Carries what a write may not change from `current` (decoded and converted: `old`) into
     /// `new`, validates, and stores it if anything changed. Finishes a deletion when the last
-    /// finalizer goes.
+    /// finalizer goes. `rest_as_old`: a status write whose `new` is `old` but for `status`
+    /// already (a merge patch of `status` alone).
     #[allow(clippy::too_many_arguments)]
     async fn write_update(
         &self,
@@ -445,6 +448,7 @@ impl Registry {
         old: Value,
         mut new: Value,
         part: Part,
+        rest_as_old: bool,
         options: &WriteOptions,
     ) -> Result<Written, ApiError> {
         if part == Part::Status {
@@ -462,6 +466,8 @@ impl Registry {
             // Everything but status as in `old`: members the patch left alone are kept (a copy
             // of the whole object was a tenth of a status patch's cost), the others copied back.
             match (new.as_object_mut(), old.as_object()) {
+                // A merge patch of status alone: the rest was copied from `old`.
+                (Some(_), Some(_)) if rest_as_old => {}
                 (Some(new), Some(old)) if same_members_but_status(new, old) => {
                     for (key, value) in new.iter_mut() {
                         if let Some(before) = old.get(key)
@@ -538,7 +544,9 @@ impl Registry {
                 .as_array()
                 .is_some_and(|f| !f.is_empty());
         let finalizers_gone = deleting && object::finalizers(&new).is_empty() && !namespace_held;
-        if old == new && !finalizers_gone {
+        // Status first: a status write that changes it is told apart without walking the rest.
+        let unchanged = old.get("status") == new.get("status") && old == new;
+        if unchanged && !finalizers_gone {
             if !current.settles() {
                 // Nothing to change in the cache's copy: the store's may differ.
                 return Err(ApiError::conflict(info, name));

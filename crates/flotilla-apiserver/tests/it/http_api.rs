@@ -409,6 +409,32 @@ async fn patches_status_and_scale() {
         "{}",
         with_status.body
     );
+    // A patch of status alone (the members' and controllers' status writes): the rest stays,
+    // and one that changes nothing stores nothing.
+    let status_only = |body: &'static str| {
+        with_body(
+            "PATCH",
+            &format!("{url}/status"),
+            "application/merge-patch+json",
+            body,
+        )
+    };
+    let ready = send(&cp, status_only(r#"{"status":{"availableReplicas":3}}"#)).await;
+    assert_eq!(ready.status, StatusCode::OK, "{}", ready.body);
+    assert_eq!(ready.body["status"]["availableReplicas"], 3);
+    assert_eq!(ready.body["status"]["readyReplicas"], 3);
+    assert_eq!(ready.body["status"]["replicas"], 4);
+    assert_eq!(ready.body["spec"]["replicas"], 4);
+    assert_eq!(ready.body["metadata"]["labels"]["x"], "y");
+    assert_eq!(
+        ready.body["metadata"]["generation"],
+        with_status.body["metadata"]["generation"]
+    );
+    let again = send(&cp, status_only(r#"{"status":{"availableReplicas":3}}"#)).await;
+    assert_eq!(
+        again.body["metadata"]["resourceVersion"], ready.body["metadata"]["resourceVersion"],
+        "nothing changed, nothing stored"
+    );
     let ignored = send(
         &cp,
         with_body(

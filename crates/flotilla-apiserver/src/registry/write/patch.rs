@@ -127,7 +127,8 @@ impl Registry {
     ) -> Result<Result<(Written, bool, Vec<String>), ApiError>, ApiError> {
         let mut original = object::decode_at(stored, current.revision)?;
         crate::conversion::to_served(info, &mut original);
-        let mut patched = crate::patch_apply::apply_patch(info, &original, kind, patch, options)?;
+        let mut patched =
+            crate::patch_apply::apply_patch(info, &original, kind, patch, check.parsed(), options)?;
         // fieldValidation: unknown fields of the patched object.
         let warnings = check.finish(info, namespace, &mut patched, options)?;
         if let Some(rv) = object::meta_str(&patched, "resourceVersion")
@@ -136,10 +137,25 @@ impl Registry {
             // The patch's precondition.
             return Err(ApiError::conflict(info, name));
         }
+        // A merge patch of `status` alone left the rest as it was decoded.
+        let rest_as_old = part == Part::Status
+            && kind == PatchKind::Merge
+            && check
+                .parsed()
+                .and_then(Value::as_object)
+                .is_some_and(|patch| patch.keys().all(|key| key == "status"));
         // The decoded object is the write's `old`: decoded once per attempt.
         Ok(self
             .write_update(
-                info, namespace, name, current, original, patched, part, options,
+                info,
+                namespace,
+                name,
+                current,
+                original,
+                patched,
+                part,
+                rest_as_old,
+                options,
             )
             .await
             .map(|written| (written, false, warnings)))
