@@ -165,6 +165,12 @@ struct Inner {
     by_gvr: BTreeMap<(String, String, String), Arc<ResourceInfo>>,
     /// group → versions in preference order.
     versions: BTreeMap<String, Vec<String>>,
+    /// Documents derived from the served resources (aggregated discovery), encoded once and
+    /// forgotten whenever the resources change, as kube-apiserver serves discovery from a
+    /// cache: members' discovery is read on every Cluster status sync.
+    documents: std::collections::HashMap<String, bytes::Bytes>,
+    /// Counts the changes of the served resources.
+    revision: u64,
 }
 
 impl Catalog {
@@ -180,6 +186,8 @@ impl Catalog {
     /// Adds or replaces a resource.
     pub fn insert(&self, info: ResourceInfo) {
         let mut inner = self.inner.write();
+        inner.documents.clear();
+        inner.revision += 1;
         let versions = inner.versions.entry(info.group.clone()).or_default();
         if !versions.contains(&info.version) {
             versions.push(info.version.clone());
@@ -203,6 +211,8 @@ impl Catalog {
     /// already built in is never shadowed by a CRD (Karmada's CRDs applied to Flotilla).
     pub fn replace_crd(&self, crd_name: &str, infos: Vec<ResourceInfo>) {
         let mut inner = self.inner.write();
+        inner.documents.clear();
+        inner.revision += 1;
         inner
             .by_gvr
             .retain(|_, info| info.crd.as_deref() != Some(crd_name));
@@ -230,6 +240,29 @@ impl Catalog {
             versions.retain(|v| served.iter().any(|(g, sv)| g == group && sv == v));
         }
         inner.versions.retain(|_, versions| !versions.is_empty());
+    }
+
+    /// The document named `key` derived from the served resources: `build` runs when it is not
+    /// remembered since they last changed.
+    pub fn document(
+        &self,
+        key: &str,
+        build: impl FnOnce(&Catalog) -> bytes::Bytes,
+    ) -> bytes::Bytes {
+        let seen = {
+            let inner = self.inner.read();
+            if let Some(bytes) = inner.documents.get(key) {
+                return bytes.clone();
+            }
+            inner.revision
+        };
+        let built = build(self);
+        // Not kept if the resources changed while it was built (it may describe the old ones).
+        let mut inner = self.inner.write();
+        if inner.revision == seen {
+            inner.documents.insert(key.to_owned(), built.clone());
+        }
+        built
     }
 
     pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
@@ -323,5 +356,36 @@ mod tests {
             assert_eq!(key, format!("{}web-0", info.storage_prefix_in(namespace)));
             assert_eq!(key.capacity(), key.len());
         }
+    }
+
+    /// Discovery documents are built once and built again after the served resources change
+    /// (a CRD established or removed).
+    #[test]
+    fn documents_are_remembered_until_the_resources_change() {
+        let catalog = Catalog::with_builtins();
+        let builds = std::cell::Cell::new(0);
+        let document = || {
+            catalog.document("aggregated/v2/false", |catalog| {
+                builds.set(builds.get() + 1);
+                serde_json::to_vec(&crate::discovery::aggregated(catalog, false, "v2"))
+                    .expect("JSON")
+                    .into()
+            })
+        };
+        let first = document();
+        assert_eq!(document(), first);
+        assert_eq!(builds.get(), 1);
+        let mut widget = (*catalog.get("apps", "v1", "deployments").expect("built in")).clone();
+        widget.group = "example.com".into();
+        widget.kind = "Widget".into();
+        widget.plural = "widgets".into();
+        widget.crd = Some("widgets.example.com".into());
+        catalog.replace_crd("widgets.example.com", vec![widget]);
+        let with_crd = document();
+        assert_eq!(builds.get(), 2);
+        assert!(String::from_utf8_lossy(&with_crd).contains("\"widgets\""));
+        catalog.remove_crd("widgets.example.com");
+        assert_eq!(document(), first);
+        assert_eq!(builds.get(), 3);
     }
 }

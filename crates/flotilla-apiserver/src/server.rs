@@ -137,8 +137,13 @@ async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Res
             }
             let catalog = server.registry.catalog();
             if let Some(version) = discovery::wants_aggregated(&accept) {
-                let doc = discovery::aggregated(catalog, legacy, version);
-                let mut response = json_response(StatusCode::OK, &doc);
+                let key = format!("aggregated/{version}/{legacy}");
+                let doc = catalog.document(&key, |catalog| {
+                    serde_json::to_vec(&discovery::aggregated(catalog, legacy, version))
+                        .expect("JSON values serialize")
+                        .into()
+                });
+                let mut response = json_bytes(StatusCode::OK, doc);
                 response.headers_mut().insert(
                     header::CONTENT_TYPE,
                     HeaderValue::from_str(&discovery::aggregated_content_type(version))
