@@ -78,11 +78,28 @@ fn crd_defaults(info: &ResourceInfo, object: &mut Value) {
 
 /// Validates an object (with its previous state on update).
 pub fn validate(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Result<(), ApiError> {
+    validate_in(info, object, old, false)
+}
+
+/// [`validate`] of a status write that carried metadata and spec over from `old` unchanged (the
+/// writer's part is status alone; not an apply, whose managed fields are new): what they were
+/// checked for when they were written is not compared or checked again.
+pub fn validate_status(info: &ResourceInfo, object: &Value, old: &Value) -> Result<(), ApiError> {
+    validate_in(info, object, Some(old), true)
+}
+
+fn validate_in(
+    info: &ResourceInfo,
+    object: &Value,
+    old: Option<&Value>,
+    status_only: bool,
+) -> Result<(), ApiError> {
     let name = object::name(object).unwrap_or("").to_owned();
     let mut errors = Vec::new();
     // Metadata as stored passed these checks when it was written: an update that leaves it
     // as it was (every status write) is not checked again.
-    let meta_unchanged = old.is_some_and(|old| object.get("metadata") == old.get("metadata"));
+    let meta_unchanged =
+        status_only || old.is_some_and(|old| object.get("metadata") == old.get("metadata"));
     if !meta_unchanged {
         // `managedFields` is not validated here (the field manager rebuilds it after
         // admission), only decoded as part of ObjectMeta, which rejects entries of the wrong
@@ -107,7 +124,7 @@ pub fn validate(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Res
             ));
         }
     }
-    errors.extend(kind_errors(info, object, old));
+    errors.extend(kind_errors(info, object, old, status_only));
     errors.extend(crate::events::errors(info, object, old));
     errors.extend(karmada::errors(info, object, old));
     if errors.is_empty() {
@@ -200,7 +217,12 @@ fn name_rule(info: &ResourceInfo) -> NameRule {
 }
 
 /// Rules of individual kinds.
-fn kind_errors(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
+fn kind_errors(
+    info: &ResourceInfo,
+    object: &Value,
+    old: Option<&Value>,
+    status_only: bool,
+) -> Vec<FieldError> {
     let mut errors = Vec::new();
     if crate::crd::is_definition(info) {
         errors.extend(crate::crd::definition::definition_errors(object));
@@ -208,7 +230,8 @@ fn kind_errors(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Vec<
         errors.extend(crate::crd::schema_errors(info, object));
     }
     // A spec left as it was (a status write) was checked when it was written.
-    let spec_unchanged = old.is_some_and(|old| object.get("spec") == old.get("spec"));
+    let spec_unchanged =
+        status_only || old.is_some_and(|old| object.get("spec") == old.get("spec"));
     if info.group == "apps"
         && !spec_unchanged
         && matches!(

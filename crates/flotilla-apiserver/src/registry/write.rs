@@ -113,12 +113,17 @@ impl PatchKind {
 /// a second time.
 #[derive(Debug)]
 pub struct Written {
+    /// The object; its `metadata.managedFields` is a placeholder when `kept_managed_fields` is
+    /// set ([`Written::into_object`] puts them back).
     pub object: Value,
     /// The stored bytes and their revision (`None`: nothing was stored, or a dry run).
     pub stored: Option<(Bytes, Revision)>,
     /// Where the served form's `resourceVersion` goes into `stored`, noted when they were
     /// encoded ([`object::encode_spliced`]); `None`: found by scanning them.
     splice: Option<(u32, bool)>,
+    /// The stored `metadata.managedFields` that went through the write as bytes (see
+    /// [`managed_bytes`]); in `stored` already.
+    kept_managed_fields: Option<Bytes>,
 }
 
 impl Written {
@@ -127,7 +132,19 @@ impl Written {
             object,
             stored: None,
             splice: None,
+            kept_managed_fields: None,
         }
+    }
+
+    /// The object, with managed fields kept as bytes decoded back into it.
+    pub fn into_object(self) -> Result<Value, ApiError> {
+        let mut object = self.object;
+        if let Some(raw) = &self.kept_managed_fields {
+            let entries: Value = serde_json::from_slice(raw)
+                .map_err(|e| ApiError::internal(format!("stored managedFields: {e}")))?;
+            object::metadata_mut(&mut object).insert("managedFields".into(), entries);
+        }
+        Ok(object)
     }
 
     /// The object's JSON as served (`resourceVersion` set).
@@ -146,9 +163,13 @@ impl Written {
                 return cached.json();
             }
         }
-        serde_json::to_vec(&self.object)
-            .expect("JSON values serialize")
-            .into()
+        let json = serde_json::to_vec(&self.object).expect("JSON values serialize");
+        match &self.kept_managed_fields {
+            Some(raw) => managed_bytes::put_back(&json, raw)
+                .map(|(json, _)| json.into())
+                .unwrap_or_else(|| json.into()),
+            None => json.into(),
+        }
     }
 }
 
@@ -161,6 +182,7 @@ pub enum Part {
     Status,
 }
 
+mod managed_bytes;
 mod patch;
 
 pub(super) const MAX_PATCH_RETRIES: usize = 8;
@@ -287,6 +309,7 @@ impl Registry {
             object: body,
             stored: Some((encoded, kv.mod_revision)),
             splice,
+            kept_managed_fields: None,
         })
     }
 
@@ -334,6 +357,7 @@ impl Registry {
                     body.clone(),
                     part,
                     false,
+                    None,
                     options,
                 )
                 .await
@@ -358,6 +382,7 @@ impl Registry {
             body,
             part,
             false,
+            None,
             options,
         )
         .await
@@ -449,6 +474,7 @@ impl Registry {
         mut new: Value,
         part: Part,
         rest_as_old: bool,
+        kept_managed_fields: Option<Bytes>,
         options: &WriteOptions,
     ) -> Result<Written, ApiError> {
         if part == Part::Status {
@@ -531,11 +557,19 @@ impl Registry {
             let generation = old["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
             object::metadata_mut(&mut new).insert("generation".into(), generation.into());
         }
-        admission::validate(info, &new, Some(&old))?;
+        if part == Part::Status && !options.apply {
+            admission::validate_status(info, &new, &old)?;
+        } else {
+            admission::validate(info, &new, Some(&old))?;
+        }
         if let Some(guard) = &options.guard {
             guard.check(info, &new, Some(&old))?;
         }
-        self.managed_fields_on_write(info, &mut new, Some(&old), part, options);
+        // Kept as bytes: an untracked writer's status write that no entry owns anything of
+        // (what `untracked_update` leaves as it was).
+        if kept_managed_fields.is_none() {
+            self.managed_fields_on_write(info, &mut new, Some(&old), part, options);
+        }
         let deleting = old["metadata"].get("deletionTimestamp").is_some();
         // A namespace also waits for its content (`spec.finalizers`, see `lifecycle`).
         let namespace_held = info.group.is_empty()
@@ -551,7 +585,10 @@ impl Registry {
                 // Nothing to change in the cache's copy: the store's may differ.
                 return Err(ApiError::conflict(info, name));
             }
-            return Ok(Written::unstored(old));
+            return Ok(Written {
+                kept_managed_fields,
+                ..Written::unstored(old)
+            });
         }
         if options.dry_run {
             object::set_resource_version(&mut new, current.revision);
@@ -567,9 +604,15 @@ impl Registry {
             self.recent_writes.note(&key, revision);
             object::set_resource_version(&mut new, revision);
             self.fence_namespace_write(info, revision);
-            return Ok(Written::unstored(new));
+            return Ok(Written {
+                kept_managed_fields,
+                ..Written::unstored(new)
+            });
         }
-        let (encoded, splice, stored) = encode_served_and_stored(info, &new, self.compact)?;
+        let (encoded, splice, stored) = match &kept_managed_fields {
+            Some(raw) => managed_bytes::encode(info, &new, raw, self.compact)?,
+            None => encode_served_and_stored(info, &new, self.compact)?,
+        };
         let kv = self
             .store
             .update(key.clone(), stored, current.revision)
@@ -586,6 +629,7 @@ impl Registry {
             object: new,
             stored: Some((encoded, kv.mod_revision)),
             splice,
+            kept_managed_fields,
         })
     }
 

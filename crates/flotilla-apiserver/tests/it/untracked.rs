@@ -213,6 +213,21 @@ async fn untracked_status_writes_take_status_fields_from_their_owners_only() {
     .await;
     assert_eq!(status.status, 200, "{}", status.body);
     assert_eq!(status.body["metadata"]["managedFields"], entries);
+    // The entries went through that write as bytes: what is served and stored is the same
+    // object, resourceVersion included, and a write that changes nothing stores nothing.
+    let read = send_as(&cp, Some(admin()), get(&format!("{DEPLOYMENTS}/web"))).await;
+    assert_eq!(read.body, status.body);
+    let again = send_as(
+        &cp,
+        loops(),
+        merge(
+            &format!("{DEPLOYMENTS}/web/status?fieldManager=ctrl"),
+            json!({"status": {"readyReplicas": 1}}),
+        ),
+    )
+    .await;
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert_eq!(again.body, status.body);
 
     // Entries the untracked writer sends along are not taken: the stored ones stay.
     let sent = send_as(

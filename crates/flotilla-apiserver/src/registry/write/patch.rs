@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::{MAX_PATCH_RETRIES, Part, PatchKind, WriteOptions, Written};
+use super::{MAX_PATCH_RETRIES, Part, PatchKind, WriteOptions, Written, managed_bytes};
 use crate::catalog::ResourceInfo;
 use crate::error::ApiError;
 use crate::lifted::guaranteed_update::Current;
@@ -41,9 +41,10 @@ impl Registry {
         part: Part,
         options: &WriteOptions,
     ) -> Result<(Value, bool, Vec<String>), ApiError> {
-        self.patch_written(info, namespace, name, kind, patch, part, options)
-            .await
-            .map(|(written, created, warnings)| (written.object, created, warnings))
+        let (written, created, warnings) = self
+            .patch_written(info, namespace, name, kind, patch, part, options)
+            .await?;
+        Ok((written.into_object()?, created, warnings))
     }
 
     /// [`Registry::patch_with_warnings`], also returning the stored bytes.
@@ -65,6 +66,19 @@ impl Registry {
         let options = &options;
         // fieldValidation: duplicate (and, for apply, unknown) fields of the patch document.
         let check = crate::fieldvalidation::PatchCheck::new(info, kind, patch);
+        // A merge patch of `status` alone: the rest of the patched object is the original's.
+        let status_only = part == Part::Status
+            && kind == PatchKind::Merge
+            && check
+                .parsed()
+                .and_then(Value::as_object)
+                .is_some_and(|patch| patch.keys().all(|key| key == "status"));
+        // An untracked writer's: the stored managed fields may pass through as bytes.
+        let keep_managed_bytes = status_only
+            && options.untracked
+            && !options.dry_run
+            && options.guard.is_none()
+            && managed_bytes::applies_to(info);
         // The first attempt starts from the watch cache's copy when it has one (as
         // kube-apiserver's cacher hands its cached object to the store's update loop): the
         // store's compare-and-swap refuses it if it is not current, and whatever else it leads
@@ -94,7 +108,17 @@ impl Registry {
             };
             match self
                 .patch_once(
-                    info, namespace, name, kind, patch, part, options, &check, &stored, current,
+                    info,
+                    namespace,
+                    name,
+                    kind,
+                    patch,
+                    part,
+                    options,
+                    &check,
+                    (status_only, keep_managed_bytes),
+                    &stored,
+                    current,
                 )
                 .await
             {
@@ -122,10 +146,17 @@ impl Registry {
         part: Part,
         options: &WriteOptions,
         check: &crate::fieldvalidation::PatchCheck,
+        (status_only, keep_managed_bytes): (bool, bool),
         stored: &[u8],
         current: Current,
     ) -> Result<Result<(Written, bool, Vec<String>), ApiError>, ApiError> {
-        let mut original = object::decode_at(stored, current.revision)?;
+        let (mut original, kept) = match keep_managed_bytes
+            .then(|| managed_bytes::take(stored))
+            .flatten()
+        {
+            Some((without, kept)) => (object::decode_at(&without, current.revision)?, Some(kept)),
+            None => (object::decode_at(stored, current.revision)?, None),
+        };
         crate::conversion::to_served(info, &mut original);
         let mut patched =
             crate::patch_apply::apply_patch(info, &original, kind, patch, check.parsed(), options)?;
@@ -137,13 +168,6 @@ impl Registry {
             // The patch's precondition.
             return Err(ApiError::conflict(info, name));
         }
-        // A merge patch of `status` alone left the rest as it was decoded.
-        let rest_as_old = part == Part::Status
-            && kind == PatchKind::Merge
-            && check
-                .parsed()
-                .and_then(Value::as_object)
-                .is_some_and(|patch| patch.keys().all(|key| key == "status"));
         // The decoded object is the write's `old`: decoded once per attempt.
         Ok(self
             .write_update(
@@ -154,7 +178,8 @@ impl Registry {
                 original,
                 patched,
                 part,
-                rest_as_old,
+                status_only,
+                kept,
                 options,
             )
             .await
