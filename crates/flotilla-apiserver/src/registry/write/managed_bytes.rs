@@ -3,7 +3,7 @@
 //! A simulated member's controllers ([`crate::Builder::untracked_writer`]) write the status of
 //! Deployments the control plane created; the control plane's entry lists every field it sent,
 //! often a third of the object. When no entry owns anything in `status`, such a write leaves the
-//! entries as they were ([`super::untracked_update`]), yet decoding, comparing, copying and
+//! entries as they were ([`super::managed_fields`]), yet decoding, comparing, copying and
 //! encoding them was a large part of each write. Here they are cut out of the stored bytes
 //! before decoding (a placeholder holds their place in `metadata`) and put back, byte for byte,
 //! into the encoded result: the stored object is the same as the whole path would store.
