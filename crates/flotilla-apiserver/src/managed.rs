@@ -184,6 +184,79 @@ pub fn record_update_in(
     }
 }
 
+/// [`record_update_in`] of a status write (not an apply): `new` is `old` but for `status` (the
+/// status part carries the rest over), so only `status` is compared, and only the entries that
+/// own something in it, and the writer's own, are parsed. The others cannot lose a field: they
+/// are written back as stored, in their place in kube-apiserver's order. Falls back to
+/// [`record_update_in`] when an entry that owns status is at another API version (its
+/// comparison needs a conversion) or the entries are not the stored ones.
+pub fn record_status_update(
+    info: &ResourceInfo,
+    old: &Value,
+    new: &mut Value,
+    manager: &str,
+    time: &str,
+) {
+    const STATUS: Option<&str> = Some("status");
+    let api_version = info.api_version();
+    let stored = &old["metadata"]["managedFields"];
+    let is_mine = |entry: &Value| {
+        entry["manager"] == manager
+            && entry["operation"] == "Update"
+            && entry["subresource"] == "status"
+            && entry["apiVersion"] == api_version.as_str()
+    };
+    let owns_status = |entry: &Value| entry["fieldsV1"].get("f:status").is_some();
+    let fits = stored.as_array().is_some_and(|entries| {
+        entries.iter().all(|entry| {
+            !owns_status(entry) || entry["apiVersion"] == api_version.as_str() || is_mine(entry)
+        })
+    });
+    let carried = new.pointer("/metadata/managedFields") == Some(stored);
+    if !fits || !carried {
+        return record_update_in(info, Some(old), new, manager, time, STATUS);
+    }
+    let cursor = cursor(info);
+    let comparison = match typed::compare_member(old, new, &cursor, "status") {
+        Ok(comparison) => comparison,
+        Err(error) => {
+            tracing::debug!(%error, "managed fields kept: the status does not fit its schema");
+            return;
+        }
+    };
+    if comparison.is_same() {
+        return;
+    }
+    let Some(Value::Array(entries)) = new
+        .pointer_mut("/metadata/managedFields")
+        .map(std::mem::take)
+    else {
+        return;
+    };
+    let (involved, kept): (Vec<Value>, Vec<Value>) = entries
+        .into_iter()
+        .partition(|entry| owns_status(entry) || is_mine(entry));
+    let managers = update::update_compared(
+        update::parse_owned(involved),
+        &comparison,
+        &Default::default(),
+        manager,
+        &api_version,
+        time,
+        STATUS,
+    );
+    let mut entries = update::encode_owned_entries(managers);
+    entries.extend(kept);
+    // Both parts are in order already; a stable sort keeps ties as `encode` would.
+    entries.sort_by(|a, b| update::entry_order(a).cmp(&update::entry_order(b)));
+    let meta = crate::object::metadata_mut(new);
+    if entries.is_empty() {
+        meta.remove("managedFields");
+    } else {
+        meta.insert("managedFields".into(), Value::Array(entries));
+    }
+}
+
 /// Server-side apply of `config` by `manager` to `live` (with its managed fields): the new
 /// object carrying the new entries.
 pub fn apply(

@@ -91,6 +91,12 @@ impl Registry {
         }
     }
 
+    /// Notes this server's write of `key` at `revision` (see `recent_writes`).
+    pub(crate) fn note_write(&self, key: &[u8], revision: flotilla_store::Revision) {
+        self.recent_writes
+            .note(key, revision, self.cache.revision());
+    }
+
     /// Whether the cache holds every namespace write this server made.
     pub(crate) fn cache_has_namespace_writes(&self) -> bool {
         self.cache.revision() >= self.namespace_fence.load(Ordering::Acquire)

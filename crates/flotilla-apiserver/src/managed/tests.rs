@@ -221,3 +221,105 @@ fn the_create_fast_path_matches_the_general_comparison() {
         );
     }
 }
+
+/// A status write's shortcut ([`record_status_update`]: only `status` compared, entries that own
+/// nothing in it kept unparsed) records exactly what the general update does, entry order
+/// included.
+#[test]
+fn a_status_write_records_what_the_general_update_records() {
+    let deployments = info("apps", "deployments");
+    let mut stored = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "d", "labels": {"app": "web"}},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "nginx", "image": "nginx"}]}}}});
+    record_update(&deployments, None, &mut stored, "kubectl", "t2");
+    // A controller that owns part of the status, through the status subresource.
+    let old = stored.clone();
+    stored["status"] = json!({"replicas": 2, "readyReplicas": 1,
+        "conditions": [{"type": "Available", "status": "False"}]});
+    record_update_in(
+        &deployments,
+        Some(&old),
+        &mut stored,
+        "ctrl-a",
+        "t3",
+        Some("status"),
+    );
+    // Entries that own nothing in status: an applier, and an updater at another version
+    // (both kept as stored, in their places).
+    let entries = stored["metadata"]["managedFields"]
+        .as_array_mut()
+        .expect("entries");
+    entries.insert(
+        0,
+        json!({"manager": "old-client", "operation": "Update", "apiVersion": "apps/v1beta2",
+            "time": "t1", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:metadata": {"f:annotations": {".": {}, "f:note": {}}}}}),
+    );
+    entries.insert(
+        0,
+        json!({"manager": "argocd", "operation": "Apply", "apiVersion": "apps/v1",
+            "time": "t5", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:spec": {"f:replicas": {}}}}),
+    );
+    stored["metadata"]["annotations"] = json!({"note": "x"});
+    let status_changes: Vec<(&str, Value)> = vec![
+        // Taken from ctrl-a.
+        (
+            "modify",
+            json!({"replicas": 2, "readyReplicas": 2,
+            "conditions": [{"type": "Available", "status": "True"}]}),
+        ),
+        // A new field: ctrl-a keeps what it had.
+        (
+            "add",
+            json!({"replicas": 2, "readyReplicas": 1, "availableReplicas": 1,
+            "conditions": [{"type": "Available", "status": "False"}]}),
+        ),
+        // Removed fields leave ctrl-a.
+        ("remove", json!({"replicas": 2})),
+        ("status removed", Value::Null),
+        ("unchanged", stored["status"].clone()),
+    ];
+    for writer in ["ctrl-b", "ctrl-a"] {
+        for (case, status) in &status_changes {
+            let mut general = stored.clone();
+            match status {
+                Value::Null => {
+                    general.as_object_mut().expect("object").remove("status");
+                }
+                status => general["status"] = status.clone(),
+            }
+            let mut fast = general.clone();
+            record_update_in(
+                &deployments,
+                Some(&stored),
+                &mut general,
+                writer,
+                "t9",
+                Some("status"),
+            );
+            record_status_update(&deployments, &stored, &mut fast, writer, "t9");
+            assert_eq!(
+                serde_json::to_string(&fast["metadata"]["managedFields"]).expect("JSON"),
+                serde_json::to_string(&general["metadata"]["managedFields"]).expect("JSON"),
+                "{writer}: {case}"
+            );
+        }
+    }
+    // The writer's entry is new and last in time; the kept ones stay where they were.
+    let mut fast = stored.clone();
+    fast["status"]["readyReplicas"] = json!(2);
+    record_status_update(&deployments, &stored, &mut fast, "ctrl-b", "t9");
+    let managers: Vec<&str> = fast["metadata"]["managedFields"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| e["manager"].as_str().expect("manager"))
+        .collect();
+    assert_eq!(
+        managers,
+        ["argocd", "old-client", "kubectl", "ctrl-a", "ctrl-b"]
+    );
+}

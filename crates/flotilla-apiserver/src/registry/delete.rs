@@ -107,7 +107,7 @@ impl Registry {
                     .await
                 {
                     Ok((_, revision)) => {
-                        self.recent_writes.note(&key, revision);
+                        self.note_write(&key, revision);
                         object::set_resource_version(&mut obj, revision);
                         self.fence_namespace_write(info, revision);
                         return Ok((obj, true));
@@ -147,7 +147,7 @@ impl Registry {
                 .await
             {
                 Ok(kv) => {
-                    self.recent_writes.note(&key, kv.mod_revision);
+                    self.note_write(&key, kv.mod_revision);
                     object::set_resource_version(&mut obj, kv.mod_revision);
                     self.fence_namespace_write(info, kv.mod_revision);
                     return Ok((obj, false));

@@ -302,7 +302,7 @@ impl Registry {
             .create(key.clone(), stored)
             .await
             .map_err(|e| ApiError::from_store(e, info, &name))?;
-        self.recent_writes.note(&key, kv.mod_revision);
+        self.note_write(&key, kv.mod_revision);
         object::set_resource_version(&mut body, kv.mod_revision);
         self.fence_namespace_write(info, kv.mod_revision);
         crate::crd::after_write(&self.catalog, info, &body);
@@ -602,7 +602,7 @@ impl Registry {
                 .delete(key.clone(), Some(current.revision))
                 .await
                 .map_err(|e| ApiError::from_store(e, info, name))?;
-            self.recent_writes.note(&key, revision);
+            self.note_write(&key, revision);
             object::set_resource_version(&mut new, revision);
             self.fence_namespace_write(info, revision);
             return Ok(Written {
@@ -622,7 +622,7 @@ impl Registry {
                 StoreError::NotFound { .. } => ApiError::not_found(info, name),
                 other => ApiError::from_store(other, info, name),
             })?;
-        self.recent_writes.note(&key, kv.mod_revision);
+        self.note_write(&key, kv.mod_revision);
         object::set_resource_version(&mut new, kv.mod_revision);
         self.fence_namespace_write(info, kv.mod_revision);
         crate::crd::after_write(&self.catalog, info, &new);

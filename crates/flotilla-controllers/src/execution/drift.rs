@@ -12,8 +12,13 @@ use super::apply::ObjectId;
 /// A hash of what a user can change in the member object (pruned like a manifest: no status,
 /// no resourceVersion, no managedFields).
 pub(super) fn fingerprint(object: &kube::api::DynamicObject) -> u64 {
-    // Built without the status (copied for nothing, then pruned) and hashed as it serializes
-    // (no string): this runs for every event of every member object.
+    // This runs for every event of every member object: hashed as it serializes (no string),
+    // and without copying the spec unless the kind's pruning changes more than metadata.
+    let kind = object
+        .types
+        .as_ref()
+        .map_or("", |types| types.kind.as_str());
+    let prunes_data = matches!(kind, "Job" | "Secret" | "ServiceAccount" | "Service");
     let mut map = serde_json::Map::new();
     if let Some(types) = &object.types {
         map.insert(
@@ -26,15 +31,32 @@ pub(super) fn fingerprint(object: &kube::api::DynamicObject) -> u64 {
         "metadata".into(),
         serde_json::to_value(&object.metadata).unwrap_or(Value::Null),
     );
-    if let Value::Object(data) = &object.data {
-        for (key, value) in data {
+    let data = object.data.as_object();
+    if prunes_data {
+        for (key, value) in data.into_iter().flatten() {
             if key != "status" {
                 map.insert(key.clone(), value.clone());
             }
         }
+        prune_manifest(&mut map);
+        return crate::fingerprint::hash_of(&map);
     }
     prune_manifest(&mut map);
-    crate::fingerprint::hash_of(&map)
+    crate::fingerprint::hash_of(&(&map, WithoutStatus(data)))
+}
+
+/// The object's members but `status`, serialized in place.
+struct WithoutStatus<'a>(Option<&'a serde_json::Map<String, Value>>);
+
+impl serde::Serialize for WithoutStatus<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(
+            self.0
+                .into_iter()
+                .flatten()
+                .filter(|(key, _)| key.as_str() != "status"),
+        )
+    }
 }
 
 /// Fingerprints of member objects, to tell real edits from status updates.
@@ -49,5 +71,48 @@ impl Drift {
 
     pub(super) fn forget(&self, id: &ObjectId) {
         self.0.lock().remove(id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::fingerprint;
+
+    fn object(value: serde_json::Value) -> kube::api::DynamicObject {
+        serde_json::from_value(value).expect("object")
+    }
+
+    #[test]
+    fn only_what_a_user_can_change_moves_the_fingerprint() {
+        let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "d", "resourceVersion": "5",
+                "annotations": {"deployment.kubernetes.io/revision": "1"}},
+            "spec": {"replicas": 2}, "status": {"readyReplicas": 1}});
+        let base = fingerprint(&object(deployment.clone()));
+        let mut member_owned = deployment.clone();
+        member_owned["status"]["readyReplicas"] = json!(2);
+        member_owned["metadata"]["resourceVersion"] = json!("6");
+        member_owned["metadata"]["annotations"]["deployment.kubernetes.io/revision"] = json!("2");
+        assert_eq!(fingerprint(&object(member_owned)), base);
+        let mut edited = deployment.clone();
+        edited["spec"]["replicas"] = json!(3);
+        assert_ne!(fingerprint(&object(edited)), base);
+        let mut labelled = deployment;
+        labelled["metadata"]["labels"] = json!({"team": "x"});
+        assert_ne!(fingerprint(&object(labelled)), base);
+
+        // A kind whose pruning reaches into the spec: the member's clusterIP is its own.
+        let service = json!({"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "web", "namespace": "d"},
+            "spec": {"clusterIP": "10.0.0.1", "ports": [{"port": 80}]}});
+        let base = fingerprint(&object(service.clone()));
+        let mut reassigned = service.clone();
+        reassigned["spec"]["clusterIP"] = json!("10.0.0.2");
+        assert_eq!(fingerprint(&object(reassigned)), base);
+        let mut edited = service;
+        edited["spec"]["ports"][0]["port"] = json!(81);
+        assert_ne!(fingerprint(&object(edited)), base);
     }
 }

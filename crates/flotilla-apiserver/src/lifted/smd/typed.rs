@@ -280,6 +280,26 @@ pub fn compare(old: &Value, new: &Value, cursor: &Cursor<'_>) -> Result<Comparis
     Ok(out)
 }
 
+/// [`compare`] of two objects whose other top-level members are equal (a status write carries
+/// everything but `status` over from the stored object): only `member` is walked.
+pub fn compare_member(
+    old: &Value,
+    new: &Value,
+    cursor: &Cursor<'_>,
+    member: &str,
+) -> Result<Comparison, TypeError> {
+    let mut out = Comparison::default();
+    let mut path = vec![PathElement::Field(member.to_owned())];
+    let (before, after) = (old.get(member), new.get(member));
+    compare_at(before, after, &cursor.field(member), &mut path, &mut out)?;
+    match (before.is_some(), after.is_some()) {
+        (false, true) => out.added.insert(&path),
+        (true, false) => out.removed.insert(&path),
+        _ => {}
+    }
+    Ok(out)
+}
+
 /// The walk of [`compare`]. Messages name the path as `display_path(path)`, built only when
 /// there is an error (the walk visits every node of both objects on every update).
 fn compare_at(

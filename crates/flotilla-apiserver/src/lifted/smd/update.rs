@@ -109,14 +109,29 @@ pub fn encode(managers: &[Manager]) -> Value {
 }
 
 /// [`encode`], writing back the stored entry of each manager that did not change.
-pub fn encode_owned(mut managers: Vec<Manager>) -> Value {
+pub fn encode_owned(managers: Vec<Manager>) -> Value {
+    Value::Array(encode_owned_entries(managers))
+}
+
+/// [`encode_owned`] as a list of entries.
+pub fn encode_owned_entries(mut managers: Vec<Manager>) -> Vec<Value> {
     managers.retain(|m| !m.set.is_empty());
     managers.sort_by(order);
-    Value::Array(
-        managers
-            .into_iter()
-            .map(|mut m| m.entry.take().unwrap_or_else(|| entry_of(&m)))
-            .collect(),
+    managers
+        .into_iter()
+        .map(|mut m| m.entry.take().unwrap_or_else(|| entry_of(&m)))
+        .collect()
+}
+
+/// The order of [`encode`] read from a stored entry, for entries kept without parsing their
+/// field sets: operation, time, manager, API version, subresource.
+pub fn entry_order(entry: &Value) -> (&str, Option<&str>, &str, &str, Option<&str>) {
+    (
+        entry["operation"].as_str().unwrap_or(""),
+        entry["time"].as_str(),
+        entry["manager"].as_str().unwrap_or(""),
+        entry["apiVersion"].as_str().unwrap_or(""),
+        entry["subresource"].as_str(),
     )
 }
 
@@ -456,7 +471,7 @@ pub fn update_versioned(
     old: &Value,
     new: &Value,
     cursor: &Cursor<'_>,
-    mut managers: Vec<Manager>,
+    managers: Vec<Manager>,
     manager: &str,
     api_version: &str,
     now: &str,
@@ -467,13 +482,38 @@ pub fn update_versioned(
     if comparison.is_same() {
         return Ok(managers);
     }
-    let is_mine = |m: &Manager| m.is(manager, "Update", api_version, subresource);
     let versions = comparisons_per_version(old, new, cursor, &managers, api_version, converter)?;
+    Ok(update_compared(
+        managers,
+        &comparison,
+        &versions,
+        manager,
+        api_version,
+        now,
+        subresource,
+    ))
+}
+
+/// The bookkeeping of [`update_versioned`] once the objects are compared (`versions`: the
+/// comparison in each other API version a manager is at).
+pub fn update_compared(
+    mut managers: Vec<Manager>,
+    comparison: &Comparison,
+    versions: &BTreeMap<String, Comparison>,
+    manager: &str,
+    api_version: &str,
+    now: &str,
+    subresource: Option<&str>,
+) -> Vec<Manager> {
+    if comparison.is_same() {
+        return managers;
+    }
+    let is_mine = |m: &Manager| m.is(manager, "Update", api_version, subresource);
     // Forced: an update never conflicts.
-    let _ = take_from_others(&mut managers, &comparison, &versions, |_| false, true);
+    let _ = take_from_others(&mut managers, comparison, versions, |_| false, true);
     let gained = strip_in(comparison.modified.union(&comparison.added), subresource);
     if gained.is_empty() {
-        return Ok(managers);
+        return managers;
     }
     let previous = managers
         .iter()
@@ -489,5 +529,5 @@ pub fn update_versioned(
         set: previous.union(&gained),
         entry: None,
     });
-    Ok(managers)
+    managers
 }

@@ -34,6 +34,9 @@ impl Registry {
         };
         if options.untracked {
             untracked_update(info, old, object, manager, &time, subresource);
+        } else if let (Part::Status, Some(old)) = (part, old) {
+            // `write_update` carried everything but `status` over from `old`.
+            crate::managed::record_status_update(info, old, object, manager, &time);
         } else {
             crate::managed::record_update_in(info, old, object, manager, &time, subresource);
         }
@@ -89,7 +92,12 @@ fn untracked_update(
             && entry["operation"] == "Update"
             && entry["subresource"].as_str() == subresource
     };
-    crate::managed::record_update_in(info, old, object, manager, time, subresource);
+    match (subresource, old) {
+        (Some("status"), Some(old)) => {
+            crate::managed::record_status_update(info, old, object, manager, time);
+        }
+        _ => crate::managed::record_update_in(info, old, object, manager, time, subresource),
+    }
     let mut after: Vec<Value> = entries(object)
         .unwrap_or_default()
         .into_iter()
