@@ -192,19 +192,48 @@ fn member<T: serde::de::DeserializeOwned>(
     }
 }
 
+/// The members of metadata [`Head`] reads.
+const HEAD_META: [&str; 6] = [
+    "name",
+    "namespace",
+    "uid",
+    "deletionTimestamp",
+    "finalizers",
+    "ownerReferences",
+];
+
 impl Head {
+    /// The uid of an object whose `apiVersion`, `kind` and the metadata members the collector
+    /// reads are the same bytes in `before` and `after` (a write that changed something else);
+    /// `None` otherwise, or when either is not laid out as the server writes objects.
+    fn unchanged_uid(before: &[u8], after: &[u8]) -> Option<String> {
+        let head = |json| scan::pick_nested(json, ["apiVersion", "kind"], "metadata", HEAD_META);
+        let (types_before, _, meta_before) = head(before)?;
+        let (types_after, _, meta_after) = head(after)?;
+        let same = |a: &[Option<std::ops::Range<usize>>], b: &[Option<std::ops::Range<usize>>]| {
+            a.iter().zip(b).all(|(a, b)| match (a, b) {
+                (Some(a), Some(b)) => before[a.clone()] == after[b.clone()],
+                (None, None) => true,
+                _ => false,
+            })
+        };
+        if types_before.iter().any(Option::is_none)
+            || !same(&types_before, &types_after)
+            || !same(&meta_before, &meta_after)
+        {
+            return None;
+        }
+        member::<String>(after, meta_after[2].clone())
+            .ok()
+            .flatten()
+            .filter(|uid| !uid.is_empty())
+    }
+
     /// `None` when `json` is not an object or a member the collector reads has the wrong type.
     /// One pass up to the end of `metadata` when `apiVersion` and `kind` come before it (as the
     /// server writes objects); otherwise the whole object is walked.
     fn scan(json: &[u8]) -> Option<Head> {
-        const META: [&str; 6] = [
-            "name",
-            "namespace",
-            "uid",
-            "deletionTimestamp",
-            "finalizers",
-            "ownerReferences",
-        ];
+        const META: [&str; 6] = HEAD_META;
         let (api_version, kind, meta) =
             match scan::pick_nested(json, ["apiVersion", "kind"], "metadata", META) {
                 Some(([Some(api_version), Some(kind)], span, found)) => {
@@ -313,6 +342,17 @@ impl Graph {
 
     /// Folds one change into the indexes and returns the work it makes due, in order.
     pub fn observe(&mut self, change: &Change) -> BTreeSet<Work> {
+        // Most changes are status writes: what the collector reads is as it was, byte for
+        // byte, and only the revision moves (nothing decoded, nothing relinked).
+        if change.kind == ChangeKind::Modified
+            && let Some(prev) = &change.prev
+            && let Some(uid) = Head::unchanged_uid(&prev.raw(), &change.object.raw())
+            && let Some(node) = self.nodes.get_mut(uid.as_str())
+            && node.key == change.object.key
+        {
+            node.revision = change.revision;
+            return BTreeSet::new();
+        }
         let Some(node) = Node::parse_with(
             change.object.key.clone(),
             &change.object.raw(),

@@ -395,3 +395,63 @@ fn siblings_share_their_owners_strings_and_unused_ones_are_swept() {
     );
     assert_eq!(&*graph.node("pa").expect("a").owners[0].name, "web-1");
 }
+
+/// Feeds a change from `prev` to `object` at `revision`, as the watch cache would.
+fn observe_change(
+    graph: &mut Graph,
+    key: &str,
+    prev: &Value,
+    object: &Value,
+    revision: i64,
+) -> BTreeSet<Work> {
+    let cached = |value: &Value, revision| {
+        let bytes = Bytes::from(serde_json::to_vec(value).expect("test JSON serializes"));
+        std::sync::Arc::new(
+            crate::cache::CachedObject::from_stored(Bytes::from(key.to_owned()), &bytes, revision)
+                .expect("a cached object"),
+        )
+    };
+    graph.observe(&crate::cache::Change {
+        kind: crate::cache::ChangeKind::Modified,
+        revision,
+        object: cached(object, revision),
+        prev: Some(cached(prev, revision - 1)),
+    })
+}
+
+#[test]
+fn a_write_that_leaves_what_the_collector_reads_only_moves_the_revision() {
+    use crate::cache::ChangeKind::Added;
+    let mut graph = Graph::default();
+    let key = "/registry/core/pods/default/a";
+    let pod = pod_object("a", "pa", "web-1", "rs");
+    observe(&mut graph, key, &pod, Added);
+    assert_eq!(graph.dependents_of("rs").collect::<Vec<_>>(), ["pa"]);
+
+    let name = graph.node("pa").expect("the pod").name.clone();
+    let mut running = pod.clone();
+    running["status"] = json!({"phase": "Running"});
+    running["metadata"]["labels"] = json!({"ready": "true"});
+    assert!(observe_change(&mut graph, key, &pod, &running, 8).is_empty());
+    let node = graph.node("pa").expect("the pod");
+    assert_eq!(node.revision, 8);
+    assert_eq!(&*node.owners[0].uid, "rs");
+    // Not decoded again: the node is the one built when the pod was added.
+    assert!(std::sync::Arc::ptr_eq(&node.name, &name));
+
+    // A change to what the collector reads is read.
+    let mut deleting = running.clone();
+    deleting["metadata"]["deletionTimestamp"] = json!("2026-12-05T00:00:00Z");
+    deleting["metadata"]["finalizers"] = json!([super::graph::FOREGROUND]);
+    let work = observe_change(&mut graph, key, &running, &deleting, 9);
+    assert!(work.contains(&Work::Attempt("pa".into())), "{work:?}");
+    assert!(graph.node("pa").expect("the pod").deleting_dependents());
+    let mut orphaned = deleting.clone();
+    orphaned["metadata"]
+        .as_object_mut()
+        .expect("metadata")
+        .remove("ownerReferences");
+    observe_change(&mut graph, key, &deleting, &orphaned, 10);
+    assert_eq!(graph.dependents_of("rs").count(), 0);
+    assert_eq!(graph.node("pa").expect("the pod").revision, 10);
+}

@@ -81,6 +81,15 @@ impl<'a> Subject<'a> {
             return ImplicitPriority::MatchAll;
         };
         let labels = self.labels.get_or_init(|| labels_of(self.object));
+        // A required label the object lacks fails the selector, valid or not (an invalid one
+        // matches nothing): decided without building it (every template meets every policy).
+        if label_selector
+            .match_labels
+            .as_ref()
+            .is_some_and(|required| required.iter().any(|(k, v)| labels.get(k) != Some(v)))
+        {
+            return ImplicitPriority::Mismatch;
+        }
         match api_selector_matches(Some(label_selector), labels) {
             Ok(true) => ImplicitPriority::MatchLabelSelector,
             _ => ImplicitPriority::Mismatch,

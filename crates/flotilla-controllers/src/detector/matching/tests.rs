@@ -47,6 +47,15 @@ fn kind_version_namespace_name_and_labels_must_match() {
         json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}),
         json!({"apiVersion": "apps/v1", "kind": "Deployment",
             "labelSelector": {"matchLabels": {"app": "web"}}}),
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "labelSelector": {"matchLabels": {"app": "nginx", "tier": "web"}}}),
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "labelSelector": {"matchLabels": {"app": "nginx"},
+                "matchExpressions": [{"key": "tier", "operator": "Exists"}]}}),
+        // Its labels match, but the selector is invalid: it selects nothing.
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "labelSelector": {"matchLabels": {"app": "nginx"},
+                "matchExpressions": [{"key": "tier", "operator": "In"}]}}),
     ] {
         assert_eq!(
             selector_priority(&object, &selector(s.clone())),
