@@ -78,23 +78,21 @@ fn entries_of(object: &Value) -> Vec<Manager> {
 }
 
 fn restore(object: &mut Value, managers: &[Manager]) {
-    let encoded = update::encode(managers);
-    let meta = crate::object::metadata_mut(object);
-    if encoded.as_array().is_some_and(Vec::is_empty) {
-        meta.remove("managedFields");
-    } else {
-        meta.insert("managedFields".into(), encoded);
-    }
+    put_entries(object, update::encode(managers));
 }
 
 /// [`restore`] writing back the stored entries of unchanged managers.
 fn restore_owned(object: &mut Value, managers: Vec<Manager>) {
-    let encoded = update::encode_owned(managers);
+    put_entries(object, update::encode_owned(managers));
+}
+
+/// Sets `metadata.managedFields` to `entries` (a list), or removes it when there are none.
+fn put_entries(object: &mut Value, entries: Value) {
     let meta = crate::object::metadata_mut(object);
-    if encoded.as_array().is_some_and(Vec::is_empty) {
+    if entries.as_array().is_some_and(Vec::is_empty) {
         meta.remove("managedFields");
     } else {
-        meta.insert("managedFields".into(), encoded);
+        meta.insert("managedFields".into(), entries);
     }
 }
 
@@ -144,12 +142,7 @@ pub fn record_update_in(
                 Vec::new()
             }
         };
-        let meta = crate::object::metadata_mut(new);
-        if entries.is_empty() {
-            meta.remove("managedFields");
-        } else {
-            meta.insert("managedFields".into(), Value::Array(entries));
-        }
+        put_entries(new, Value::Array(entries));
         return;
     };
     // The stored entries, moved out of `new` when it carries them unchanged (a patch or an
@@ -209,9 +202,9 @@ pub fn record_status_update(
     };
     let owns_status = |entry: &Value| entry["fieldsV1"].get("f:status").is_some();
     let fits = stored.as_array().is_some_and(|entries| {
-        entries.iter().all(|entry| {
-            !owns_status(entry) || entry["apiVersion"] == api_version.as_str() || is_mine(entry)
-        })
+        entries
+            .iter()
+            .all(|entry| !owns_status(entry) || entry["apiVersion"] == api_version.as_str())
     });
     // Carried over with the rest: not compared again (a deep walk of every entry) but in tests.
     debug_assert!(new.pointer("/metadata/managedFields") == stored.as_array().map(|_| stored));
@@ -251,12 +244,7 @@ pub fn record_status_update(
     entries.extend(kept);
     // Both parts are in order already; a stable sort keeps ties as `encode` would.
     entries.sort_by(|a, b| update::entry_order(a).cmp(&update::entry_order(b)));
-    let meta = crate::object::metadata_mut(new);
-    if entries.is_empty() {
-        meta.remove("managedFields");
-    } else {
-        meta.insert("managedFields".into(), Value::Array(entries));
-    }
+    put_entries(new, Value::Array(entries));
 }
 
 /// Server-side apply of `config` by `manager` to `live` (with its managed fields): the new
