@@ -233,9 +233,8 @@ impl Head {
     /// One pass up to the end of `metadata` when `apiVersion` and `kind` come before it (as the
     /// server writes objects); otherwise the whole object is walked.
     fn scan(json: &[u8]) -> Option<Head> {
-        const META: [&str; 6] = HEAD_META;
         let (api_version, kind, meta) =
-            match scan::pick_nested(json, ["apiVersion", "kind"], "metadata", META) {
+            match scan::pick_nested(json, ["apiVersion", "kind"], "metadata", HEAD_META) {
                 Some(([Some(api_version), Some(kind)], span, found)) => {
                     (Some(api_version), Some(kind), Some((span, found)))
                 }
@@ -244,7 +243,7 @@ impl Head {
                         scan::pick(json, ["apiVersion", "kind", "metadata"])?;
                     let meta = match metadata {
                         Some(span) if &json[span.clone()] != b"null" => {
-                            let found = scan::pick(&json[span.clone()], META)?
+                            let found = scan::pick(&json[span.clone()], HEAD_META)?
                                 .map(|f| f.map(|r| r.start + span.start..r.end + span.start));
                             Some((span, found))
                         }
