@@ -46,7 +46,10 @@
 //! When fewer requests are queued than the last group held, the writer waits up to 500 µs for
 //! the callers it just answered to send their next write, so a steady set of writers shares
 //! every fsync instead of splitting into alternating half-size groups. A lone writer never
-//! waits (its last group had one transaction).
+//! waits (its last group had one transaction). Under load (a group of 4 or more), the group
+//! stays open while requests keep coming, up to 5 ms, and the writer sleeps through these waits
+//! instead of blocking on the queue, so a request never has to wake it (each wake-up is a
+//! futex call for the sender and a context switch for the writer).
 //!
 //! # Other choices
 //!
