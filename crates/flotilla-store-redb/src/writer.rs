@@ -33,11 +33,15 @@ const GATHER_WINDOW: Duration = Duration::from_micros(500);
 /// A group at least this large means the store is under load: it then stays open while
 /// requests keep arriving (see [`next_wait`]).
 const LOADED_GROUP: usize = 4;
-/// Under load, the longest gap between two requests that keeps a group open. In the
-/// propagation burst (~3,800 writes/s, requests ~260 µs apart on average) 200 µs closed groups
-/// at ~7 transactions; 1 ms with a 5 ms window gives ~11 and ~12 % less control-plane CPU, while
-/// 2 ms / 10 ms (~14) gained nothing more (docs/propagation.md, "Fewer writes per Deployment").
-const ARRIVAL_GAP: Duration = Duration::from_millis(1);
+/// Under load, the longest gap between two requests that keeps a group open (the writer sleeps
+/// this long, then commits unless something arrived meanwhile). In the propagation burst
+/// (~3,800 writes/s, requests ~260 µs apart on average), with the writer woken per request,
+/// 200 µs closed groups at ~7 transactions and 1 ms with a 5 ms window gave ~11 and ~12 % less
+/// control-plane CPU. Asleep instead (`bench propagate --clusters 100 --deployments 3000`):
+/// 500 µs gives ~10 per group and reached all applied ~3 % sooner than 1 ms (~12), at the same
+/// CPU; 250 µs (~8) no sooner, at a little more CPU; 2 ms with a 10 ms window (~15) ~20 %
+/// later: the writers wait on their commits.
+const ARRIVAL_GAP: Duration = Duration::from_micros(500);
 /// Under load, the longest a group stays open after its first request.
 const LOADED_WINDOW: Duration = Duration::from_millis(5);
 
