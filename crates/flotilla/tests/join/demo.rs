@@ -18,6 +18,8 @@ async fn up_demo_comes_up_with_three_gpu_clusters_and_propagates_the_vllm_exampl
             "memory",
             "--listen",
             "127.0.0.1:0",
+            "--metrics-bind-address",
+            "127.0.0.1:0",
             "--data-dir",
         ])
         .arg(dir.path().join("data"))

@@ -52,6 +52,9 @@ impl Flotilla {
                 store,
                 "--listen",
                 "127.0.0.1:0",
+                // Tests run in parallel: none takes the default :8080 for metrics.
+                "--metrics-bind-address",
+                "127.0.0.1:0",
                 "--data-dir",
             ])
             .arg(dir.path().join("data"))
