@@ -37,6 +37,11 @@ use flotilla_api::validation::karmada::{CRB_PERMANENT_ID, RB_PERMANENT_ID};
 use render::{BindingRef, RenderInput};
 use works::{WorkIndex, WorkWrite};
 
+/// Concurrent bindings (Karmada's `--concurrent-resourcebinding-syncs`, 5 by default). 8, as
+/// for Works: with 4, the propagation burst reached all applied 1–3 % later and wrote ~5 %
+/// more per Deployment (docs/propagation.md, "The store's writer sleeps under load").
+const WORKERS: usize = 8;
+
 /// A binding in the queue (shared with the binding status controller).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum BindingKey {
@@ -218,7 +223,7 @@ impl BindingController {
         let me = this.clone();
         tasks.workers(
             &this.queue,
-            4,
+            WORKERS,
             move |key| {
                 let me = me.clone();
                 async move { me.reconcile(&key).await }

@@ -46,6 +46,9 @@ const REASON_NOT_FULLY_APPLIED: &str = "FullyAppliedFailed";
 const MESSAGE_NOT_FULLY_APPLIED: &str =
     "Failed to apply all works, see status.aggregatedStatus for details";
 
+/// Concurrent bindings aggregated. 8, as for Works (see `binding::WORKERS`).
+const WORKERS: usize = 8;
+
 /// Why a status could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum StatusError {
@@ -267,7 +270,7 @@ impl BindingStatusController {
         let me = this.clone();
         tasks.workers(
             &this.queue,
-            4,
+            WORKERS,
             move |key| {
                 let me = me.clone();
                 async move { me.reconcile(&key).await }

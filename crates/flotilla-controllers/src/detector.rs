@@ -42,6 +42,10 @@ use watch::KindWatch;
 /// Groups the detector never propagates.
 pub const SKIPPED_GROUPS: &[&str] = &["cluster.karmada.io", "policy.karmada.io", "work.karmada.io"];
 
+/// Concurrent templates (Karmada's `--concurrent-resource-template-syncs`, 5 by default). 8,
+/// as for Works (see `binding::WORKERS`).
+const WORKERS: usize = 8;
+
 /// Whether objects in `namespace` are never propagated.
 pub fn is_reserved_namespace(namespace: &str) -> bool {
     namespace == "karmada-system"
@@ -181,7 +185,7 @@ impl Detector {
         let me = self.clone();
         tasks.workers(
             &self.queue,
-            4,
+            WORKERS,
             move |key| {
                 let me = me.clone();
                 async move { me.reconcile(&key).await }
