@@ -6,6 +6,7 @@ use bytes::Bytes;
 use flotilla_store::{KeyValue, Revision, StoreError};
 use serde_json::Value;
 
+use self::kept::Kept;
 use super::{Registry, format_time};
 use crate::admission;
 use crate::catalog::ResourceInfo;
@@ -113,17 +114,17 @@ impl PatchKind {
 /// a second time.
 #[derive(Debug)]
 pub struct Written {
-    /// The object; its `metadata.managedFields` is a placeholder when `kept_managed_fields` is
-    /// set ([`Written::into_object`] puts them back).
+    /// The object; its `metadata.managedFields` and `spec` are placeholders when `kept` holds
+    /// them ([`Written::into_object`] puts them back).
     pub object: Value,
     /// The stored bytes and their revision (`None`: nothing was stored, or a dry run).
     pub stored: Option<(Bytes, Revision)>,
     /// Where the served form's `resourceVersion` goes into `stored`, noted when they were
     /// encoded ([`object::encode_spliced`]); `None`: found by scanning them.
     splice: Option<(u32, bool)>,
-    /// The stored `metadata.managedFields` that went through the write as bytes (see
-    /// [`managed_bytes`]); in `stored` already.
-    kept_managed_fields: Option<Bytes>,
+    /// The stored members that went through the write as bytes (see [`kept`]); in `stored`
+    /// already.
+    kept: Kept,
 }
 
 impl Written {
@@ -132,18 +133,14 @@ impl Written {
             object,
             stored: None,
             splice: None,
-            kept_managed_fields: None,
+            kept: Kept::default(),
         }
     }
 
-    /// The object, with managed fields kept as bytes decoded back into it.
+    /// The object, with the members kept as bytes decoded back into it.
     pub fn into_object(self) -> Result<Value, ApiError> {
         let mut object = self.object;
-        if let Some(raw) = &self.kept_managed_fields {
-            let entries: Value = serde_json::from_slice(raw)
-                .map_err(|e| ApiError::internal(format!("stored managedFields: {e}")))?;
-            object::metadata_mut(&mut object).insert("managedFields".into(), entries);
-        }
+        self.kept.restore(&mut object)?;
         Ok(object)
     }
 
@@ -164,12 +161,12 @@ impl Written {
             }
         }
         let json = serde_json::to_vec(&self.object).expect("JSON values serialize");
-        match &self.kept_managed_fields {
-            Some(raw) => managed_bytes::put_back(&json, raw)
-                .map(|(json, _)| json.into())
-                .unwrap_or_else(|| json.into()),
-            None => json.into(),
+        if self.kept.is_empty() {
+            return json.into();
         }
+        kept::put_back(&json, &self.kept)
+            .map(|(json, _)| json.into())
+            .unwrap_or_else(|| json.into())
     }
 }
 
@@ -182,7 +179,7 @@ pub enum Part {
     Status,
 }
 
-mod managed_bytes;
+mod kept;
 mod managed_fields;
 mod patch;
 
@@ -310,7 +307,7 @@ impl Registry {
             object: body,
             stored: Some((encoded, kv.mod_revision)),
             splice,
-            kept_managed_fields: None,
+            kept: Kept::default(),
         })
     }
 
@@ -358,7 +355,7 @@ impl Registry {
                     body.clone(),
                     part,
                     false,
-                    None,
+                    Kept::default(),
                     options,
                 )
                 .await
@@ -383,7 +380,7 @@ impl Registry {
             body,
             part,
             false,
-            None,
+            Kept::default(),
             options,
         )
         .await
@@ -475,7 +472,7 @@ impl Registry {
         mut new: Value,
         part: Part,
         rest_as_old: bool,
-        kept_managed_fields: Option<Bytes>,
+        kept: Kept,
         options: &WriteOptions,
     ) -> Result<Written, ApiError> {
         if part == Part::Status {
@@ -532,6 +529,7 @@ impl Registry {
         // Defaults first, as kube-apiserver defaults while decoding: an undefaulted body equal to
         // the stored object is not a change.
         admission::default_on_update(info, &mut new);
+        kept.reset_spec(&mut new);
         {
             let old_meta = old.get("metadata");
             let meta = object::metadata_mut(&mut new);
@@ -568,7 +566,7 @@ impl Registry {
         }
         // Kept as bytes: an untracked writer's status write that no entry owns anything of
         // (what `untracked_update` leaves as it was).
-        if kept_managed_fields.is_none() {
+        if kept.managed_fields.is_none() {
             self.managed_fields_on_write(info, &mut new, Some(&old), part, options);
         }
         let deleting = old["metadata"].get("deletionTimestamp").is_some();
@@ -587,7 +585,7 @@ impl Registry {
                 return Err(ApiError::conflict(info, name));
             }
             return Ok(Written {
-                kept_managed_fields,
+                kept,
                 ..Written::unstored(old)
             });
         }
@@ -606,13 +604,14 @@ impl Registry {
             object::set_resource_version(&mut new, revision);
             self.fence_namespace_write(info, revision);
             return Ok(Written {
-                kept_managed_fields,
+                kept,
                 ..Written::unstored(new)
             });
         }
-        let (encoded, splice, stored) = match &kept_managed_fields {
-            Some(raw) => managed_bytes::encode(info, &new, raw, self.compact)?,
-            None => encode_served_and_stored(info, &new, self.compact)?,
+        let (encoded, splice, stored) = if kept.is_empty() {
+            encode_served_and_stored(info, &new, self.compact)?
+        } else {
+            kept::encode(info, &new, &kept, self.compact)?
         };
         let kv = self
             .store
@@ -630,7 +629,7 @@ impl Registry {
             object: new,
             stored: Some((encoded, kv.mod_revision)),
             splice,
-            kept_managed_fields,
+            kept,
         })
     }
 

@@ -21,5 +21,6 @@ mod kube_rs;
 mod managed_status;
 mod openapi_v2;
 mod stale_cache;
+mod status_spec;
 mod untracked;
 mod watch;

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::{MAX_PATCH_RETRIES, Part, PatchKind, WriteOptions, Written, managed_bytes};
+use super::{MAX_PATCH_RETRIES, Part, PatchKind, WriteOptions, Written, kept};
 use crate::catalog::ResourceInfo;
 use crate::error::ApiError;
 use crate::lifted::guaranteed_update::Current;
@@ -73,12 +73,14 @@ impl Registry {
                 .parsed()
                 .and_then(Value::as_object)
                 .is_some_and(|patch| patch.keys().all(|key| key == "status"));
-        // An untracked writer's: the stored managed fields may pass through as bytes.
-        let keep_managed_bytes = status_only
-            && options.untracked
-            && !options.dry_run
-            && options.guard.is_none()
-            && managed_bytes::applies_to(info);
+        // Members the write cannot change that may pass through as bytes: `spec` (for kinds
+        // checked not to read it on a status write) and an untracked writer's stored managed
+        // fields.
+        let keep = status_only && !options.dry_run && options.guard.is_none();
+        let keep = (
+            keep && options.untracked && kept::applies_to(info),
+            keep && kept::spec_applies_to(info),
+        );
         // The first attempt starts from the watch cache's copy when it has one (as
         // kube-apiserver's cacher hands its cached object to the store's update loop): the
         // store's compare-and-swap refuses it if it is not current, and whatever else it leads
@@ -116,7 +118,7 @@ impl Registry {
                     part,
                     options,
                     &check,
-                    (status_only, keep_managed_bytes),
+                    (status_only, keep),
                     &stored,
                     current,
                 )
@@ -146,16 +148,19 @@ impl Registry {
         part: Part,
         options: &WriteOptions,
         check: &crate::fieldvalidation::PatchCheck,
-        (status_only, keep_managed_bytes): (bool, bool),
+        (status_only, (keep_managed_fields, keep_spec)): (bool, (bool, bool)),
         stored: &[u8],
         current: Current,
     ) -> Result<Result<(Written, bool, Vec<String>), ApiError>, ApiError> {
-        let (mut original, kept) = match keep_managed_bytes
-            .then(|| managed_bytes::take(stored))
+        let (mut original, kept) = match (keep_managed_fields || keep_spec)
+            .then(|| kept::take(stored, keep_managed_fields, keep_spec))
             .flatten()
         {
-            Some((without, kept)) => (object::decode_at(&without, current.revision)?, Some(kept)),
-            None => (object::decode_at(stored, current.revision)?, None),
+            Some((without, kept)) => (object::decode_at(&without, current.revision)?, kept),
+            None => (
+                object::decode_at(stored, current.revision)?,
+                kept::Kept::default(),
+            ),
         };
         crate::conversion::to_served(info, &mut original);
         let mut patched =
