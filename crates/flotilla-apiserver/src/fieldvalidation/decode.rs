@@ -137,44 +137,44 @@ impl<'de> Visitor<'de> for ValueSeed<'_, '_> {
         let mut out = Map::new();
         // Undeclared keys are not kept; remember them so a repeat is not reported again.
         let mut unknown: Vec<String> = Vec::new();
+        let lookup = self.schema.map(schema::Lookup::new);
         while let Some(key) = map.next_key::<String>()? {
             let base = self.ctx.path.len();
             if base > 0 {
                 self.ctx.path.push('.');
             }
             self.ctx.path.push_str(&key);
-            let lookup = match self.schema {
-                Some(schema) => schema::field(schema, &key),
+            let found = match &lookup {
+                Some(lookup) => lookup.field(&key),
                 None => Field::Known(None),
             };
-            let result = match lookup {
+            match found {
                 Field::Unknown => {
                     if !unknown.contains(&key) {
                         self.ctx
                             .findings
                             .push(Finding::unknown(self.ctx.path.as_str()));
-                        unknown.push(key.clone());
+                        unknown.push(key);
                     }
-                    map.next_value::<serde::de::IgnoredAny>().map(|_| None)
+                    map.next_value::<serde::de::IgnoredAny>()?;
                 }
                 Field::Known(child) => {
-                    if out.contains_key(&key) {
-                        self.ctx
-                            .findings
-                            .push(Finding::duplicate(self.ctx.path.as_str()));
-                    }
-                    map.next_value_seed(ValueSeed {
+                    // A repeat is reported before what its value holds: where the findings
+                    // stood when its value began.
+                    let before = self.ctx.findings.len();
+                    let value = map.next_value_seed(ValueSeed {
                         ctx: &mut *self.ctx,
                         schema: child,
-                    })
-                    .map(Some)
+                    })?;
+                    // The last of duplicate keys wins, in the first one's place (as in Go).
+                    if out.insert(key, value).is_some() {
+                        self.ctx
+                            .findings
+                            .insert(before, Finding::duplicate(self.ctx.path.as_str()));
+                    }
                 }
-            };
-            self.ctx.path.truncate(base);
-            if let Some(value) = result? {
-                // The last of duplicate keys wins, in the first one's place (as in Go).
-                out.insert(key, value);
             }
+            self.ctx.path.truncate(base);
         }
         Ok(Value::Object(out))
     }

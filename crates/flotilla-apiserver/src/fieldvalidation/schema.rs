@@ -29,38 +29,63 @@ pub fn for_resource(info: &ResourceInfo) -> Option<&'static Value> {
 
 /// Looks up `key` in an object schema.
 pub(super) fn field<'s>(schema: &'s Value, key: &str) -> Field<'s> {
-    if preserves_unknown(schema) {
-        return Field::Known(properties(schema).and_then(|p| p.get(key)));
-    }
-    if let Some(props) = properties(schema) {
-        if let Some(child) = props.get(key) {
-            return Field::Known(Some(child));
-        }
-        return match schema.get("additionalProperties") {
-            Some(Value::Object(_)) => Field::Known(schema.get("additionalProperties")),
-            Some(Value::Bool(true)) => Field::Known(None),
-            _ => Field::Unknown,
-        };
-    }
-    if let Some(additional @ Value::Object(_)) = schema.get("additionalProperties") {
-        return Field::Known(Some(additional));
-    }
-    // Compositions: declared when any branch declares it; lenient when none has properties.
-    let branches = ["allOf", "anyOf", "oneOf"]
-        .iter()
-        .filter_map(|k| schema.get(*k).and_then(Value::as_array))
-        .flatten();
-    let mut any_with_properties = false;
-    for branch in branches {
-        match field(branch, key) {
-            Field::Known(child) => return Field::Known(child),
-            Field::Unknown => any_with_properties = true,
+    Lookup::new(schema).field(key)
+}
+
+/// An object schema prepared for looking up many keys: what every lookup would read first
+/// (`x-kubernetes-preserve-unknown-fields`, `properties`) read once per object, not per key.
+#[derive(Clone, Copy)]
+pub(super) struct Lookup<'s> {
+    schema: &'s Value,
+    preserves_unknown: bool,
+    properties: Option<&'s serde_json::Map<String, Value>>,
+}
+
+impl<'s> Lookup<'s> {
+    pub(super) fn new(schema: &'s Value) -> Self {
+        Lookup {
+            schema,
+            preserves_unknown: preserves_unknown(schema),
+            properties: properties(schema),
         }
     }
-    if any_with_properties {
-        Field::Unknown
-    } else {
-        Field::Known(None)
+
+    /// What the schema says about `key`.
+    pub(super) fn field(&self, key: &str) -> Field<'s> {
+        let schema = self.schema;
+        if self.preserves_unknown {
+            return Field::Known(self.properties.and_then(|p| p.get(key)));
+        }
+        if let Some(props) = self.properties {
+            if let Some(child) = props.get(key) {
+                return Field::Known(Some(child));
+            }
+            return match schema.get("additionalProperties") {
+                Some(Value::Object(_)) => Field::Known(schema.get("additionalProperties")),
+                Some(Value::Bool(true)) => Field::Known(None),
+                _ => Field::Unknown,
+            };
+        }
+        if let Some(additional @ Value::Object(_)) = schema.get("additionalProperties") {
+            return Field::Known(Some(additional));
+        }
+        // Compositions: declared when any branch declares it; lenient when none has properties.
+        let branches = ["allOf", "anyOf", "oneOf"]
+            .iter()
+            .filter_map(|k| schema.get(*k).and_then(Value::as_array))
+            .flatten();
+        let mut any_with_properties = false;
+        for branch in branches {
+            match field(branch, key) {
+                Field::Known(child) => return Field::Known(child),
+                Field::Unknown => any_with_properties = true,
+            }
+        }
+        if any_with_properties {
+            Field::Unknown
+        } else {
+            Field::Known(None)
+        }
     }
 }
 
@@ -84,6 +109,11 @@ fn preserves_unknown(schema: &Value) -> bool {
 /// kube-apiserver reports unknown fields of a re-encoded object (keys sorted, depth first).
 pub fn strip_unknown(value: &mut Value, schema: &Value) -> Vec<Finding> {
     let mut findings = Vec::new();
+    // Almost every object holds nothing unknown: a read-only look first, without the sorted
+    // copies of keys and the paths the reporting walk builds.
+    if !has_unknown(value, schema) {
+        return findings;
+    }
     let mut path = String::new();
     walk(value, schema, &mut path, &mut findings);
     findings
@@ -96,9 +126,48 @@ pub fn strip_unknown(value: &mut Value, schema: &Value) -> Vec<Finding> {
 /// the same order, as the whole walk (a status patch of a Deployment walks its status only).
 pub fn strip_unknown_patched(value: &mut Value, schema: &Value, patch: &Value) -> Vec<Finding> {
     let mut findings = Vec::new();
+    if !has_unknown_patched(value, schema, patch) {
+        return findings;
+    }
     let mut path = String::new();
     walk_patched(value, schema, patch, &mut path, &mut findings);
     findings
+}
+
+/// Whether [`walk`] would find anything unknown in `value`.
+pub(super) fn has_unknown(value: &Value, schema: &Value) -> bool {
+    match value {
+        Value::Object(map) => {
+            let lookup = Lookup::new(schema);
+            map.iter().any(|(key, child)| match lookup.field(key) {
+                Field::Unknown => true,
+                Field::Known(Some(child_schema)) => has_unknown(child, child_schema),
+                Field::Known(None) => false,
+            })
+        }
+        Value::Array(list) => {
+            items(schema).is_some_and(|item| list.iter().any(|v| has_unknown(v, item)))
+        }
+        _ => false,
+    }
+}
+
+/// Whether [`walk_patched`] would find anything unknown in `value`.
+pub(super) fn has_unknown_patched(value: &Value, schema: &Value, patch: &Value) -> bool {
+    let (Value::Object(map), Value::Object(written)) = (value, patch) else {
+        return has_unknown(value, schema);
+    };
+    let lookup = Lookup::new(schema);
+    written.iter().any(|(key, written)| {
+        let Some(child) = map.get(key) else {
+            return false;
+        };
+        match lookup.field(key) {
+            Field::Unknown => true,
+            Field::Known(Some(child_schema)) => has_unknown_patched(child, child_schema, written),
+            Field::Known(None) => false,
+        }
+    })
 }
 
 fn walk_patched(
@@ -116,13 +185,14 @@ fn walk_patched(
     // they name are, and came from the original.
     let mut keys: Vec<&String> = written.keys().filter(|k| map.contains_key(*k)).collect();
     keys.sort_unstable();
+    let lookup = Lookup::new(schema);
     for key in keys {
         let base = path.len();
         if !path.is_empty() {
             path.push('.');
         }
         path.push_str(key);
-        match field(schema, key) {
+        match lookup.field(key) {
             Field::Unknown => {
                 findings.push(Finding::unknown(path.as_str()));
                 map.shift_remove(key);
@@ -143,13 +213,14 @@ fn walk(value: &mut Value, schema: &Value, path: &mut String, findings: &mut Vec
         Value::Object(map) => {
             let mut keys: Vec<String> = map.keys().cloned().collect();
             keys.sort_unstable();
+            let lookup = Lookup::new(schema);
             for key in keys {
                 let base = path.len();
                 if !path.is_empty() {
                     path.push('.');
                 }
                 path.push_str(&key);
-                match field(schema, &key) {
+                match lookup.field(&key) {
                     Field::Unknown => {
                         findings.push(Finding::unknown(path.as_str()));
                         map.shift_remove(&key);

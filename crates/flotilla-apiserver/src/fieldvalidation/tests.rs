@@ -51,6 +51,25 @@ fn duplicate_keys_are_reported_with_kube_paths() {
     assert_eq!(value["spec"]["list"][1]["name"], "c");
 }
 
+/// A repeated member is reported before what its second value holds, and keeps the first
+/// one's place.
+#[test]
+fn a_repeat_is_reported_before_its_contents() {
+    let body = br#"{"spec": {"paused": true}, "kind": "Deployment", "spec": {"replicas": 2, "bogus": 1, "replicas": 3}}"#;
+    let (value, findings) = decode_json(body, Some(deployment_schema())).unwrap();
+    assert_eq!(
+        messages(&findings),
+        vec![
+            r#"duplicate field "spec""#,
+            r#"unknown field "spec.bogus""#,
+            r#"duplicate field "spec.replicas""#
+        ]
+    );
+    let keys: Vec<&String> = value.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["spec", "kind"]);
+    assert_eq!(value["spec"], json!({"replicas": 3}));
+}
+
 #[test]
 fn top_level_arrays_start_paths_with_an_index() {
     let (_, findings) =
@@ -305,4 +324,35 @@ fn a_patched_object_is_stripped_where_the_patch_wrote() {
         schema::strip_unknown_patched(&mut unclean, deployment_schema(), &json!({"status": {}}));
     assert!(findings.is_empty());
     assert_eq!(unclean["spec"]["replicass"], 3);
+}
+
+/// The read-only look that spares clean objects the reporting walk agrees with it: nothing in a
+/// clean object, and an unknown field found at any depth (in list items too).
+#[test]
+fn the_quick_look_finds_what_the_walk_reports() {
+    let clean: Value = serde_json::from_str(DEPLOYMENT).unwrap();
+    assert!(!schema::has_unknown(&clean, deployment_schema()));
+    let mut copy = clean.clone();
+    assert!(strip_unknown(&mut copy, deployment_schema()).is_empty());
+    assert_eq!(copy, clean);
+    for (pointer, key) in [
+        ("", "extra"),
+        ("/spec", "replicass"),
+        ("/spec/template/spec/containers/0", "imagee"),
+    ] {
+        let mut unclean = clean.clone();
+        unclean
+            .pointer_mut(pointer)
+            .and_then(Value::as_object_mut)
+            .expect("an object there")
+            .insert(key.into(), json!(1));
+        assert!(schema::has_unknown(&unclean, deployment_schema()), "{key}");
+        assert!(schema::has_unknown_patched(
+            &unclean,
+            deployment_schema(),
+            &unclean.clone()
+        ));
+        assert_eq!(strip_unknown(&mut unclean, deployment_schema()).len(), 1);
+        assert_eq!(unclean, clean);
+    }
 }
