@@ -25,9 +25,9 @@ use crate::catalog::ResourceInfo;
 use crate::error::{ApiError, Cause, Details};
 use crate::request::FieldValidation;
 
-pub use decode::{decode_json, decode_yaml};
+pub use decode::{decode_json, decode_json_checked, decode_yaml};
 pub use patch::PatchCheck;
-pub use schema::{for_resource, strip_unknown};
+pub use schema::{TypeMismatch, for_resource, strip_unknown, type_mismatch};
 pub use warning::{add_warning_headers, warning_header};
 
 /// What a finding is about.
@@ -112,14 +112,29 @@ pub fn decode_error(info: &ResourceInfo, findings: &[Finding]) -> ApiError {
     ))
 }
 
+/// The 400 a create or update body whose value does not fit its field's type fails with
+/// (create.go's `transformDecodeError` of Go's `UnmarshalTypeError`):
+/// `Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal string
+/// into Go struct field Deployment.spec.replicas of type int32`.
+pub fn type_error(info: &ResourceInfo, mismatch: &TypeMismatch) -> ApiError {
+    ApiError::bad_request(format!(
+        "{kind} in version {version} cannot be handled as a {kind}: {}",
+        mismatch.message(&info.kind),
+        kind = info.kind,
+        version = go_quote(&info.version),
+    ))
+}
+
 /// The 422 a JSON, merge or strategic merge patch fails with (patch.go):
 /// ` "" is invalid: patch: Invalid value: "<patched object>": strict decoding error: …`.
 pub fn patch_error(rendered: &Value, findings: &[Finding]) -> ApiError {
-    let error = FieldError::invalid(
-        "patch",
-        rendered.to_string().as_str(),
-        strict_message(findings),
-    );
+    patch_invalid(rendered, strict_message(findings))
+}
+
+/// The 422 of a patch whose result fails to decode with `message` (patch.go):
+/// ` "" is invalid: patch: Invalid value: "<patched object>": <message>`.
+pub fn patch_invalid(rendered: &Value, message: String) -> ApiError {
+    let error = FieldError::invalid("patch", rendered.to_string().as_str(), message);
     let details = Details {
         causes: vec![Cause {
             reason: error.kind.reason().to_owned(),

@@ -103,6 +103,22 @@ impl PatchCheck {
             if self.kind != PatchKind::Apply {
                 findings.extend(stripped);
             }
+            // Typed decoding of the patched object stops at a value its field cannot hold,
+            // whatever `fieldValidation` says (an apply's typed merge checks its own).
+            let mismatch = match (self.kind, &self.patch) {
+                (PatchKind::Merge | PatchKind::Strategic, Some(patch)) => {
+                    schema::type_mismatch_patched(object, schema, patch)
+                }
+                (PatchKind::Json, _) => schema::type_mismatch(object, schema),
+                _ => None,
+            };
+            if let Some(mismatch) = mismatch {
+                let rendered = match self.kind {
+                    PatchKind::Strategic => self.patch.as_ref().unwrap_or(object),
+                    _ => object,
+                };
+                return Err(super::patch_invalid(rendered, mismatch.message(&info.kind)));
+            }
         }
         resolve(options.field_validation, &findings, |findings| {
             match self.kind {

@@ -39,6 +39,8 @@ pub(super) struct Lookup<'s> {
     schema: &'s Value,
     preserves_unknown: bool,
     properties: Option<&'s serde_json::Map<String, Value>>,
+    /// The schema of a map's entries (`additionalProperties`), when it is one.
+    entries: Option<&'s Value>,
 }
 
 impl<'s> Lookup<'s> {
@@ -47,7 +49,15 @@ impl<'s> Lookup<'s> {
             schema,
             preserves_unknown: preserves_unknown(schema),
             properties: properties(schema),
+            entries: schema.get("additionalProperties").filter(|a| a.is_object()),
         }
+    }
+
+    /// Whether `child` (what [`Lookup::field`] found) is the schema of a map's entries: Go's
+    /// decoder names struct fields in its paths, not map keys.
+    pub(super) fn is_entry(&self, child: &Value) -> bool {
+        self.entries
+            .is_some_and(|entries| std::ptr::eq(entries, child))
     }
 
     /// What the schema says about `key`.
@@ -87,6 +97,205 @@ impl<'s> Lookup<'s> {
             Field::Known(None)
         }
     }
+}
+
+/// The JSON kinds a value can have, as a type check tells them apart.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum JsonKind {
+    Bool,
+    Integer,
+    /// A number with a fraction or an exponent (its literal, as Go's error shows it).
+    Float(f64),
+    String,
+    Array,
+    Object,
+}
+
+impl JsonKind {
+    pub(super) fn of(value: &Value) -> Option<JsonKind> {
+        Some(match value {
+            Value::Null => return None,
+            Value::Bool(_) => JsonKind::Bool,
+            Value::Number(n) if n.is_i64() || n.is_u64() => JsonKind::Integer,
+            Value::Number(n) => JsonKind::Float(n.as_f64().unwrap_or(0.0)),
+            Value::String(_) => JsonKind::String,
+            Value::Array(_) => JsonKind::Array,
+            Value::Object(_) => JsonKind::Object,
+        })
+    }
+
+    /// How Go's decoder names the value (`UnmarshalTypeError.Value`).
+    fn go_value(self) -> String {
+        match self {
+            JsonKind::Bool => "bool".into(),
+            JsonKind::Integer => "number".into(),
+            JsonKind::Float(f) => format!("number {f:?}"),
+            JsonKind::String => "string".into(),
+            JsonKind::Array => "array".into(),
+            JsonKind::Object => "object".into(),
+        }
+    }
+}
+
+/// A value whose JSON type its field's type cannot hold: what kube-apiserver's typed decoding
+/// refuses (Go's `UnmarshalTypeError`), the first one found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypeMismatch {
+    /// The field's path as Go names it: struct fields only, no list indices or map keys
+    /// (`spec.template.spec.containers.name`, `metadata.labels`).
+    pub path: String,
+    /// The value as Go names it: `string`, `number`, `number 2.5`, `bool`, `array`, `object`.
+    pub found: String,
+    /// The field's type: `int32`, `int64`, `float64`, `bool`, `string`, `array`, `object`.
+    pub expected: &'static str,
+}
+
+impl TypeMismatch {
+    /// Go's message, with the kind in place of the innermost struct's name
+    /// (`json: cannot unmarshal string into Go struct field Deployment.spec.replicas of type
+    /// int32`; Go names `DeploymentSpec` there).
+    pub fn message(&self, kind: &str) -> String {
+        format!(
+            "json: cannot unmarshal {} into Go struct field {kind}.{} of type {}",
+            self.found, self.path, self.expected
+        )
+    }
+}
+
+/// The type `schema` declares when a value of `kind` cannot have it; `None` when it can, or when
+/// the schema declares no single type (IntOrString, Quantity, free-form fields). `null` fits
+/// every field, as in Go.
+pub(super) fn mismatch(schema: &Value, kind: JsonKind) -> Option<&'static str> {
+    let Some(Value::String(declared)) = schema.get("type") else {
+        return None;
+    };
+    let fits = match declared.as_str() {
+        "integer" => kind == JsonKind::Integer,
+        "number" => matches!(kind, JsonKind::Integer | JsonKind::Float(_)),
+        "boolean" => kind == JsonKind::Bool,
+        "string" => kind == JsonKind::String,
+        "array" => kind == JsonKind::Array,
+        "object" => kind == JsonKind::Object,
+        _ => true,
+    };
+    // An object schema without members of its own (RawExtension, FieldsV1) is raw JSON to Go.
+    let raw = declared == "object"
+        && schema.get("properties").is_none()
+        && schema.get("additionalProperties").is_none();
+    if fits || raw {
+        return None;
+    }
+    Some(match declared.as_str() {
+        "integer" => match schema.get("format").and_then(Value::as_str) {
+            Some("int32") => "int32",
+            _ => "int64",
+        },
+        "number" => "float64",
+        "boolean" => "bool",
+        "string" => "string",
+        "array" => "array",
+        _ => "object",
+    })
+}
+
+/// The first value of `value` whose type its field's schema refuses, depth first in document
+/// order (for bodies decoded without the schema: YAML).
+pub fn type_mismatch(value: &Value, schema: &Value) -> Option<TypeMismatch> {
+    type_mismatch_at(value, schema, &mut String::new())
+}
+
+/// [`type_mismatch`] of a value at the Go path `path`.
+fn type_mismatch_at(value: &Value, schema: &Value, path: &mut String) -> Option<TypeMismatch> {
+    fn walk(value: &Value, schema: &Value, path: &mut String) -> Option<TypeMismatch> {
+        let kind = JsonKind::of(value)?;
+        if let Some(expected) = mismatch(schema, kind) {
+            return Some(TypeMismatch {
+                path: path.clone(),
+                found: kind.go_value(),
+                expected,
+            });
+        }
+        match value {
+            Value::Object(map) => {
+                let lookup = Lookup::new(schema);
+                for (key, child) in map {
+                    if let Field::Known(Some(child_schema)) = lookup.field(key) {
+                        let base = path.len();
+                        if !lookup.is_entry(child_schema) {
+                            if !path.is_empty() {
+                                path.push('.');
+                            }
+                            path.push_str(key);
+                        }
+                        let found = walk(child, child_schema, path);
+                        path.truncate(base);
+                        if found.is_some() {
+                            return found;
+                        }
+                    }
+                }
+                None
+            }
+            Value::Array(list) => {
+                let item = items(schema)?;
+                list.iter().find_map(|v| walk(v, item, path))
+            }
+            _ => None,
+        }
+    }
+    walk(value, schema, path)
+}
+
+/// [`type_mismatch`] of an object patched by the merge or strategic merge patch `patch`, whose
+/// original was stored type-checked: only the members the patch wrote are looked at.
+pub fn type_mismatch_patched(value: &Value, schema: &Value, patch: &Value) -> Option<TypeMismatch> {
+    fn walk(
+        value: &Value,
+        schema: &Value,
+        patch: &Value,
+        path: &mut String,
+    ) -> Option<TypeMismatch> {
+        let (Value::Object(map), Value::Object(written)) = (value, patch) else {
+            return type_mismatch_at(value, schema, path);
+        };
+        if let Some(expected) = JsonKind::of(value).and_then(|kind| mismatch(schema, kind)) {
+            return Some(TypeMismatch {
+                path: path.clone(),
+                found: "object".into(),
+                expected,
+            });
+        }
+        let lookup = Lookup::new(schema);
+        for (key, written) in written {
+            let (Some(child), Field::Known(Some(child_schema))) = (map.get(key), lookup.field(key))
+            else {
+                continue;
+            };
+            let base = path.len();
+            if !lookup.is_entry(child_schema) {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(key);
+            }
+            let found = walk(child, child_schema, written, path);
+            path.truncate(base);
+            if found.is_some() {
+                return found;
+            }
+        }
+        None
+    }
+    walk(value, schema, patch, &mut String::new())
+}
+
+/// [`type_mismatch`] as a finding of the decoder, which knows the value's Go path and kind.
+pub(super) fn mismatch_at(schema: &Value, kind: JsonKind, go_path: &str) -> Option<TypeMismatch> {
+    mismatch(schema, kind).map(|expected| TypeMismatch {
+        path: go_path.to_owned(),
+        found: kind.go_value(),
+        expected,
+    })
 }
 
 /// The schema of a list's items.

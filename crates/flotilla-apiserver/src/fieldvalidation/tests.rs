@@ -356,3 +356,58 @@ fn the_quick_look_finds_what_the_walk_reports() {
         assert_eq!(unclean, clean);
     }
 }
+
+/// Values their field's type cannot hold are found as Go's typed decoding finds them: the
+/// first one, named by a path without list indices; `null`, IntOrString and Quantity fields,
+/// and fields without a schema take anything.
+#[test]
+fn values_of_the_wrong_type_are_found_as_go_finds_them() {
+    let check = |body: &str| {
+        let (_, _, mismatch) =
+            decode::decode_json_checked(body.as_bytes(), Some(deployment_schema())).unwrap();
+        let value: Value = serde_json::from_str(body).unwrap();
+        // The decoder and the walk over a decoded (YAML) body agree.
+        assert_eq!(schema::type_mismatch(&value, deployment_schema()), mismatch);
+        mismatch.map(|m| m.message("Deployment"))
+    };
+    assert_eq!(check(DEPLOYMENT), None);
+    assert_eq!(
+        check(r#"{"spec": {"replicas": "three", "paused": "yes"}}"#).as_deref(),
+        Some(
+            "json: cannot unmarshal string into Go struct field Deployment.spec.replicas of type int32"
+        )
+    );
+    assert_eq!(
+        check(r#"{"spec": {"replicas": 2.5}}"#).as_deref(),
+        Some(
+            "json: cannot unmarshal number 2.5 into Go struct field Deployment.spec.replicas of type int32"
+        )
+    );
+    assert_eq!(
+        check(r#"{"spec": {"template": {"spec": {"containers": [{"name": "a"}, {"name": 7}]}}}}"#)
+            .as_deref(),
+        Some(
+            "json: cannot unmarshal number into Go struct field Deployment.spec.template.spec.containers.name of type string"
+        )
+    );
+    assert_eq!(
+        check(r#"{"metadata": {"labels": {"version": 1}}}"#).as_deref(),
+        Some(
+            "json: cannot unmarshal number into Go struct field Deployment.metadata.labels of type string"
+        )
+    );
+    assert_eq!(
+        check(r#"{"spec": {"template": {"spec": {"containers": "x"}}}}"#).as_deref(),
+        Some(
+            "json: cannot unmarshal string into Go struct field Deployment.spec.template.spec.containers of type array"
+        )
+    );
+    // What Go takes: null anywhere, numbers or strings for IntOrString and Quantity.
+    assert_eq!(
+        check(
+            r#"{"spec": {"replicas": null, "strategy": {"rollingUpdate": {"maxSurge": 1, "maxUnavailable": "25%"}},
+                "template": {"spec": {"containers": [{"name": "a", "resources": {"limits": {"cpu": 1, "memory": "1Gi"}}}]}}}}"#
+        ),
+        None
+    );
+}

@@ -67,20 +67,29 @@ pub fn decode_object_validated(
         return Err(ApiError::bad_request("the request body is empty"));
     }
     let schema = fieldvalidation::for_resource(info);
-    let (object, findings) = match content_type {
-        "application/json" | "*/*" => fieldvalidation::decode_json(bytes, schema).map_err(|e| {
-            ApiError::bad_request(format!("error decoding the request body as JSON: {e}"))
-        })?,
+    let (object, findings, mismatch) = match content_type {
+        "application/json" | "*/*" => {
+            fieldvalidation::decode_json_checked(bytes, schema).map_err(|e| {
+                ApiError::bad_request(format!("error decoding the request body as JSON: {e}"))
+            })?
+        }
         "application/yaml" | "application/x-yaml" | "text/yaml" => {
             let text = std::str::from_utf8(bytes)
                 .map_err(|_| ApiError::bad_request("the YAML request body is not UTF-8"))?;
-            fieldvalidation::decode_yaml(text, schema).map_err(|e| {
+            let (object, findings) = fieldvalidation::decode_yaml(text, schema).map_err(|e| {
                 ApiError::bad_request(format!("error decoding the request body as YAML: {e}"))
-            })?
+            })?;
+            let mismatch =
+                schema.and_then(|schema| fieldvalidation::type_mismatch(&object, schema));
+            (object, findings, mismatch)
         }
-        // Protobuf carries neither duplicate nor undeclared fields.
+        // Protobuf carries neither duplicate nor undeclared fields, nor values of another type.
         _ => return Ok((decode_object(content_type, bytes)?, Vec::new())),
     };
+    // Typed decoding stops at a value its field cannot hold, whatever `fieldValidation` says.
+    if let Some(mismatch) = mismatch {
+        return Err(fieldvalidation::type_error(info, &mismatch));
+    }
     let warnings = fieldvalidation::resolve(mode, &findings, |findings| {
         fieldvalidation::decode_error(info, findings)
     })?;

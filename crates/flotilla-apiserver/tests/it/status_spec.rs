@@ -107,6 +107,26 @@ async fn a_pod_status_patch_keeps_the_defaulted_spec_and_records_its_writer() {
     assert_eq!(mixed.status, StatusCode::OK, "{}", mixed.body);
     assert_eq!(mixed.body["spec"], created.body["spec"]);
     assert_eq!(mixed.body["status"]["phase"], "Succeeded");
+
+    // A status of the wrong type is refused, naming the field; nothing is stored.
+    let bad = send(
+        &cp,
+        merge(
+            &format!("{url}/status?fieldManager=reporter"),
+            json!({"status": {"phase": 7}}),
+        ),
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", bad.body);
+    assert!(
+        bad.body["message"].as_str().is_some_and(|m| m.ends_with(
+            "json: cannot unmarshal number into Go struct field Pod.status.phase of type string"
+        )),
+        "{}",
+        bad.body
+    );
+    let read = send(&cp, get(&url)).await;
+    assert_eq!(read.body["status"]["phase"], "Succeeded");
 }
 
 #[tokio::test]
