@@ -11,15 +11,6 @@ const PODS: &str = "/api/v1/namespaces/default/pods";
 const WORKS: &str = "/apis/work.karmada.io/v1alpha1/namespaces/default/works";
 const BINDINGS: &str = "/apis/work.karmada.io/v1alpha2/namespaces/default/resourcebindings";
 
-fn merge(uri: &str, patch: Value) -> http::Request<axum::body::Body> {
-    with_body(
-        "PATCH",
-        uri,
-        "application/merge-patch+json",
-        patch.to_string(),
-    )
-}
-
 /// Status-patches `url` with `status` as `manager` and checks that the answer is what a read
 /// serves, with the spec of `before` unchanged; returns the answer.
 async fn patch_status(cp: &flotilla_apiserver::Running, url: &str, status: Value) -> Value {

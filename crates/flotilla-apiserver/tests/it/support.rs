@@ -125,3 +125,13 @@ pub fn deployment(name: &str, replicas: i64) -> Value {
         }
     })
 }
+
+/// A JSON merge patch of `uri` with `patch`.
+pub fn merge(uri: &str, patch: Value) -> Request<Body> {
+    with_body(
+        "PATCH",
+        uri,
+        "application/merge-patch+json",
+        patch.to_string(),
+    )
+}

@@ -69,15 +69,6 @@ async fn scale_web(cp: &Running, user: Option<UserInfo>, replicas: i64) -> Reply
     reply
 }
 
-fn merge(uri: &str, patch: Value) -> http::Request<axum::body::Body> {
-    with_body(
-        "PATCH",
-        uri,
-        "application/merge-patch+json",
-        patch.to_string(),
-    )
-}
-
 #[tokio::test]
 async fn an_untracked_writer_owns_nothing_and_others_stay_tracked() {
     let cp = server().await;
