@@ -70,14 +70,16 @@ impl<'s> Lookup<'s> {
             if let Some(child) = props.get(key) {
                 return Field::Known(Some(child));
             }
+            if let Some(entries) = self.entries {
+                return Field::Known(Some(entries));
+            }
             return match schema.get("additionalProperties") {
-                Some(Value::Object(_)) => Field::Known(schema.get("additionalProperties")),
                 Some(Value::Bool(true)) => Field::Known(None),
                 _ => Field::Unknown,
             };
         }
-        if let Some(additional @ Value::Object(_)) = schema.get("additionalProperties") {
-            return Field::Known(Some(additional));
+        if let Some(entries) = self.entries {
+            return Field::Known(Some(entries));
         }
         // Compositions: declared when any branch declares it; lenient when none has properties.
         let branches = ["allOf", "anyOf", "oneOf"]
