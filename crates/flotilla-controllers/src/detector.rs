@@ -12,12 +12,13 @@
 
 pub mod build;
 pub mod claim;
+mod fingerprint;
 pub mod matching;
 mod policies;
 mod watch;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 use std::sync::Arc;
 
 use flotilla_api::karmada::{
@@ -36,11 +37,34 @@ use crate::manager::{Context, ControllerTask};
 use crate::metrics::{Metrics, TemplateId};
 use crate::resources::Resources;
 use claim::PolicyClaim;
+use fingerprint::Fingerprint;
 use policies::PolicyIndex;
 use watch::KindWatch;
 
-/// Groups the detector never propagates.
-pub const SKIPPED_GROUPS: &[&str] = &["cluster.karmada.io", "policy.karmada.io", "work.karmada.io"];
+/// Groups the detector never propagates: Karmada's own (its `NewSkippedResourceConfig`) and
+/// `events.k8s.io`.
+pub const SKIPPED_GROUPS: &[&str] = &[
+    "cluster.karmada.io",
+    "policy.karmada.io",
+    "work.karmada.io",
+    "config.karmada.io",
+    "networking.karmada.io",
+    "autoscaling.karmada.io",
+    "remedy.karmada.io",
+    "apps.karmada.io",
+    "events.k8s.io",
+];
+
+/// Group versions the detector never propagates: Leases (`coordination.k8s.io/v1`), which
+/// each cluster's components keep for themselves.
+pub const SKIPPED_GROUP_VERSIONS: &[&str] = &["coordination.k8s.io/v1"];
+
+/// Whether the detector leaves `kind` of `api_version` (group `group`) alone.
+pub fn is_skipped_kind(group: &str, api_version: &str, kind: &str) -> bool {
+    SKIPPED_GROUPS.contains(&group)
+        || SKIPPED_GROUP_VERSIONS.contains(&api_version)
+        || (group.is_empty() && kind == "Event")
+}
 
 /// Concurrent templates (Karmada's `--concurrent-resource-template-syncs`, 5 by default). 8,
 /// as for Works (see `binding::WORKERS`).
@@ -114,8 +138,9 @@ pub struct Detector {
     /// Per template: the fingerprint of its specification and the resource version at which
     /// the specification last changed (what a binding's `spec.resource.resourceVersion` names:
     /// a later status-only write is not a new version of the specification).
-    fingerprints: Mutex<HashMap<TemplateKey, (u64, String)>>,
-    /// Templates whose own specification changed since their last reconcile (for Lazy).
+    fingerprints: Mutex<HashMap<TemplateKey, (Fingerprint, String)>>,
+    /// Templates a user changed since their last reconcile (for Lazy): a change of more than
+    /// Karmada's own labels and annotations (see [`Fingerprint`]).
     changed: Mutex<HashSet<TemplateKey>>,
     /// Templates by the permanent id of the policy that claims them, and the reverse.
     claims: Mutex<ClaimIndex>,
@@ -215,10 +240,8 @@ impl Detector {
         let wanted: BTreeMap<(String, String), _> = served
             .into_iter()
             .filter(|s| s.propagatable)
-            .filter(|s| !SKIPPED_GROUPS.contains(&s.resource.group.as_str()))
             .filter(|s| {
-                !(s.resource.kind == "Event"
-                    && (s.resource.group.is_empty() || s.resource.group == "events.k8s.io"))
+                !is_skipped_kind(&s.resource.group, &s.resource.api_version, &s.resource.kind)
             })
             .map(|s| ((s.resource.api_version.clone(), s.resource.kind.clone()), s))
             .collect();
@@ -261,20 +284,20 @@ impl Detector {
             })
             .cloned();
         self.claims.lock().set(&key, claim);
-        let fingerprint = fingerprint(object);
+        let fingerprint = Fingerprint::of(object);
         {
             let mut fingerprints = self.fingerprints.lock();
-            if fingerprints
-                .get(&key)
-                .is_some_and(|(seen, _)| *seen == fingerprint)
-            {
+            let seen = fingerprints.get(&key).map(|(seen, _)| *seen);
+            if seen.is_some_and(|seen| seen.whole == fingerprint.whole) {
                 // Status or bookkeeping only: the specification's version stays the earlier one.
                 return;
+            }
+            if seen.is_none_or(|seen| seen.users != fingerprint.users) {
+                self.changed.lock().insert(key.clone());
             }
             let version = object.metadata.resource_version.clone().unwrap_or_default();
             fingerprints.insert(key.clone(), (fingerprint, version));
         }
-        self.changed.lock().insert(key.clone());
         if let Some(generation) = object.metadata.generation
             && interpreter::reflect::reports_template_generation(api_version, kind)
         {
@@ -407,16 +430,37 @@ impl Detector {
             .policies
             .lock()
             .decide(&template, current.as_ref(), cluster_scoped);
-        let Some((claim, spec, lazy)) = decision else {
+        let Some((claim, spec, lazy, preempted)) = decision else {
             if let Some(stale) = current {
                 info!(template = %key, policy = ?stale, "claiming policy is gone or no longer selects the template; unclaiming");
-                self.patch_template(key, &claim::unclaim_patch(&stale))
-                    .await?;
+                // The binding first, as Karmada cleans up: a failure leaves the template
+                // claimed, so the next attempt finds the stale claim again.
+                let patch = claim::unclaim_patch(&stale);
+                self.unclaim_binding(key, &stale, &patch).await?;
+                self.patch_template(key, &patch).await?;
             }
             return Ok(());
         };
-        let same_claim = current.as_ref() == Some(&claim);
-        if lazy && same_claim && !template_changed {
+        if preempted {
+            // A preemption only moves the claim; the binding follows as for any claim change.
+            let result = self.patch_template(key, &claim.claim_patch()).await;
+            if let Some(previous) = &current {
+                let (type_, reason, note) =
+                    preemption_event(&claim, previous, result.as_ref().err());
+                self.publish(key, &object, type_, reason, note).await;
+            }
+            let patched = result?;
+            if !patched.is_null() {
+                template = patched;
+            }
+        }
+        if lazy && !template_changed {
+            // Karmada's detector claims the template for a Lazy policy but leaves its binding
+            // alone unless a user changed the template: a policy created, changed or preempting
+            // after the template applies with the template's next change.
+            if !claim.is_on(&template) {
+                self.patch_template(key, &claim.claim_patch()).await?;
+            }
             debug!(template = %key, "Lazy policy: the template did not change; binding left as is");
             // Karmada counts a lazy no-op as a successful application.
             self.metrics.observe_match_policy(matching.elapsed());
@@ -427,40 +471,36 @@ impl Detector {
         self.check_dependent_overrides(&claim, &spec).await?;
         self.metrics.observe_match_policy(matching.elapsed());
         let applying = std::time::Instant::now();
-        let desired = match self.desired_spec(key, template, &claim, &spec).await {
-            Ok(desired) => desired,
-            Err(error) => {
-                self.metrics.observe_apply_policy(false, applying.elapsed());
-                return Err(error);
+        let result = match self.desired_spec(key, template, &claim, &spec).await {
+            Ok((template, desired)) => {
+                let extensions = self.policies.lock().extension_annotations(&claim);
+                if cluster_scoped {
+                    self.ensure_cluster_binding(&template, &claim, desired, &extensions)
+                        .await
+                } else {
+                    self.ensure_binding(&template, &claim, desired, &extensions)
+                        .await
+                }
             }
-        };
-        let (template, desired) = desired;
-        let extensions = self.policies.lock().extension_annotations(&claim);
-        let result = if cluster_scoped {
-            self.ensure_cluster_binding(&template, &claim, desired, &extensions)
-                .await
-        } else {
-            self.ensure_binding(&template, &claim, desired, &extensions)
-                .await
+            Err(error) => Err(error),
         };
         self.metrics
             .observe_apply_policy(result.is_ok(), applying.elapsed());
-        let (type_, reason, note) = match &result {
-            Ok(()) => (
-                EventType::Normal,
-                "ApplyPolicySucceed",
-                "Apply policy succeed".to_owned(),
-            ),
-            Err(error) => (
-                EventType::Warning,
-                "ApplyPolicyFailed",
-                format!("Apply policy failed: {error}"),
-            ),
-        };
-        if !same_claim || result.is_err() {
-            self.publish(key, &object, type_, reason, note).await;
+        // Karmada's `ApplyPolicy` reports a failure, or a binding it created or updated.
+        match &result {
+            Ok(false) => {}
+            Ok(true) => {
+                let note = format!("Apply {} succeed", claim.describe_for_apply());
+                self.publish(key, &object, EventType::Normal, "ApplyPolicySucceed", note)
+                    .await;
+            }
+            Err(error) => {
+                let note = format!("Apply {} failed: {error}", claim.describe_for_apply());
+                self.publish(key, &object, EventType::Warning, "ApplyPolicyFailed", note)
+                    .await;
+            }
         }
-        result
+        result.map(drop)
     }
 
     /// Claims the template for the policy and builds the binding's spec; returns the (claimed)
@@ -556,7 +596,7 @@ impl Detector {
         claim: &PolicyClaim,
         desired: ResourceBindingSpec,
         extensions: &std::collections::BTreeMap<String, String>,
-    ) -> Result<(), DetectorError> {
+    ) -> Result<bool, DetectorError> {
         let mut meta = build::binding_metadata(template, claim, false);
         build::apply_extensions(&mut meta, extensions);
         let name = meta.name.clone().unwrap_or_default();
@@ -571,6 +611,7 @@ impl Detector {
                 };
                 api.create(&PostParams::default(), &binding).await?;
                 debug!(binding = %format!("{namespace}/{name}"), "created ResourceBinding");
+                Ok(true)
             }
             Some(existing) => {
                 let mut updated = existing.clone();
@@ -584,13 +625,14 @@ impl Detector {
                     build::RB_FINALIZER,
                     &name,
                 )?;
-                if updated != existing {
-                    api.replace(&name, &PostParams::default(), &updated).await?;
-                    debug!(binding = %format!("{namespace}/{name}"), "updated ResourceBinding");
+                if updated == existing {
+                    return Ok(false);
                 }
+                api.replace(&name, &PostParams::default(), &updated).await?;
+                debug!(binding = %format!("{namespace}/{name}"), "updated ResourceBinding");
+                Ok(true)
             }
         }
-        Ok(())
     }
 
     async fn ensure_cluster_binding(
@@ -599,7 +641,7 @@ impl Detector {
         claim: &PolicyClaim,
         desired: ResourceBindingSpec,
         extensions: &std::collections::BTreeMap<String, String>,
-    ) -> Result<(), DetectorError> {
+    ) -> Result<bool, DetectorError> {
         let mut meta = build::binding_metadata(template, claim, true);
         build::apply_extensions(&mut meta, extensions);
         let name = meta.name.clone().unwrap_or_default();
@@ -613,6 +655,7 @@ impl Detector {
                 };
                 api.create(&PostParams::default(), &binding).await?;
                 info!(binding = %name, "created ClusterResourceBinding");
+                Ok(true)
             }
             Some(existing) => {
                 let mut updated = existing.clone();
@@ -626,12 +669,13 @@ impl Detector {
                     build::CRB_FINALIZER,
                     &name,
                 )?;
-                if updated != existing {
-                    api.replace(&name, &PostParams::default(), &updated).await?;
+                if updated == existing {
+                    return Ok(false);
                 }
+                api.replace(&name, &PostParams::default(), &updated).await?;
+                Ok(true)
             }
         }
-        Ok(())
     }
 
     async fn publish(
@@ -650,17 +694,54 @@ impl Detector {
             uid: object.metadata.uid.clone(),
             ..Default::default()
         };
+        let action = reason
+            .strip_suffix("Succeed")
+            .or_else(|| reason.strip_suffix("Failed"))
+            .unwrap_or(reason);
         let event = Event {
             type_,
             reason: reason.to_owned(),
             note: Some(note),
-            action: "ApplyPolicy".to_owned(),
+            action: action.to_owned(),
             secondary: None,
         };
         if let Err(error) = self.recorder.publish(&event, &reference).await {
             debug!(%error, "publishing an event failed");
         }
     }
+}
+
+/// The event of a preemption, worded as Karmada's detector words it (`PreemptPolicySucceed`,
+/// or `PreemptPolicyFailed` with the error of the claim).
+fn preemption_event(
+    claim: &PolicyClaim,
+    previous: &PolicyClaim,
+    error: Option<&DetectorError>,
+) -> (EventType, &'static str, String) {
+    let (by, of) = (
+        claim.describe_for_preemption(),
+        previous.describe_for_preemption(),
+    );
+    match error {
+        None => (
+            EventType::Normal,
+            "PreemptPolicySucceed",
+            format!("{} preempted {of} successfully", capitalized(&by)),
+        ),
+        Some(error) => (
+            EventType::Warning,
+            "PreemptPolicyFailed",
+            format!("{} failed to preempt {of}: {error}", capitalized(&by)),
+        ),
+    }
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 fn template_id(key: &TemplateKey) -> TemplateId {
@@ -734,28 +815,4 @@ impl ClaimIndex {
             .map(|s| s.iter().cloned().collect())
             .unwrap_or_default()
     }
-}
-
-/// A hash of what counts as the template's specification: everything but status and the
-/// bookkeeping the server changes on every write. Key order does not count: a status write
-/// through a typed client may store `spec` with its keys reordered.
-fn fingerprint(object: &DynamicObject) -> u64 {
-    let mut meta = object.metadata.clone();
-    meta.resource_version = None;
-    meta.managed_fields = None;
-    meta.generation = None;
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    crate::fingerprint::hash_of(&meta).hash(&mut hasher);
-    match object.data.as_object() {
-        Some(data) => {
-            let mut keys: Vec<&String> = data.keys().filter(|k| *k != "status").collect();
-            keys.sort_unstable();
-            for key in keys {
-                key.hash(&mut hasher);
-                crate::fingerprint::hash_canonical(&data[key], &mut hasher);
-            }
-        }
-        None => crate::fingerprint::hash_canonical(&object.data, &mut hasher),
-    }
-    hasher.finish()
 }

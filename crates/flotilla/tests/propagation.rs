@@ -6,6 +6,9 @@
 #[path = "propagation/world.rs"]
 mod world;
 
+#[path = "propagation/claims.rs"]
+mod claims;
+
 use std::collections::BTreeMap;
 
 use flotilla_api::karmada::names::work_name;

@@ -75,6 +75,27 @@ impl PolicyClaim {
         matches!(self, Self::Cluster { .. })
     }
 
+    /// The policy as `ApplyPolicy` events name it: `policy(ns/name)`, `cluster policy(name)`.
+    pub fn describe_for_apply(&self) -> String {
+        match self {
+            Self::Namespaced {
+                namespace, name, ..
+            } => format!("policy({namespace}/{name})"),
+            Self::Cluster { name, .. } => format!("cluster policy({name})"),
+        }
+    }
+
+    /// The policy as preemption events name it: `propagation policy(ns/name)`, `cluster
+    /// propagation policy(name)`.
+    pub fn describe_for_preemption(&self) -> String {
+        match self {
+            Self::Namespaced {
+                namespace, name, ..
+            } => format!("propagation policy({namespace}/{name})"),
+            Self::Cluster { name, .. } => format!("cluster propagation policy({name})"),
+        }
+    }
+
     /// Claim labels.
     pub fn labels(&self) -> Vec<(&'static str, String)> {
         match self {

@@ -65,13 +65,14 @@ impl PolicyIndex {
     /// The policy `template` gets: its current claimer while that still exists, has the
     /// claimed id and selects it (unless a `preemption: Always` policy takes it over), else the
     /// best PropagationPolicy of its namespace, else the best ClusterPropagationPolicy.
-    /// Returns the claim, the policy spec and whether activation is Lazy.
+    /// Returns the claim, the policy spec, whether activation is Lazy, and whether the claim
+    /// preempts the template's current (still valid) claimer.
     pub fn decide(
         &self,
         template: &Value,
         current: Option<&PolicyClaim>,
         cluster_scoped: bool,
-    ) -> Option<(PolicyClaim, PropagationSpec, bool)> {
+    ) -> Option<(PolicyClaim, PropagationSpec, bool, bool)> {
         let namespace = template
             .pointer("/metadata/namespace")
             .and_then(Value::as_str)
@@ -150,7 +151,8 @@ impl PolicyIndex {
         let mut spec = spec.clone();
         spec.apply_defaults();
         let lazy = spec.activation_preference == "Lazy";
-        Some((claim, spec, lazy))
+        let preempted = valid_current.is_some_and(|current| current != chosen);
+        Some((claim, spec, lazy, preempted))
     }
 }
 
@@ -368,7 +370,7 @@ impl Detector {
         Ok(())
     }
 
-    async fn unclaim_binding(
+    pub(super) async fn unclaim_binding(
         &self,
         template: &super::TemplateKey,
         claim: &PolicyClaim,

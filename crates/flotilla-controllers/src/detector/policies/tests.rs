@@ -53,7 +53,7 @@ fn by_name() -> Value {
 fn chosen(index: &PolicyIndex, current: Option<&PolicyClaim>) -> Option<String> {
     index
         .decide(&template(), current, false)
-        .map(|(claim, _, _)| match claim {
+        .map(|(claim, _, _, _)| match claim {
             PolicyClaim::Namespaced { name, .. } | PolicyClaim::Cluster { name, .. } => name,
         })
 }
@@ -95,6 +95,14 @@ fn a_claimed_template_keeps_its_policy_unless_preempted() {
         vec![],
     );
     assert_eq!(chosen(&preempt, Some(&claim)).as_deref(), Some("better"));
+    // A preemption is told apart (for its event); keeping the claim is not one.
+    let preempted = |index: &super::PolicyIndex| {
+        index
+            .decide(&template(), Some(&claim), false)
+            .map(|(_, _, _, preempted)| preempted)
+    };
+    assert_eq!(preempted(&preempt), Some(true));
+    assert_eq!(preempted(&keep), Some(false));
 }
 
 #[test]
@@ -110,6 +118,13 @@ fn a_stale_claim_is_replaced_by_the_best_match() {
         vec![],
     );
     assert_eq!(chosen(&index, Some(&claim)).as_deref(), Some("second"));
+    // Replacing a stale claim preempts nobody.
+    assert_eq!(
+        index
+            .decide(&template(), Some(&claim), false)
+            .map(|(_, _, _, preempted)| preempted),
+        Some(false)
+    );
     let nothing = super::PolicyIndex::default();
     assert_eq!(chosen(&nothing, Some(&claim)), None);
 }
@@ -130,7 +145,7 @@ fn cluster_scoped_templates_only_match_cluster_policies() {
         )],
     );
     let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}});
-    let decided = index.decide(&namespace, None, true).map(|(c, _, _)| c);
+    let decided = index.decide(&namespace, None, true).map(|(c, _, _, _)| c);
     assert_eq!(
         decided,
         Some(PolicyClaim::Cluster {
@@ -138,4 +153,49 @@ fn cluster_scoped_templates_only_match_cluster_policies() {
             id: "id-cpp".into()
         })
     );
+}
+
+#[test]
+fn karmadas_own_groups_leases_and_events_are_never_propagated() {
+    use crate::detector::is_skipped_kind;
+    for (group, api_version, kind) in [
+        (
+            "work.karmada.io",
+            "work.karmada.io/v1alpha2",
+            "ResourceBinding",
+        ),
+        (
+            "config.karmada.io",
+            "config.karmada.io/v1alpha1",
+            "ResourceInterpreterCustomization",
+        ),
+        (
+            "networking.karmada.io",
+            "networking.karmada.io/v1alpha1",
+            "MultiClusterService",
+        ),
+        (
+            "autoscaling.karmada.io",
+            "autoscaling.karmada.io/v1alpha1",
+            "FederatedHPA",
+        ),
+        ("coordination.k8s.io", "coordination.k8s.io/v1", "Lease"),
+        ("events.k8s.io", "events.k8s.io/v1", "Event"),
+        ("", "v1", "Event"),
+    ] {
+        assert!(
+            is_skipped_kind(group, api_version, kind),
+            "{api_version} {kind}"
+        );
+    }
+    for (group, api_version, kind) in [
+        ("apps", "apps/v1", "Deployment"),
+        ("", "v1", "ConfigMap"),
+        ("example.com", "example.com/v1", "Event"),
+    ] {
+        assert!(
+            !is_skipped_kind(group, api_version, kind),
+            "{api_version} {kind}"
+        );
+    }
 }

@@ -15,6 +15,8 @@ use kube::runtime::watcher;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
+use slim::{SlimDeployment, SlimWork};
+
 /// `(namespace, name)` of a template.
 pub type Key = (String, String);
 
@@ -52,12 +54,11 @@ pub struct Tracker {
     changed: Arc<Notify>,
 }
 
-fn condition_true(work: &Work, kind: &str) -> bool {
-    work.status.as_ref().is_some_and(|s| {
-        s.conditions
-            .iter()
-            .any(|c| c.type_ == kind && c.status == "True")
-    })
+fn condition_true(work: &SlimWork, kind: &str) -> bool {
+    work.status
+        .conditions
+        .iter()
+        .any(|c| c.type_ == kind && c.status == "True")
 }
 
 impl Tracker {
@@ -75,7 +76,7 @@ impl Tracker {
     }
 
     async fn watch_works(self, control: kube::Client) -> anyhow::Result<()> {
-        let api = Api::<Work>::all(control);
+        let api = Api::<SlimWork>::all(control);
         let stream = watcher(api, watcher::Config::default());
         futures::pin_mut!(stream);
         // The generation of each Work whose applied manifest was recorded: its later events
@@ -107,23 +108,14 @@ impl Tracker {
                 continue;
             }
             recorded.insert(id, generation);
-            let Some(manifest) = work.spec.workload.manifests.first().map(|m| m.to_value()) else {
+            let Some(manifest) = work.spec.workload.manifests.into_iter().next() else {
                 continue;
             };
-            if manifest["kind"] != "Deployment" {
+            if manifest.kind != "Deployment" {
                 continue;
             }
-            let key = (
-                manifest["metadata"]["namespace"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned(),
-                manifest["metadata"]["name"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned(),
-            );
-            let replicas = manifest["spec"]["replicas"].as_i64().unwrap_or(1);
+            let key = (manifest.metadata.namespace, manifest.metadata.name);
+            let replicas = manifest.spec.replicas.unwrap_or(1);
             let mut state = self.state.lock();
             let Some(expect) = state.expect.get(&key).cloned() else {
                 continue;
@@ -157,7 +149,7 @@ impl Tracker {
     }
 
     async fn watch_templates(self, control: kube::Client) -> anyhow::Result<()> {
-        let api = Api::<Deployment>::all(control);
+        let api = Api::<SlimDeployment>::all(control);
         let stream = watcher(api, watcher::Config::default());
         futures::pin_mut!(stream);
         while let Some(event) = stream.try_next().await.context("watch Deployments")? {
@@ -169,11 +161,7 @@ impl Tracker {
                 d.metadata.namespace.clone().unwrap_or_default(),
                 d.metadata.name.clone().unwrap_or_default(),
             );
-            let ready = d
-                .status
-                .as_ref()
-                .and_then(|s| s.ready_replicas)
-                .unwrap_or(0);
+            let ready = d.status.ready_replicas.unwrap_or(0);
             let mut state = self.state.lock();
             let Some(expect) = state.expect.get(&key).cloned() else {
                 continue;
@@ -267,5 +255,192 @@ impl Tracker {
                 }
             })
             .collect()
+    }
+}
+
+/// The parts of Works and Deployments the bench reads. Its watches run in the control plane's
+/// process, so their decoding counts as control-plane CPU: decoded as `Work` and `Deployment`,
+/// every managed-fields tree, pod template and manifest status of every event was built and
+/// dropped. These types read the few members [`Tracker`] looks at and skip the rest.
+mod slim {
+    use std::borrow::Cow;
+
+    use k8s_openapi::NamespaceResourceScope;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use serde::{Deserialize, Deserializer};
+
+    use super::{Deployment, Work};
+
+    /// `metadata` as far as the watch (its resource version) and the bench read it.
+    fn metadata<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ObjectMeta, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Meta {
+            name: Option<String>,
+            namespace: Option<String>,
+            resource_version: Option<String>,
+            generation: Option<i64>,
+        }
+        let meta = Meta::deserialize(deserializer)?;
+        Ok(ObjectMeta {
+            name: meta.name,
+            namespace: meta.namespace,
+            resource_version: meta.resource_version,
+            generation: meta.generation,
+            ..ObjectMeta::default()
+        })
+    }
+
+    /// Implements `kube::Resource` as the full type `$full` does.
+    macro_rules! resource_like {
+        ($slim:ty, $full:ty) => {
+            impl kube::Resource for $slim {
+                type DynamicType = ();
+                type Scope = NamespaceResourceScope;
+
+                fn kind(dt: &()) -> Cow<'_, str> {
+                    <$full as kube::Resource>::kind(dt)
+                }
+
+                fn group(dt: &()) -> Cow<'_, str> {
+                    <$full as kube::Resource>::group(dt)
+                }
+
+                fn version(dt: &()) -> Cow<'_, str> {
+                    <$full as kube::Resource>::version(dt)
+                }
+
+                fn plural(dt: &()) -> Cow<'_, str> {
+                    <$full as kube::Resource>::plural(dt)
+                }
+
+                fn meta(&self) -> &ObjectMeta {
+                    &self.metadata
+                }
+
+                fn meta_mut(&mut self) -> &mut ObjectMeta {
+                    &mut self.metadata
+                }
+            }
+        };
+    }
+
+    #[derive(Debug, Clone, Deserialize)]
+    pub struct SlimWork {
+        #[serde(deserialize_with = "metadata")]
+        pub metadata: ObjectMeta,
+        #[serde(default)]
+        pub spec: WorkSpec,
+        #[serde(default)]
+        pub status: WorkStatus,
+    }
+    resource_like!(SlimWork, Work);
+
+    #[derive(Debug, Clone, Default, Deserialize)]
+    pub struct WorkSpec {
+        #[serde(default)]
+        pub workload: Workload,
+    }
+
+    #[derive(Debug, Clone, Default, Deserialize)]
+    pub struct Workload {
+        #[serde(default)]
+        pub manifests: Vec<Manifest>,
+    }
+
+    /// A manifest's kind, name and replicas.
+    #[derive(Debug, Clone, Default, Deserialize)]
+    pub struct Manifest {
+        #[serde(default)]
+        pub kind: String,
+        #[serde(default)]
+        pub metadata: Named,
+        #[serde(default)]
+        pub spec: Replicas,
+    }
+
+    #[derive(Debug, Clone, Default, Deserialize)]
+    pub struct Named {
+        #[serde(default)]
+        pub namespace: String,
+        #[serde(default)]
+        pub name: String,
+    }
+
+    #[derive(Debug, Clone, Default, Deserialize)]
+    pub struct Replicas {
+        pub replicas: Option<i64>,
+    }
+
+    #[derive(Debug, Clone, Default, Deserialize)]
+    pub struct WorkStatus {
+        #[serde(default)]
+        pub conditions: Vec<Condition>,
+    }
+
+    #[derive(Debug, Clone, Deserialize)]
+    pub struct Condition {
+        #[serde(rename = "type")]
+        pub type_: String,
+        pub status: String,
+    }
+
+    #[derive(Debug, Clone, Deserialize)]
+    pub struct SlimDeployment {
+        #[serde(deserialize_with = "metadata")]
+        pub metadata: ObjectMeta,
+        #[serde(default)]
+        pub status: DeploymentStatus,
+    }
+    resource_like!(SlimDeployment, Deployment);
+
+    #[derive(Debug, Clone, Default, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct DeploymentStatus {
+        pub ready_replicas: Option<i32>,
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn a_work_and_a_deployment_read_as_the_bench_needs_them() {
+            let work: SlimWork = serde_json::from_value(serde_json::json!({
+                "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
+                "metadata": {"name": "w", "namespace": "karmada-es-m1", "resourceVersion": "7",
+                    "generation": 2, "managedFields": [{"manager": "x", "fieldsV1": {"f:spec": {}}}]},
+                "spec": {"workload": {"manifests": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                    "metadata": {"name": "web", "namespace": "default"},
+                    "spec": {"replicas": 3, "template": {"spec": {"containers": []}}}}]}},
+                "status": {"conditions": [{"type": "Applied", "status": "True", "reason": "r",
+                    "message": "", "lastTransitionTime": "2026-12-06T00:00:00Z"}],
+                    "manifestStatuses": [{"identifier": {}, "status": {"replicas": 3}}]},
+            }))
+            .expect("a Work");
+            assert_eq!(work.metadata.resource_version.as_deref(), Some("7"));
+            assert_eq!(work.metadata.generation, Some(2));
+            let manifest = &work.spec.workload.manifests[0];
+            assert_eq!(
+                (manifest.kind.as_str(), manifest.metadata.namespace.as_str()),
+                ("Deployment", "default")
+            );
+            assert_eq!(manifest.spec.replicas, Some(3));
+            assert!(super::super::condition_true(&work, "Applied"));
+            assert!(!super::super::condition_true(&work, "Available"));
+
+            let deployment: SlimDeployment = serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "web", "namespace": "default", "resourceVersion": "9"},
+                "spec": {"replicas": 3},
+                "status": {"readyReplicas": 2, "replicas": 3},
+            }))
+            .expect("a Deployment");
+            assert_eq!(deployment.status.ready_replicas, Some(2));
+            assert_eq!(
+                <SlimDeployment as kube::Resource>::plural(&()),
+                "deployments"
+            );
+            assert_eq!(<SlimWork as kube::Resource>::group(&()), "work.karmada.io");
+        }
     }
 }
