@@ -444,6 +444,7 @@ impl Detector {
         if preempted {
             // A preemption only moves the claim; the binding follows as for any claim change.
             let result = self.patch_template(key, &claim.claim_patch()).await;
+            self.metrics.count_preemption(result.is_ok());
             if let Some(previous) = &current {
                 let (type_, reason, note) =
                     preemption_event(&claim, previous, result.as_ref().err());

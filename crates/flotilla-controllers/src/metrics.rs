@@ -132,6 +132,7 @@ pub struct Metrics {
     pub match_policy_duration: Histogram,
     pub apply_policy_duration: Family<ResultLabels, Histogram, fn() -> Histogram>,
     pub policy_apply_attempts: Family<ResultLabels, Counter>,
+    pub policy_preemption: Family<ResultLabels, Counter>,
     pub sync_work_duration: Family<ResultLabels, Histogram, fn() -> Histogram>,
     pub sync_workload_duration: Family<ResultLabels, Histogram, fn() -> Histogram>,
     pub create_resource: Family<ResourceLabels, Counter>,
@@ -166,6 +167,7 @@ impl Default for Metrics {
             match_policy_duration: karmada_histogram(),
             apply_policy_duration: Family::new_with_constructor(karmada_histogram),
             policy_apply_attempts: Family::default(),
+            policy_preemption: Family::default(),
             sync_work_duration: Family::new_with_constructor(karmada_histogram),
             sync_workload_duration: Family::new_with_constructor(karmada_histogram),
             create_resource: Family::default(),
@@ -206,6 +208,11 @@ impl Metrics {
             self.sync_work_duration.clone(),
         );
         karmada.register(
+            "policy_preemption",
+            "Number of preemptions of a resource template's claiming policy. By the result, 'error' means the preempting policy failed to claim the template. Otherwise 'success'.",
+            self.policy_preemption.clone(),
+        );
+        karmada.register(
             "propagation_latency_seconds",
             "Seconds from the resource detector observing a new generation of a workload template to every target member running an object of that generation (the binding FullyApplied and each member reporting resourceTemplateGeneration at least that generation).",
             self.propagation_latency.clone(),
@@ -235,6 +242,11 @@ impl Metrics {
             "binding_sync_work_duration_seconds",
             "Same as karmada_binding_sync_work_duration_seconds (Karmada's unprefixed name).",
             self.sync_work_duration.clone(),
+        );
+        registry.register(
+            "policy_preemption",
+            "Same as karmada_policy_preemption_total (Karmada's unprefixed name).",
+            self.policy_preemption.clone(),
         );
     }
 
@@ -282,6 +294,13 @@ impl Metrics {
         self.apply_policy_duration
             .get_or_create(&labels)
             .observe(elapsed.as_secs_f64());
+    }
+
+    /// The detector moved a template's claim to a preempting policy (or failed to).
+    pub fn count_preemption(&self, ok: bool) {
+        self.policy_preemption
+            .get_or_create(&ResultLabels::of(ok))
+            .inc();
     }
 
     /// The binding controller synced (or failed to sync) a binding's Works.

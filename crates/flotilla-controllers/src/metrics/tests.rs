@@ -38,11 +38,17 @@ fn policy_and_work_metrics_carry_karmadas_names_labels_and_buckets() {
     metrics.observe_apply_policy(false, Duration::from_millis(5));
     metrics.observe_sync_work(true, Duration::from_millis(1));
     metrics.observe_sync_workload(false, Duration::from_secs(3));
+    metrics.count_preemption(true);
     let text = encoded(&metrics);
     has(
         &text,
         "karmada_policy_apply_attempts_total{result=\"success\"} 2",
     );
+    has(
+        &text,
+        "karmada_policy_preemption_total{result=\"success\"} 1",
+    );
+    has(&text, "policy_preemption_total{result=\"success\"} 1");
     has(
         &text,
         "karmada_policy_apply_attempts_total{result=\"error\"} 1",
