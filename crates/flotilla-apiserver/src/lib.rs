@@ -63,6 +63,7 @@ pub struct Builder {
     untracked_writers: Vec<String>,
     event_ttl: Duration,
     compact_storage: bool,
+    deletion_protection: bool,
 }
 
 /// A started API server; dropping it stops the watch cache feeder.
@@ -116,6 +117,7 @@ impl Builder {
             cluster_proxy: None,
             untracked_writers: Vec::new(),
             compact_storage: false,
+            deletion_protection: true,
             event_ttl: events::ttl::DEFAULT_TTL,
         }
     }
@@ -192,6 +194,15 @@ impl Builder {
     /// the same JSON. The dictionaries live in the process, so only a store that does not
     /// outlive it can hold this form: [`Builder::start`] refuses a durable store. The
     /// simulator's clusters set it (docs/sim.md).
+    /// A member cluster's API server: deletes of objects labelled
+    /// `resourcetemplate.karmada.io/deletion-protected: Always` are not refused. Karmada's
+    /// resource-deletion-protection webhook serves its control plane only; the objects it
+    /// propagates carry the label into members, where they must stay deletable.
+    pub fn without_deletion_protection(mut self) -> Self {
+        self.deletion_protection = false;
+        self
+    }
+
     pub fn compact_storage(mut self) -> Self {
         self.compact_storage = true;
         self
@@ -239,6 +250,7 @@ impl Builder {
         }
         let mut registry = Registry::new(self.store, Catalog::with_builtins(), cache, self.clock);
         registry.compact = self.compact_storage;
+        registry.deletion_protection = self.deletion_protection;
         let namespaces = registry
             .catalog()
             .get("", "v1", "namespaces")

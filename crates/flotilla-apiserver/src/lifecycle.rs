@@ -105,7 +105,13 @@ async fn finalize(registry: &Registry, namespace: &str) {
                     .await
                     && error.code != 404
                 {
-                    tracing::warn!(%error, resource = %info.plural, name, "cannot delete namespace content");
+                    if error.code == 403 {
+                        // Protected (`resourcetemplate.karmada.io/deletion-protected`): the
+                        // namespace stays Terminating until the label goes; said once a pass.
+                        tracing::debug!(%error, resource = %info.plural, name, "namespace content is protected");
+                    } else {
+                        tracing::warn!(%error, resource = %info.plural, name, "cannot delete namespace content");
+                    }
                 }
             }
         }

@@ -64,6 +64,10 @@ pub struct Registry {
     /// Objects are stored in the compact form ([`object::compact`]); only for a store that
     /// lives no longer than the process ([`crate::Builder::compact_storage`]).
     pub(crate) compact: bool,
+    /// Deletes of objects labelled `resourcetemplate.karmada.io/deletion-protected: Always`
+    /// are refused (Karmada's resource-deletion-protection webhook; see
+    /// [`crate::Builder::without_deletion_protection`]).
+    pub(crate) deletion_protection: bool,
 }
 
 impl Registry {
@@ -81,6 +85,7 @@ impl Registry {
             namespace_fence: Arc::new(AtomicI64::new(0)),
             recent_writes: Arc::default(),
             compact: false,
+            deletion_protection: false,
         }
     }
 

@@ -163,6 +163,7 @@ impl SimCluster {
         // A smaller resume window than a control plane's: a hundred clusters each keeping 100,000
         // superseded versions would dominate the process, and our watchers are in-process.
         let mut builder = flotilla_apiserver::Builder::new(store)
+            .without_deletion_protection()
             .cache_window(CACHE_WINDOW)
             .cache_window_age(HISTORY_WINDOW)
             .root_ca(pki.ca_cert_pem());

@@ -54,6 +54,35 @@ impl DeleteOptions {
     }
 }
 
+/// The label that protects an object from deletion (with the value `Always`), Karmada's
+/// `resourcetemplate.karmada.io/deletion-protected`.
+pub const DELETION_PROTECTION_LABEL: &str = "resourcetemplate.karmada.io/deletion-protected";
+
+/// Refuses the delete of a protected object as Karmada does: Clusters through their registry
+/// (`clusters.cluster.karmada.io "m1" is forbidden: …`), everything else through its
+/// `resourcedeletionprotection.karmada.io` webhook; 403 either way. Whoever deletes (a user,
+/// the namespace controller emptying a namespace, the garbage collector) is refused alike, so
+/// a namespace holding a protected object stays `Terminating`.
+fn check_deletion_protection(info: &ResourceInfo, obj: &Value, name: &str) -> Result<(), ApiError> {
+    if obj["metadata"]["labels"][DELETION_PROTECTION_LABEL] != "Always" {
+        return Ok(());
+    }
+    let reason = format!(
+        "This resource is protected, please make sure to remove the label: {DELETION_PROTECTION_LABEL}"
+    );
+    let message = if info.group == "cluster.karmada.io" && info.kind == "Cluster" {
+        format!(
+            "{}.{} {name:?} is forbidden: {reason}",
+            info.plural, info.group
+        )
+    } else {
+        format!(
+            "admission webhook \"resourcedeletionprotection.karmada.io\" denied the request: {reason}"
+        )
+    };
+    Err(ApiError::forbidden(message))
+}
+
 impl Registry {
     /// Deletes an object: at once when nothing holds it, else marks it with a deletion
     /// timestamp and leaves it to its finalizers. Returns the object and whether it is gone.
@@ -68,6 +97,9 @@ impl Registry {
             let current = self.read_kv(info, namespace, name).await?;
             let mut obj = object::decode(&current)?;
             crate::conversion::to_served(info, &mut obj);
+            if self.deletion_protection {
+                check_deletion_protection(info, &obj, name)?;
+            }
             if let Some(uid) = &options.precondition_uid
                 && object::meta_str(&obj, "uid") != Some(uid.as_str())
             {

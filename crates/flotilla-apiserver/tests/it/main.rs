@@ -7,6 +7,7 @@ mod auth;
 mod compact;
 mod crd;
 mod defaults;
+mod deletion_protection;
 mod discovery;
 mod escalation;
 mod event_ttl;
