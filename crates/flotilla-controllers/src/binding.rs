@@ -376,6 +376,17 @@ impl BindingController {
             let work = match render::render_work(&template, &input) {
                 Ok(work) => work,
                 Err(source) => {
+                    if let Some(note) =
+                        override_failure_note(&source, &resource.namespace, cluster_name)
+                    {
+                        self.template_event(
+                            &template,
+                            EventType::Warning,
+                            "ApplyOverridePolicyFailed",
+                            note,
+                        )
+                        .await;
+                    }
                     failures.push(SyncError::Render {
                         cluster: cluster_name.clone(),
                         source,
@@ -414,20 +425,13 @@ impl BindingController {
         }
         // Karmada's override manager reports each policy it applied, on the template.
         for note in overridden {
-            let event = Event {
-                type_: EventType::Normal,
-                reason: "ApplyOverridePolicySucceed".to_owned(),
-                note: Some(note),
-                action: "ApplyOverridePolicy".to_owned(),
-                secondary: None,
-            };
-            if let Err(error) = self
-                .recorder
-                .publish(&event, &template_reference(&template))
-                .await
-            {
-                debug!(%error, "publishing an event failed");
-            }
+            self.template_event(
+                &template,
+                EventType::Normal,
+                "ApplyOverridePolicySucceed",
+                note,
+            )
+            .await;
         }
         if !written.is_empty() {
             self.publish(
@@ -444,6 +448,24 @@ impl BindingController {
             .await;
         }
         Ok(())
+    }
+
+    /// An override manager's event on the template (`ApplyOverridePolicy…`).
+    async fn template_event(&self, template: &Value, type_: EventType, reason: &str, note: String) {
+        let event = Event {
+            type_,
+            reason: reason.to_owned(),
+            note: Some(note),
+            action: "ApplyOverridePolicy".to_owned(),
+            secondary: None,
+        };
+        if let Err(error) = self
+            .recorder
+            .publish(&event, &template_reference(template))
+            .await
+        {
+            debug!(%error, "publishing an event failed");
+        }
     }
 
     async fn remove_finalizer(&self, binding: &BindingView) -> Result<(), SyncError> {
@@ -557,6 +579,28 @@ pub fn binding_reference(binding: &BindingView) -> k8s_openapi::api::core::v1::O
         uid: binding.metadata.uid.clone(),
         ..Default::default()
     }
+}
+
+/// The `ApplyOverridePolicyFailed` message of a policy that could not be applied, worded as
+/// Karmada's override manager words it.
+fn override_failure_note(
+    error: &render::RenderError,
+    namespace: &str,
+    cluster: &str,
+) -> Option<String> {
+    let render::RenderError::Override(crate::overrides::OverrideError::Apply {
+        policy,
+        cluster_policy,
+        ..
+    }) = error
+    else {
+        return None;
+    };
+    Some(if *cluster_policy {
+        format!("Apply cluster override policy({policy}) for cluster({cluster}) failed.")
+    } else {
+        format!("Apply override policy({namespace}/{policy}) for cluster({cluster}) failed.")
+    })
 }
 
 /// The `ApplyOverridePolicySucceed` messages for the policies recorded on a rendered Work

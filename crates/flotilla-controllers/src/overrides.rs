@@ -8,6 +8,7 @@
 //! more specific policy is applied later and wins. Within one rule: image → command → args →
 //! labels → annotations → field → plaintext.
 
+mod go_json;
 mod image;
 mod ops;
 
@@ -19,7 +20,7 @@ use serde_json::Value;
 
 use crate::detector::matching::{ImplicitPriority, selectors_priority};
 
-pub use image::ImageComponents;
+pub use image::{ImageComponents, ImageError, ReferenceError};
 
 /// Annotation on a Work: the OverridePolicies applied (JSON list of `{policyName, overriders}`).
 pub const ANNOTATION_APPLIED_OVERRIDES: &str = "policy.karmada.io/applied-overrides";
@@ -31,7 +32,12 @@ pub const ANNOTATION_APPLIED_CLUSTER_OVERRIDES: &str =
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OverrideError {
     #[error("policy {policy}: {message}")]
-    Apply { policy: String, message: String },
+    Apply {
+        policy: String,
+        /// A ClusterOverridePolicy (else an OverridePolicy of the object's namespace).
+        cluster_policy: bool,
+        message: String,
+    },
 }
 
 /// What was applied, for the Work's annotations (each list sorted by policy name).
@@ -42,11 +48,11 @@ pub struct AppliedOverrides {
 }
 
 impl AppliedOverrides {
-    /// The annotation values (`None` when nothing of that kind applied).
+    /// The annotation values (`None` when nothing of that kind applied), written as Go's
+    /// `encoding/json` writes Karmada's types.
     pub fn annotations(&self) -> [(&'static str, Option<String>); 2] {
-        let render = |list: &[OverridePolicyShadow]| {
-            (!list.is_empty()).then(|| serde_json::to_string(list).unwrap_or_default())
-        };
+        let render =
+            |list: &[OverridePolicyShadow]| (!list.is_empty()).then(|| go_json::shadows(list));
         [
             (ANNOTATION_APPLIED_CLUSTER_OVERRIDES, render(&self.cluster)),
             (ANNOTATION_APPLIED_OVERRIDES, render(&self.namespaced)),
@@ -103,18 +109,14 @@ pub fn matching_policies<'a>(
 }
 
 /// The overriders of `policy` for `cluster`: one entry per matching rule (the deprecated
-/// `targetCluster` + `overriders` pair counts as one rule).
+/// `targetCluster` + `overriders` pair counts as one rule, also when it is empty).
 pub fn overriders_for(policy: PolicyRef<'_>, cluster: &Cluster) -> Vec<OverridePolicyShadow> {
     let spec = policy.spec;
-    let legacy;
+    // Without rules, the deprecated pair is the one rule, even with no overriders: the policy is
+    // still recorded as applied.
     let rules: Vec<(Option<&flotilla_api::karmada::ClusterAffinity>, &Overriders)> =
         if spec.override_rules.is_empty() {
-            legacy = [(spec.target_cluster.as_ref(), &spec.overriders)];
-            if spec.overriders.is_empty() {
-                Vec::new()
-            } else {
-                legacy.to_vec()
-            }
+            vec![(spec.target_cluster.as_ref(), &spec.overriders)]
         } else {
             spec.override_rules
                 .iter()
@@ -141,14 +143,14 @@ pub fn apply_overrides<'a>(
 ) -> Result<AppliedOverrides, OverrideError> {
     let mut applied = AppliedOverrides::default();
     let cluster_matched = matching_policies(object, cluster_policies);
-    applied.cluster = apply_set(object, cluster, &cluster_matched)?;
+    applied.cluster = apply_set(object, cluster, &cluster_matched, true)?;
     let namespaced = object
         .pointer("/metadata/namespace")
         .and_then(Value::as_str)
         .is_some_and(|ns| !ns.is_empty());
     if namespaced {
         let matched = matching_policies(object, policies);
-        applied.namespaced = apply_set(object, cluster, &matched)?;
+        applied.namespaced = apply_set(object, cluster, &matched, false)?;
     }
     Ok(applied)
 }
@@ -157,6 +159,7 @@ fn apply_set(
     object: &mut Value,
     cluster: &Cluster,
     policies: &[PolicyRef<'_>],
+    cluster_policy: bool,
 ) -> Result<Vec<OverridePolicyShadow>, OverrideError> {
     let mut applied = Vec::new();
     for policy in policies {
@@ -164,6 +167,7 @@ fn apply_set(
             apply_overriders(object, &shadow.overriders).map_err(|message| {
                 OverrideError::Apply {
                     policy: policy.name.to_owned(),
+                    cluster_policy,
                     message,
                 }
             })?;
@@ -177,7 +181,7 @@ fn apply_set(
 /// Applies one rule's overriders in Karmada's fixed order.
 pub fn apply_overriders(object: &mut Value, overriders: &Overriders) -> Result<(), String> {
     for overrider in &overriders.image_overrider {
-        image::apply(object, overrider)?;
+        image::apply(object, overrider).map_err(|e| e.to_string())?;
     }
     for overrider in &overriders.command_overrider {
         ops::command_args(object, overrider, "command")?;

@@ -9,6 +9,9 @@ mod world;
 #[path = "propagation/claims.rs"]
 mod claims;
 
+#[path = "propagation/override_events.rs"]
+mod override_events;
+
 use std::collections::BTreeMap;
 
 use flotilla_api::karmada::names::work_name;

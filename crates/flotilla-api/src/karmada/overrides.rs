@@ -1,6 +1,7 @@
 //! `policy.karmada.io/v1alpha1` `OverridePolicy` and `ClusterOverridePolicy`: per-cluster changes
-//! to a resource on its way to members. Field order of [`Overriders`] is Go's, so the
-//! `policy.karmada.io/applied-overrides` annotation serializes byte-identically.
+//! to a resource on its way to members. Field order and omissions of [`Overriders`] and its parts
+//! are Go's (`omitempty` where Go has it and it takes effect), so the
+//! `policy.karmada.io/applied-overrides` annotation serializes as Karmada writes it.
 
 use std::collections::BTreeMap;
 
@@ -143,8 +144,9 @@ pub struct PlaintextOverrider {
     /// `add`, `remove` or `replace`.
     #[serde(default)]
     pub operator: String,
-    /// The value (`add`, `replace`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The value (`add`, `replace`); written as `null` when absent, as Go writes its
+    /// `apiextensionsv1.JSON` (which `omitempty` does not drop).
+    #[serde(default)]
     pub value: Option<Value>,
 }
 
@@ -194,8 +196,8 @@ pub struct LabelAnnotationOverrider {
     /// `add`, `remove` or `replace`.
     #[serde(default)]
     pub operator: String,
-    /// Keys and values.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    /// Keys and values (required; written as `{}` when empty).
+    #[serde(default)]
     pub value: BTreeMap<String, String>,
 }
 
@@ -224,8 +226,8 @@ pub struct SubPathOperation {
     /// `add`, `remove` or `replace`.
     #[serde(default)]
     pub operator: String,
-    /// The value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The value; written as `null` when absent, as Go writes its `apiextensionsv1.JSON`.
+    #[serde(default)]
     pub value: Option<Value>,
 }
 
@@ -237,4 +239,33 @@ pub struct OverridePolicyShadow {
     pub policy_name: String,
     /// What it contributed.
     pub overriders: Overriders,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn values_serialize_with_gos_omissions() {
+        let overriders: Overriders = serde_json::from_value(json!({
+            "plaintext": [{"path": "/a", "operator": "remove", "value": null}],
+            "imageOverrider": [{"component": "Tag", "operator": "remove"}],
+            "commandOverrider": [{"containerName": "c", "operator": "add"}],
+            "labelsOverrider": [{"operator": "add", "value": {}}],
+            "fieldOverrider": [{"fieldPath": "/f", "yaml": [{"subPath": "/s", "operator": "remove"}]}]}))
+        .expect("overriders");
+        assert_eq!(overriders.plaintext[0].value, None);
+        assert_eq!(
+            serde_json::to_string(&overriders).expect("serializes"),
+            concat!(
+                r#"{"plaintext":[{"path":"/a","operator":"remove","value":null}],"#,
+                r#""imageOverrider":[{"component":"Tag","operator":"remove"}],"#,
+                r#""commandOverrider":[{"containerName":"c","operator":"add"}],"#,
+                r#""labelsOverrider":[{"operator":"add","value":{}}],"#,
+                r#""fieldOverrider":[{"fieldPath":"/f","yaml":[{"subPath":"/s","operator":"remove","value":null}]}]}"#
+            )
+        );
+    }
 }

@@ -1,10 +1,19 @@
 //! `AggregateStatus`: the template's status computed from the members' reflected statuses
 //! (`binding.status.aggregatedStatus`), per kind (reference §5.2). Each function returns the
 //! whole new `.status`; the caller writes it only when it differs from the current one.
+//!
+//! Which fields of the template's current status survive follows Karmada: the workloads
+//! (Deployment, ReplicaSet, StatefulSet, DaemonSet) and CronJob only overwrite the fields they
+//! aggregate; every other kind gets a new status. Fields are written as Go encodes the
+//! Kubernetes types (a zero counter without `omitempty` is written, one with it is left out).
+//! Malformed member statuses never fail: a field of the wrong type counts as absent.
+
+mod load_balancer;
 
 use std::collections::BTreeSet;
 
 use flotilla_api::karmada::AggregatedStatusItem;
+use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
 /// One member's item with its reflected status parsed (bindings hold it as JSON text).
@@ -15,6 +24,15 @@ struct Item<'a> {
 
 /// The new status of `template`, or `None` when its kind has no aggregation hook.
 pub fn aggregate_status(template: &Value, items: &[AggregatedStatusItem]) -> Option<Value> {
+    aggregate_status_at(template, items, Timestamp::now())
+}
+
+/// [`aggregate_status`] with `now` as the time of the conditions it adds (Job).
+fn aggregate_status_at(
+    template: &Value,
+    items: &[AggregatedStatusItem],
+    now: Timestamp,
+) -> Option<Value> {
     let items: Vec<Item<'_>> = items
         .iter()
         .map(|item| Item {
@@ -67,7 +85,7 @@ pub fn aggregate_status(template: &Value, items: &[AggregatedStatusItem]) -> Opt
                 ("readyReplicas", true),
                 ("currentReplicas", true),
                 ("updatedReplicas", true),
-                ("availableReplicas", true),
+                ("availableReplicas", false),
             ],
             GenerationRule::MemberGeneration,
         ),
@@ -90,32 +108,17 @@ pub fn aggregate_status(template: &Value, items: &[AggregatedStatusItem]) -> Opt
             if template.pointer("/spec/type").and_then(Value::as_str) != Some("LoadBalancer") {
                 return None;
             }
-            load_balancer(&old, items)
+            load_balancer::service(items)
         }
-        ("networking.k8s.io/v1", "Ingress") => load_balancer(&old, items),
-        ("batch/v1", "Job") => job(&old, items)?,
+        ("networking.k8s.io/v1", "Ingress") => load_balancer::ingress(items),
+        ("batch/v1", "Job") => job(&old, items, now),
         ("batch/v1", "CronJob") => cron_job(&old, items),
-        ("v1", "Pod") => pod(&old, items),
-        ("v1", "PersistentVolumeClaim") => pvc(&old, items),
-        ("policy/v1", "PodDisruptionBudget") => {
-            let mut status = old.as_object().cloned().unwrap_or_default();
-            for field in [
-                "currentHealthy",
-                "desiredHealthy",
-                "disruptionsAllowed",
-                "expectedPods",
-            ] {
-                status.insert(field.into(), json!(sum(items, field)));
-            }
-            Value::Object(status)
-        }
-        ("autoscaling/v2" | "autoscaling/v1", "HorizontalPodAutoscaler") => {
-            let mut status = old.as_object().cloned().unwrap_or_default();
-            for field in ["currentReplicas", "desiredReplicas"] {
-                status.insert(field.into(), json!(sum(items, field)));
-            }
-            Value::Object(status)
-        }
+        ("v1", "Pod") => pod(items),
+        ("v1", "PersistentVolume") => persistent_volume(items),
+        ("v1", "PersistentVolumeClaim") => pvc(items),
+        ("policy/v1", "PodDisruptionBudget") => pod_disruption_budget(items),
+        // Karmada has no hook for autoscaling/v1 (nor v2beta*).
+        ("autoscaling/v2", "HorizontalPodAutoscaler") => horizontal_pod_autoscaler(items),
         _ => return None,
     };
     Some(out)
@@ -130,7 +133,32 @@ fn int(status: &Value, field: &str) -> i64 {
 }
 
 fn sum(items: &[Item<'_>], field: &str) -> i64 {
-    statuses(items).map(|s| int(s, field)).sum()
+    statuses(items)
+        .map(|s| int(s, field))
+        .fold(0, i64::saturating_add)
+}
+
+fn str_field<'a>(status: &'a Value, field: &str) -> Option<&'a str> {
+    status.get(field).and_then(Value::as_str)
+}
+
+/// A `metav1.Time` field; one that does not parse counts as absent.
+fn timestamp(status: &Value, field: &str) -> Option<Timestamp> {
+    str_field(status, field)?.parse().ok()
+}
+
+/// How Go encodes a `metav1.Time`: RFC 3339 in UTC, whole seconds.
+fn format_time(time: Timestamp) -> String {
+    time.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// Sets `field` to `value`, or removes it when zero and Go's field has `omitempty`.
+fn put_counter(status: &mut Map<String, Value>, field: &str, value: i64, omit_empty: bool) {
+    if value == 0 && omit_empty {
+        status.remove(field);
+    } else {
+        status.insert(field.into(), json!(value));
+    }
 }
 
 /// How `observedGeneration` is advanced.
@@ -143,8 +171,10 @@ enum GenerationRule {
     MemberGeneration,
 }
 
-/// Sums of `fields` (`true`: omitted when zero, as Go's `omitempty`); `observedGeneration`
-/// becomes the template generation only when every item (nil statuses included) caught up.
+/// The template's status with `fields` replaced by the members' sums (`true`: omitted when
+/// zero, as Go's `omitempty`); its other fields (conditions, revisions…) are kept.
+/// `observedGeneration` becomes the template generation only when every item (nil statuses
+/// included) caught up.
 fn counters(
     old: &Value,
     items: &[Item<'_>],
@@ -171,118 +201,119 @@ fn counters(
     } else {
         int(old, "observedGeneration")
     };
-    let mut status = Map::new();
-    if observed != 0 {
-        status.insert("observedGeneration".into(), json!(observed));
-    }
-    for (field, omit_empty) in fields {
-        let total = sum(items, field);
-        if total != 0 || !omit_empty {
-            status.insert((*field).into(), json!(total));
-        }
-    }
-    Value::Object(status)
-}
-
-/// Service (LoadBalancer) and Ingress: the union of the members' `loadBalancer.ingress`,
-/// de-duplicated and sorted.
-fn load_balancer(old: &Value, items: &[Item<'_>]) -> Value {
-    let mut seen = BTreeSet::new();
-    let mut ingress = Vec::new();
-    for status in statuses(items) {
-        for entry in status
-            .pointer("/loadBalancer/ingress")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let key = serde_json::to_string(entry).unwrap_or_default();
-            if seen.insert(key.clone()) {
-                ingress.push((key, entry.clone()));
-            }
-        }
-    }
-    ingress.sort_by(|a, b| a.0.cmp(&b.0));
     let mut status = old.as_object().cloned().unwrap_or_default();
-    let entries: Vec<Value> = ingress.into_iter().map(|(_, v)| v).collect();
-    status.insert(
-        "loadBalancer".into(),
-        if entries.is_empty() {
-            json!({})
-        } else {
-            json!({"ingress": entries})
-        },
-    );
+    put_counter(&mut status, "observedGeneration", observed, true);
+    for (field, omit_empty) in fields {
+        put_counter(&mut status, field, sum(items, field), *omit_empty);
+    }
     Value::Object(status)
 }
 
 fn has_condition(status: &Value, kind: &str) -> bool {
+    conditions(status)
+        .any(|c| str_field(c, "type") == Some(kind) && str_field(c, "status") == Some("True"))
+}
+
+fn conditions(status: &Value) -> impl Iterator<Item = &Value> {
     status
         .get("conditions")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .any(|c| {
-            c.get("type").and_then(Value::as_str) == Some(kind)
-                && c.get("status").and_then(Value::as_str) == Some("True")
-        })
 }
 
-/// Job: unless the template already finished, Σ active/succeeded/failed, the earliest start,
-/// the latest completion; `Failed` when any member failed, `Complete` when all completed.
-fn job(old: &Value, items: &[Item<'_>]) -> Option<Value> {
-    if has_condition(old, "Complete") || has_condition(old, "Failed") {
-        return Some(old.clone());
+/// `Complete` or `Failed`: the first such condition that is True.
+fn job_finished(status: &Value) -> Option<&str> {
+    conditions(status).find_map(|c| {
+        let kind = str_field(c, "type")?;
+        (matches!(kind, "Complete" | "Failed") && str_field(c, "status") == Some("True"))
+            .then_some(kind)
+    })
+}
+
+/// Job (a new status unless the template already finished, then left as it is): Σ active,
+/// succeeded and failed; `Failed` naming the members whose Job failed; `Complete` when every
+/// member completed, and `SuccessCriteriaMet` when moreover all of them report it. The
+/// template's own `startTime` is kept, else the earliest once every member started;
+/// `completionTime` is the latest once every member has one.
+fn job(old: &Value, items: &[Item<'_>], now: Timestamp) -> Value {
+    if job_finished(old).is_some() {
+        return old.clone();
     }
-    let mut status = Map::new();
-    let time = |s: &Value, f: &str| s.get(f).and_then(Value::as_str).map(str::to_owned);
-    let start = statuses(items).filter_map(|s| time(s, "startTime")).min();
-    let completion = statuses(items)
-        .filter_map(|s| time(s, "completionTime"))
-        .max();
     let mut failed_clusters = Vec::new();
-    let mut complete = 0;
+    let (mut complete, mut criteria_met, mut started, mut completed) = (0, 0, 0, 0);
+    let mut start: Option<Timestamp> = None;
+    let mut completion: Option<Timestamp> = None;
     for item in items {
-        if let Some(s) = &item.status {
-            if has_condition(s, "Failed") {
-                failed_clusters.push(item.cluster_name.to_owned());
-            }
-            if has_condition(s, "Complete") {
-                complete += 1;
-            }
+        let Some(s) = &item.status else { continue };
+        match job_finished(s) {
+            Some("Complete") => complete += 1,
+            Some(_) => failed_clusters.push(item.cluster_name),
+            None => {}
+        }
+        if has_condition(s, "SuccessCriteriaMet") {
+            criteria_met += 1;
+        }
+        if let Some(time) = timestamp(s, "startTime") {
+            started += 1;
+            start = Some(start.map_or(time, |earliest| earliest.min(time)));
+        }
+        if let Some(time) = timestamp(s, "completionTime") {
+            completed += 1;
+            completion = Some(completion.map_or(time, |latest| latest.max(time)));
         }
     }
+    let now = format_time(now);
+    let condition = |kind: &str, reason: &str, message: String| {
+        json!({"type": kind, "status": "True", "lastProbeTime": now,
+            "lastTransitionTime": now, "reason": reason, "message": message})
+    };
     let mut conditions = Vec::new();
     if !failed_clusters.is_empty() {
-        conditions.push(json!({"type": "Failed", "status": "True", "reason": "JobFailed",
-            "message": format!("Job executed failed in member clusters {}", failed_clusters.join(","))}));
+        conditions.push(condition(
+            "Failed",
+            "JobFailed",
+            format!(
+                "Job executed failed in member clusters {}",
+                failed_clusters.join(",")
+            ),
+        ));
     }
-    let all_complete = !items.is_empty() && complete == items.len();
-    if all_complete {
-        conditions.push(
-            json!({"type": "Complete", "status": "True", "reason": "Completed",
-            "message": "Job completed"}),
-        );
+    if complete > 0 && complete == items.len() {
+        conditions.push(condition("Complete", "Completed", "Job completed".into()));
+        if criteria_met == items.len() {
+            conditions.push(condition(
+                "SuccessCriteriaMet",
+                "CompletionsReached",
+                "All member clusters have met success criteria".into(),
+            ));
+        }
     }
+    let mut status = Map::new();
     if !conditions.is_empty() {
         status.insert("conditions".into(), Value::Array(conditions));
     }
-    if let Some(start) = start {
-        status.insert("startTime".into(), json!(start));
-    }
-    if all_complete && let Some(completion) = completion {
-        status.insert("completionTime".into(), json!(completion));
-    }
-    for field in ["active", "succeeded", "failed"] {
-        let total = sum(items, field);
-        if total != 0 {
-            status.insert(field.into(), json!(total));
+    match old.get("startTime").filter(|t| !t.is_null()) {
+        Some(own) => {
+            status.insert("startTime".into(), own.clone());
+        }
+        None => {
+            if let Some(start) = start.filter(|_| started == items.len()) {
+                status.insert("startTime".into(), json!(format_time(start)));
+            }
         }
     }
-    Some(Value::Object(status))
+    if let Some(completion) = completion.filter(|_| completed == items.len()) {
+        status.insert("completionTime".into(), json!(format_time(completion)));
+    }
+    for field in ["active", "succeeded", "failed"] {
+        put_counter(&mut status, field, sum(items, field), true);
+    }
+    Value::Object(status)
 }
 
-/// CronJob: the members' active jobs concatenated, the latest schedule and success times.
+/// CronJob: the members' active jobs concatenated, the latest schedule and success times
+/// (removed when no member reports one).
 fn cron_job(old: &Value, items: &[Item<'_>]) -> Value {
     let mut status = old.as_object().cloned().unwrap_or_default();
     let active: Vec<Value> = statuses(items)
@@ -296,47 +327,58 @@ fn cron_job(old: &Value, items: &[Item<'_>]) -> Value {
         status.insert("active".into(), Value::Array(active));
     }
     for field in ["lastScheduleTime", "lastSuccessfulTime"] {
-        if let Some(latest) = statuses(items)
-            .filter_map(|s| s.get(field).and_then(Value::as_str))
-            .max()
-        {
-            status.insert(field.into(), json!(latest));
+        match statuses(items).filter_map(|s| timestamp(s, field)).max() {
+            Some(latest) => {
+                status.insert(field.into(), json!(format_time(latest)));
+            }
+            None => {
+                status.remove(field);
+            }
         }
     }
     Value::Object(status)
 }
 
-/// Pod: a phase from the set of member phases (missing ⇒ Pending), container statuses
-/// concatenated.
-fn pod(old: &Value, items: &[Item<'_>]) -> Value {
-    let phases: Vec<&str> = items
+/// The first of `precedence` among `phases`.
+fn first_phase<'a>(phases: &BTreeSet<&str>, precedence: &[&'a str]) -> Option<&'a str> {
+    precedence.iter().copied().find(|p| phases.contains(p))
+}
+
+/// Each member's phase (`""` when it has none); a member without a status counts as Pending.
+fn member_phases<'a>(items: &'a [Item<'_>]) -> BTreeSet<&'a str> {
+    items
         .iter()
-        .map(|i| {
-            i.status
-                .as_ref()
-                .and_then(|s| s.get("phase"))
-                .and_then(Value::as_str)
-                .unwrap_or("Pending")
+        .map(|i| match &i.status {
+            Some(s) => str_field(s, "phase").unwrap_or(""),
+            None => "Pending",
         })
-        .collect();
-    let phase = if phases.contains(&"Failed") {
-        "Failed"
-    } else if phases.contains(&"Pending") || phases.is_empty() {
-        "Pending"
-    } else if phases.iter().all(|p| *p == "Succeeded") {
-        "Succeeded"
-    } else if phases.contains(&"Unknown") {
-        "Unknown"
-    } else {
-        "Running"
-    };
-    let mut status = old.as_object().cloned().unwrap_or_default();
-    status.insert("phase".into(), json!(phase));
+        .collect()
+}
+
+fn with_phase(phase: Option<&str>) -> Map<String, Value> {
+    let mut status = Map::new();
+    if let Some(phase) = phase.filter(|p| !p.is_empty()) {
+        status.insert("phase".into(), json!(phase));
+    }
+    status
+}
+
+/// Pod (a new status): the phase by precedence Failed > Pending > Running > Succeeded
+/// (Unknown and unknown phases ignored; none left, as with no member listed ⇒ no phase), and
+/// every member's container and init container statuses reduced to `ready` and `state`.
+/// Karmada leaves the status alone only for a nil item list, which its status controller
+/// never passes (it always hands over the list it assembled, empty or not).
+fn pod(items: &[Item<'_>]) -> Value {
+    let phase = first_phase(
+        &member_phases(items),
+        &["Failed", "Pending", "Running", "Succeeded"],
+    );
+    let mut status = with_phase(phase);
     for field in ["containerStatuses", "initContainerStatuses"] {
         let all: Vec<Value> = statuses(items)
             .filter_map(|s| s.get(field).and_then(Value::as_array))
             .flatten()
-            .cloned()
+            .map(ready_and_state)
             .collect();
         if !all.is_empty() {
             status.insert(field.into(), Value::Array(all));
@@ -345,23 +387,103 @@ fn pod(old: &Value, items: &[Item<'_>]) -> Value {
     Value::Object(status)
 }
 
-/// PVC: `Lost` if any member lost it, `Bound` when all are bound, else `Pending`.
-fn pvc(old: &Value, items: &[Item<'_>]) -> Value {
-    let phases: Vec<&str> = statuses(items)
-        .filter_map(|s| s.get("phase").and_then(Value::as_str))
+/// A container status with only `ready` and `state`, encoded as Go encodes the rest of
+/// `ContainerStatus` left empty (its fields without `omitempty` are written).
+fn ready_and_state(container: &Value) -> Value {
+    let state: Map<String, Value> = container
+        .get("state")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter(|(key, value)| {
+            matches!(key.as_str(), "waiting" | "running" | "terminated") && !value.is_null()
+        })
+        .map(|(key, value)| (key.clone(), value.clone()))
         .collect();
-    let phase = if phases.contains(&"Lost") {
-        "Lost"
-    } else if !items.is_empty()
-        && phases.len() == items.len()
-        && phases.iter().all(|p| *p == "Bound")
-    {
-        "Bound"
-    } else {
-        "Pending"
-    };
-    let mut status = old.as_object().cloned().unwrap_or_default();
-    status.insert("phase".into(), json!(phase));
+    let ready = container
+        .get("ready")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    json!({"name": "", "state": state, "lastState": {}, "ready": ready, "restartCount": 0,
+        "image": "", "imageID": ""})
+}
+
+/// PersistentVolume (a new status): the phase by precedence Failed > Pending > Available >
+/// Bound > Released (a member without a status counts as Pending; none known ⇒ no phase).
+fn persistent_volume(items: &[Item<'_>]) -> Value {
+    let phase = first_phase(
+        &member_phases(items),
+        &["Failed", "Pending", "Available", "Bound", "Released"],
+    );
+    Value::Object(with_phase(phase))
+}
+
+/// PVC (a new status): `Lost` if any member lost it, else the last member phase that is not
+/// `Bound` (an empty one included), else `Bound` — members without a status are skipped.
+fn pvc(items: &[Item<'_>]) -> Value {
+    let mut phase = "Bound";
+    for status in statuses(items) {
+        let member = str_field(status, "phase").unwrap_or("");
+        if member == "Lost" {
+            phase = member;
+            break;
+        }
+        if member != "Bound" {
+            phase = member;
+        }
+    }
+    Value::Object(with_phase(Some(phase)))
+}
+
+/// PodDisruptionBudget (a new status): the counters summed and the disrupted pods merged
+/// under `<cluster>/<pod>`.
+fn pod_disruption_budget(items: &[Item<'_>]) -> Value {
+    let mut status = Map::new();
+    for field in [
+        "currentHealthy",
+        "desiredHealthy",
+        "disruptionsAllowed",
+        "expectedPods",
+    ] {
+        put_counter(&mut status, field, sum(items, field), false);
+    }
+    let mut disrupted = Map::new();
+    for item in items {
+        let Some(pods) = item
+            .status
+            .as_ref()
+            .and_then(|s| s.get("disruptedPods"))
+            .and_then(Value::as_object)
+        else {
+            continue;
+        };
+        for (pod, time) in pods {
+            disrupted.insert(format!("{}/{pod}", item.cluster_name), time.clone());
+        }
+    }
+    if !disrupted.is_empty() {
+        status.insert("disruptedPods".into(), Value::Object(disrupted));
+    }
+    Value::Object(status)
+}
+
+/// HorizontalPodAutoscaler `autoscaling/v2` (a new status): Σ currentReplicas and
+/// desiredReplicas. Go writes the empty `currentMetrics` (no `omitempty`) as `null`.
+fn horizontal_pod_autoscaler(items: &[Item<'_>]) -> Value {
+    let mut status = Map::new();
+    put_counter(
+        &mut status,
+        "currentReplicas",
+        sum(items, "currentReplicas"),
+        true,
+    );
+    put_counter(
+        &mut status,
+        "desiredReplicas",
+        sum(items, "desiredReplicas"),
+        false,
+    );
+    status.insert("currentMetrics".into(), Value::Null);
     Value::Object(status)
 }
 

@@ -73,34 +73,19 @@ pub fn command_args(
                     .collect()
             });
         let target = format!("{path}/{index}/{field}");
+        let exists = current.is_some();
+        let mut values = current.unwrap_or_default();
         match overrider.operator.as_str() {
-            "add" => match current {
-                None => operations.push(Operation {
-                    op: "add".into(),
-                    path: target,
-                    value: Some(json!(overrider.value)),
-                }),
-                Some(mut values) => {
-                    values.extend(overrider.value.iter().cloned());
-                    operations.push(Operation {
-                        op: "replace".into(),
-                        path: target,
-                        value: Some(json!(values)),
-                    });
-                }
-            },
-            "remove" => {
-                if let Some(mut values) = current {
-                    values.retain(|v| !overrider.value.contains(v));
-                    operations.push(Operation {
-                        op: "replace".into(),
-                        path: target,
-                        value: Some(json!(values)),
-                    });
-                }
-            }
+            "add" => values.extend(overrider.value.iter().cloned()),
+            "remove" => values.retain(|v| !overrider.value.contains(v)),
             other => return Err(format!("unsupported {field} operator {other:?}")),
         }
+        // A container without the field gets it, even as an empty list.
+        operations.push(Operation {
+            op: if exists { "replace" } else { "add" }.into(),
+            path: target,
+            value: Some(json!(values)),
+        });
     }
     json_patch(object, &operations)
 }
@@ -194,7 +179,7 @@ pub fn field(object: &mut Value, overrider: &FieldOverrider) -> Result<(), Strin
 }
 
 /// Keys sorted, as Go's encoders write maps.
-fn sorted(value: Value) -> Value {
+pub(super) fn sorted(value: Value) -> Value {
     match value {
         Value::Object(map) => {
             let mut entries: Vec<(String, Value)> = map.into_iter().collect();
