@@ -208,7 +208,14 @@ impl BindingController {
             WatchEvent::Apply(w) | WatchEvent::InitApply(w) => {
                 me.index.upsert(w, &[RB_PERMANENT_ID, CRB_PERMANENT_ID])
             }
-            WatchEvent::Delete(w) => me.index.remove(w),
+            WatchEvent::Delete(w) => {
+                me.index.remove(w);
+                // A Work deleted by anyone but its binding's own cleanup is written again (Karmada's
+                // binding controller watches Work deletions for the same reason).
+                if let Some(key) = binding_of(w) {
+                    me.queue.add(key);
+                }
+            }
             _ => {}
         });
         let ready = async {
@@ -579,6 +586,27 @@ pub fn binding_reference(binding: &BindingView) -> k8s_openapi::api::core::v1::O
         uid: binding.metadata.uid.clone(),
         ..Default::default()
     }
+}
+
+/// The binding a Work was rendered from, by the annotations the binding controller writes.
+fn binding_of(work: &Work) -> Option<BindingKey> {
+    use flotilla_api::karmada::{
+        CLUSTER_RESOURCE_BINDING_NAME_ANNOTATION, RESOURCE_BINDING_NAME_ANNOTATION,
+        RESOURCE_BINDING_NAMESPACE_ANNOTATION,
+    };
+    let annotations = work.metadata.annotations.as_ref()?;
+    if let (Some(namespace), Some(name)) = (
+        annotations.get(RESOURCE_BINDING_NAMESPACE_ANNOTATION),
+        annotations.get(RESOURCE_BINDING_NAME_ANNOTATION),
+    ) {
+        return Some(BindingKey::Namespaced {
+            namespace: namespace.clone(),
+            name: name.clone(),
+        });
+    }
+    annotations
+        .get(CLUSTER_RESOURCE_BINDING_NAME_ANNOTATION)
+        .map(|name| BindingKey::Cluster { name: name.clone() })
 }
 
 /// The `ApplyOverridePolicyFailed` message of a policy that could not be applied, worded as

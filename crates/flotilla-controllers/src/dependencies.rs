@@ -7,6 +7,13 @@
 //! binding (`resourcebinding.karmada.io/dependencies`); its finalizer
 //! `karmada.io/binding-dependencies-distributor` lets the distributor withdraw the
 //! `requiredBy` entries when it is deleted. Only ResourceBindings, as in Karmada.
+//!
+//! An attached binding no policy claims (no `placement`) takes its `conflictResolution` and
+//! `preserveResourcesOnDeletion` from all the bindings requiring it (`Overwrite` if any wants
+//! it, preserved if any preserves) and reports a disagreement as a Warning
+//! `DependencyPolicyConflict`; a claimed one keeps its policy's. Events as Karmada's:
+//! `GetDependenciesSucceed` on the template, `SyncScheduleResultToDependencies{Succeed,Failed}`
+//! on the independent binding.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -15,8 +22,10 @@ use flotilla_api::karmada::names::{binding_name, fnv1a_32, safe_encode};
 use flotilla_api::karmada::{BindingSnapshot, ResourceBinding, ResourceBindingSpec};
 use flotilla_api::validation::karmada::RB_PERMANENT_ID;
 use flotilla_runtime::controller::Tasks;
+use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
 use flotilla_runtime::{Priority, Shutdown, WorkQueue};
 use futures::StreamExt as _;
+use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::runtime::WatchStreamExt as _;
@@ -40,6 +49,105 @@ pub const DISTRIBUTOR_FINALIZER: &str = "karmada.io/binding-dependencies-distrib
 pub const DEPENDED_BY_PREFIX: &str = "resourcebinding.karmada.io/depended-by-";
 /// Write conflicts on the independent binding retried at once from a fresh read.
 const CONFLICT_RETRIES: usize = 3;
+/// Reporting controller of the distributor's events.
+const REPORTER: &str = "dependencies-distributor";
+/// Normal event on the template once its dependencies are interpreted.
+pub const GET_DEPENDENCIES_SUCCEED: &str = "GetDependenciesSucceed";
+/// Normal event on the independent binding once its attached bindings follow it.
+pub const SYNC_SUCCEED: &str = "SyncScheduleResultToDependenciesSucceed";
+/// Warning event on the independent binding when its attached bindings could not follow it.
+pub const SYNC_FAILED: &str = "SyncScheduleResultToDependenciesFailed";
+/// Warning event on an attached binding whose requiring bindings disagree on policy.
+pub const DEPENDENCY_POLICY_CONFLICT: &str = "DependencyPolicyConflict";
+
+/// The policy an unclaimed attached binding inherits from the bindings requiring it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InheritedPolicy {
+    /// `Overwrite` when any requiring binding wants it, else `Abort` (empty counts as `Abort`).
+    pub conflict_resolution: String,
+    /// True when any requiring binding preserves its resources (unset counts as false).
+    pub preserve_resources_on_deletion: bool,
+    /// Both `Overwrite` and `Abort` were asked for.
+    pub conflict_resolution_conflicted: bool,
+    /// Both preserving and not preserving were asked for.
+    pub preserve_conflicted: bool,
+}
+
+impl InheritedPolicy {
+    /// Resolves the policy from the specs of the requiring bindings.
+    pub fn resolve<'a>(requiring: impl IntoIterator<Item = &'a ResourceBindingSpec>) -> Self {
+        let (mut overwrite, mut abort, mut preserve, mut discard) = (false, false, false, false);
+        for spec in requiring {
+            if spec.conflict_resolution == "Overwrite" {
+                overwrite = true;
+            } else {
+                abort = true;
+            }
+            if spec.preserve_resources_on_deletion == Some(true) {
+                preserve = true;
+            } else {
+                discard = true;
+            }
+        }
+        InheritedPolicy {
+            conflict_resolution: if overwrite { "Overwrite" } else { "Abort" }.to_owned(),
+            preserve_resources_on_deletion: preserve,
+            conflict_resolution_conflicted: overwrite && abort,
+            preserve_conflicted: preserve && discard,
+        }
+    }
+
+    /// The note of the `DependencyPolicyConflict` event, when the requiring bindings disagree.
+    pub fn conflict_note(&self) -> Option<String> {
+        let mut reasons = Vec::new();
+        if self.conflict_resolution_conflicted {
+            reasons.push("ConflictResolution conflicted (Overwrite vs Abort)");
+        }
+        if self.preserve_conflicted {
+            reasons.push("PreserveResourcesOnDeletion conflicted (true vs false)");
+        }
+        (!reasons.is_empty()).then(|| {
+            format!(
+                "Dependency policy conflict detected: {}.",
+                reasons.join("; ")
+            )
+        })
+    }
+}
+
+/// Sets on `spec` of an attached binding the policy inherited from `requiring` (the specs of
+/// the bindings in its `requiredBy`), unless a policy claims it (it has a placement). Without
+/// requiring bindings the fields are cleared. Returns the resolved policy, if any.
+pub fn inherit_policy<'a>(
+    spec: &mut ResourceBindingSpec,
+    requiring: impl IntoIterator<Item = &'a ResourceBindingSpec>,
+) -> Option<InheritedPolicy> {
+    if spec.placement.is_some() {
+        return None;
+    }
+    let requiring: Vec<&ResourceBindingSpec> = requiring.into_iter().collect();
+    if requiring.is_empty() {
+        spec.conflict_resolution = String::new();
+        spec.preserve_resources_on_deletion = None;
+        return None;
+    }
+    let policy = InheritedPolicy::resolve(requiring);
+    spec.conflict_resolution = policy.conflict_resolution.clone();
+    spec.preserve_resources_on_deletion = Some(policy.preserve_resources_on_deletion);
+    Some(policy)
+}
+
+/// Whether `existing` is controlled by another object than the one of UID `uid` (the
+/// dependency was deleted and created again; the old binding awaits garbage collection).
+pub fn controlled_by_other(existing: &ResourceBinding, uid: &str) -> bool {
+    existing
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true))
+        .is_some_and(|o| o.uid != uid)
+}
 
 /// `resourcebinding.karmada.io/depended-by-<SafeEncode(fnv32a("<ns>/<name>"))>`.
 pub fn depended_by_label(namespace: &str, name: &str) -> String {
@@ -81,6 +189,10 @@ pub enum DistributeError {
     Resolve(#[from] ResolveError),
     #[error("encoding: {0}")]
     Json(#[from] serde_json::Error),
+    #[error(
+        "attached binding {namespace}/{name} is controlled by an older object; retrying once it is garbage collected"
+    )]
+    OwnerMismatch { namespace: String, name: String },
 }
 
 /// The kinds the interpreter names as dependencies (all `v1`), watched so that a dependency
@@ -144,6 +256,7 @@ struct Distributor {
     bindings: Store<ResourceBinding>,
     generations: Mutex<HashMap<(String, String), (i64, bool)>>,
     dependents: Mutex<Dependents>,
+    recorder: Recorder,
 }
 
 /// `CONTROLLERS` entry point.
@@ -161,6 +274,13 @@ async fn run(context: Context, shutdown: Shutdown) {
         bindings: bindings.store(),
         generations: Mutex::new(HashMap::new()),
         dependents: Mutex::new(Dependents::default()),
+        recorder: Recorder::new(
+            client.clone(),
+            Reporter {
+                controller: REPORTER.into(),
+                instance: None,
+            },
+        ),
     });
     let mut tasks = Tasks::new();
     let me = this.clone();
@@ -279,8 +399,62 @@ impl Distributor {
         let wanted: Vec<DependentObjectReference> = if deleting || !binding.spec.propagate_deps {
             Vec::new()
         } else {
-            self.template_dependencies(&binding).await?
+            let (wanted, template) = self.template_dependencies(&binding).await?;
+            if let Some(template) = template {
+                let names: Vec<String> = wanted
+                    .iter()
+                    .map(|d| format!("{}/{}/{}", d.kind, d.namespace, d.name))
+                    .collect();
+                self.event(
+                    &template,
+                    EventType::Normal,
+                    GET_DEPENDENCIES_SUCCEED,
+                    format!("Get dependencies([{}]) succeed.", names.join(" ")),
+                )
+                .await;
+            }
+            wanted
         };
+        let synced = self
+            .sync(&binding, key, &id, &label, &wanted, deleting)
+            .await;
+        if binding.spec.propagate_deps && !deleting {
+            let reference = binding_reference(&binding);
+            match &synced {
+                Ok(()) => {
+                    self.event(
+                        &reference,
+                        EventType::Normal,
+                        SYNC_SUCCEED,
+                        "Sync schedule results to dependencies succeed.".to_owned(),
+                    )
+                    .await
+                }
+                Err(error) => {
+                    self.event(
+                        &reference,
+                        EventType::Warning,
+                        SYNC_FAILED,
+                        error.to_string(),
+                    )
+                    .await
+                }
+            }
+        }
+        synced
+    }
+
+    /// Attaches `wanted`, detaches the rest and records the outcome on `binding`.
+    async fn sync(
+        &self,
+        binding: &Arc<ResourceBinding>,
+        key: &(String, String),
+        id: &str,
+        label: &str,
+        wanted: &[DependentObjectReference],
+        deleting: bool,
+    ) -> Result<(), DistributeError> {
+        let (namespace, name) = key;
         self.dependents.lock().set(
             key,
             wanted
@@ -289,20 +463,20 @@ impl Distributor {
                 .collect(),
         );
         let mut attached = BTreeSet::new();
-        for dependency in &wanted {
-            if let Some(attached_name) = self.attach(&binding, dependency, &label, &id).await? {
+        for dependency in wanted {
+            if let Some(attached_name) = self.attach(binding, dependency, label, id).await? {
                 attached.insert(attached_name);
             }
         }
-        self.detach_others(namespace, name, &label, &attached)
+        self.detach_others(namespace, name, label, &attached)
             .await?;
         // The cached binding's resourceVersion is often behind (its status is written by the
         // scheduler and the binding status controller meanwhile): a conflicting write is
         // retried at once from a fresh read instead of backing off, which would delay the
         // next distribution by ever longer waits.
-        let mut binding = binding;
+        let mut binding = binding.clone();
         for _ in 0..CONFLICT_RETRIES {
-            match self.record(&binding, &wanted, deleting).await {
+            match self.record(&binding, wanted, deleting).await {
                 Err(DistributeError::Kube(kube::Error::Api(status))) if status.code == 409 => {
                     match Api::<ResourceBinding>::namespaced(self.client.clone(), namespace)
                         .get_opt(name)
@@ -315,13 +489,55 @@ impl Distributor {
                 other => return other,
             }
         }
-        self.record(&binding, &wanted, deleting).await
+        self.record(&binding, wanted, deleting).await
     }
 
+    async fn event(
+        &self,
+        reference: &ObjectReference,
+        type_: EventType,
+        reason: &str,
+        note: String,
+    ) {
+        let event = Event {
+            type_,
+            reason: reason.to_owned(),
+            note: Some(note),
+            action: reason.to_owned(),
+            secondary: None,
+        };
+        if let Err(error) = self.recorder.publish(&event, reference).await {
+            tracing::debug!(%error, "publishing an event");
+        }
+    }
+
+    /// The specs of the bindings listed in `required_by`, `independent` read fresh and the
+    /// others from the cache (bindings already gone are left out).
+    fn requiring_specs(
+        &self,
+        required_by: &[BindingSnapshot],
+        independent: &ResourceBinding,
+    ) -> Vec<Arc<ResourceBinding>> {
+        required_by
+            .iter()
+            .filter_map(|entry| {
+                if Some(entry.namespace.as_str()) == independent.metadata.namespace.as_deref()
+                    && Some(entry.name.as_str()) == independent.metadata.name.as_deref()
+                {
+                    return Some(Arc::new(independent.clone()));
+                }
+                self.bindings
+                    .get(&ObjectRef::new(&entry.name).within(&entry.namespace))
+            })
+            .collect()
+    }
+
+    /// The dependencies of `binding`'s template, and a reference to the template (`None` when
+    /// it is gone).
     async fn template_dependencies(
         &self,
         binding: &ResourceBinding,
-    ) -> Result<Vec<DependentObjectReference>, DistributeError> {
+    ) -> Result<(Vec<DependentObjectReference>, Option<ObjectReference>), DistributeError> {
         let resource = &binding.spec.resource;
         let served = self
             .resources
@@ -333,9 +549,20 @@ impl Distributor {
             .get_opt(&resource.name)
             .await?
         else {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), None));
         };
-        Ok(dependencies(&serde_json::to_value(&template)?))
+        let reference = ObjectReference {
+            api_version: Some(resource.api_version.clone()),
+            kind: Some(resource.kind.clone()),
+            namespace: Some(resource.namespace.clone()).filter(|n| !n.is_empty()),
+            name: Some(resource.name.clone()),
+            uid: template.metadata.uid.clone(),
+            ..ObjectReference::default()
+        };
+        Ok((
+            dependencies(&serde_json::to_value(&template)?),
+            Some(reference),
+        ))
     }
 
     /// Creates or updates the attached binding of `dependency` (when the object exists).
@@ -367,8 +594,6 @@ impl Distributor {
             None => {
                 let mut spec = ResourceBindingSpec {
                     resource: resource_reference(&object),
-                    conflict_resolution: independent.spec.conflict_resolution.clone(),
-                    preserve_resources_on_deletion: independent.spec.preserve_resources_on_deletion,
                     ..ResourceBindingSpec::default()
                 };
                 spec.required_by = with_required_by(
@@ -377,6 +602,8 @@ impl Distributor {
                     &independent_name,
                     Some(&independent.spec.clusters),
                 );
+                let requiring = self.requiring_specs(&spec.required_by, independent);
+                let policy = inherit_policy(&mut spec, requiring.iter().map(|b| &b.spec));
                 let binding = ResourceBinding {
                     metadata: ObjectMeta {
                         name: Some(name.clone()),
@@ -389,10 +616,18 @@ impl Distributor {
                     spec,
                     ..ResourceBinding::default()
                 };
-                api.create(&PostParams::default(), &binding).await?;
+                let created = api.create(&PostParams::default(), &binding).await?;
                 info!(binding = %name, dependency = %dependency.name, "created attached binding");
+                self.report_conflict(&created, policy.as_ref()).await;
             }
             Some(existing) => {
+                let uid = resource_reference(&object).uid;
+                if controlled_by_other(&existing, &uid) {
+                    return Err(DistributeError::OwnerMismatch {
+                        namespace: dependency.namespace.clone(),
+                        name,
+                    });
+                }
                 let mut updated = existing.clone();
                 updated
                     .metadata
@@ -405,14 +640,29 @@ impl Distributor {
                     &independent_name,
                     Some(&independent.spec.clusters),
                 );
-                updated.spec.resource.resource_version =
-                    resource_reference(&object).resource_version;
+                updated.spec.resource = resource_reference(&object);
+                let requiring = self.requiring_specs(&updated.spec.required_by, independent);
+                let policy = inherit_policy(&mut updated.spec, requiring.iter().map(|b| &b.spec));
                 if updated != existing {
                     api.replace(&name, &PostParams::default(), &updated).await?;
                 }
+                self.report_conflict(&existing, policy.as_ref()).await;
             }
         }
         Ok(Some(name))
+    }
+
+    /// A Warning `DependencyPolicyConflict` on `attached` when its requiring bindings disagree.
+    async fn report_conflict(&self, attached: &ResourceBinding, policy: Option<&InheritedPolicy>) {
+        if let Some(note) = policy.and_then(InheritedPolicy::conflict_note) {
+            self.event(
+                &binding_reference(attached),
+                EventType::Warning,
+                DEPENDENCY_POLICY_CONFLICT,
+                note,
+            )
+            .await;
+        }
     }
 
     /// Withdraws the independent binding from attached bindings it no longer needs; an attached
@@ -441,10 +691,11 @@ impl Distributor {
         for attached in stale {
             let attached_name = attached.metadata.name.clone().unwrap_or_default();
             let required_by = with_required_by(&attached.spec, namespace, name, None);
-            let claimed = attached.metadata.labels.as_ref().is_some_and(|l| {
-                l.contains_key(flotilla_api::validation::karmada::PP_PERMANENT_ID)
-                    || l.contains_key(flotilla_api::validation::karmada::CPP_PERMANENT_ID)
-            });
+            let claimed = attached.spec.placement.is_some()
+                || attached.metadata.labels.as_ref().is_some_and(|l| {
+                    l.contains_key(flotilla_api::validation::karmada::PP_PERMANENT_ID)
+                        || l.contains_key(flotilla_api::validation::karmada::CPP_PERMANENT_ID)
+                });
             if required_by.is_empty() && !claimed {
                 match api.delete(&attached_name, &DeleteParams::default()).await {
                     Ok(_) => {}
@@ -453,10 +704,25 @@ impl Distributor {
                 }
                 continue;
             }
+            let mut spec = attached.spec.clone();
+            let requiring: Vec<Arc<ResourceBinding>> = required_by
+                .iter()
+                .filter_map(|e| {
+                    self.bindings
+                        .get(&ObjectRef::new(&e.name).within(&e.namespace))
+                })
+                .collect();
+            inherit_policy(&mut spec, requiring.iter().map(|b| &b.spec));
+            let mut spec_patch = json!({"requiredBy": required_by});
+            if spec.placement.is_none() {
+                spec_patch["conflictResolution"] = json!(spec.conflict_resolution);
+                spec_patch["preserveResourcesOnDeletion"] =
+                    json!(spec.preserve_resources_on_deletion);
+            }
             let patch = json!({
                 "metadata": {"labels": {label: Value::Null},
                     "resourceVersion": attached.metadata.resource_version},
-                "spec": {"requiredBy": required_by},
+                "spec": spec_patch,
             });
             api.patch(
                 &attached_name,
@@ -514,6 +780,18 @@ impl Distributor {
     }
 }
 
+/// A reference to a ResourceBinding for events.
+fn binding_reference(binding: &ResourceBinding) -> ObjectReference {
+    ObjectReference {
+        api_version: Some("work.karmada.io/v1alpha2".to_owned()),
+        kind: Some("ResourceBinding".to_owned()),
+        namespace: binding.metadata.namespace.clone(),
+        name: binding.metadata.name.clone(),
+        uid: binding.metadata.uid.clone(),
+        ..ObjectReference::default()
+    }
+}
+
 fn key_of(meta: &ObjectMeta) -> (String, String) {
     (
         meta.namespace.clone().unwrap_or_default(),
@@ -535,6 +813,80 @@ mod tests {
         let hash = fnv1a_32(b"default/web-deployment").to_string();
         assert_eq!(suffix, safe_encode(&hash));
         assert_ne!(label, depended_by_label("default", "api-deployment"));
+    }
+
+    fn requiring(conflict_resolution: &str, preserve: Option<bool>) -> ResourceBindingSpec {
+        ResourceBindingSpec {
+            conflict_resolution: conflict_resolution.to_owned(),
+            preserve_resources_on_deletion: preserve,
+            ..ResourceBindingSpec::default()
+        }
+    }
+
+    #[test]
+    fn attached_bindings_inherit_the_most_protective_policy_of_their_requirers() {
+        let a = requiring("Overwrite", Some(true));
+        let b = requiring("", None);
+        let mut spec = ResourceBindingSpec::default();
+        let policy = inherit_policy(&mut spec, [&a, &b]).expect("resolved");
+        assert_eq!(spec.conflict_resolution, "Overwrite");
+        assert_eq!(spec.preserve_resources_on_deletion, Some(true));
+        assert_eq!(
+            policy.conflict_note().as_deref(),
+            Some(
+                "Dependency policy conflict detected: ConflictResolution conflicted (Overwrite vs \
+                 Abort); PreserveResourcesOnDeletion conflicted (true vs false)."
+            )
+        );
+        // A single requirer with defaults: explicit Abort and false, no conflict.
+        let policy = inherit_policy(&mut spec, [&b]).expect("resolved");
+        assert_eq!(spec.conflict_resolution, "Abort");
+        assert_eq!(spec.preserve_resources_on_deletion, Some(false));
+        assert_eq!(policy.conflict_note(), None);
+        // Only the preserve flag disagrees.
+        let c = requiring("Abort", Some(true));
+        let policy = InheritedPolicy::resolve([&b, &c]);
+        assert_eq!(
+            policy.conflict_note().as_deref(),
+            Some(
+                "Dependency policy conflict detected: PreserveResourcesOnDeletion conflicted \
+                 (true vs false)."
+            )
+        );
+        // Nobody requires it any more: the inherited fields are cleared.
+        assert_eq!(inherit_policy(&mut spec, []), None);
+        assert_eq!(spec.conflict_resolution, "");
+        assert_eq!(spec.preserve_resources_on_deletion, None);
+    }
+
+    #[test]
+    fn attached_bindings_claimed_by_a_policy_keep_its_settings() {
+        let mut spec = ResourceBindingSpec {
+            placement: Some(Default::default()),
+            conflict_resolution: "Abort".to_owned(),
+            preserve_resources_on_deletion: Some(false),
+            ..ResourceBindingSpec::default()
+        };
+        let a = requiring("Overwrite", Some(true));
+        assert_eq!(inherit_policy(&mut spec, [&a]), None);
+        assert_eq!(spec.conflict_resolution, "Abort");
+        assert_eq!(spec.preserve_resources_on_deletion, Some(false));
+    }
+
+    #[test]
+    fn attached_bindings_of_a_recreated_dependency_are_not_taken_over() {
+        let owned = |uid: &str| ResourceBinding {
+            metadata: ObjectMeta {
+                owner_references: Some(vec![owner_reference(&json!({
+                    "apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "settings", "uid": uid}}))]),
+                ..ObjectMeta::default()
+            },
+            ..ResourceBinding::default()
+        };
+        assert!(!controlled_by_other(&owned("u1"), "u1"));
+        assert!(controlled_by_other(&owned("u1"), "u2"));
+        assert!(!controlled_by_other(&ResourceBinding::default(), "u2"));
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! Namespace sync (Karmada's `namespace` controller): every namespace that is not reserved,
 //! not `default`, not `kube-*`, not labelled `namespace.karmada.io/skip-auto-propagation=true`
+//! (the value compared case-insensitively, as Karmada does)
 //! and not claimed by a ClusterPropagationPolicy is written as a Work (owned by the namespace,
 //! ClusterOverridePolicies applied) into every cluster's execution namespace, so workloads find
 //! their namespace in each member. Re-run when clusters or ClusterOverridePolicies change;
-//! deletion follows the namespace through garbage collection.
+//! deletion follows the namespace through garbage collection. A ClusterOverridePolicy that
+//! cannot be applied fails the reconcile (retried with backoff), after the other clusters.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -36,7 +38,9 @@ pub fn should_sync(namespace: &Namespace) -> bool {
     !is_reserved_namespace(name)
         && name != "default"
         && !name.starts_with("kube-")
-        && labels.get(SKIP_AUTO_PROPAGATION_LABEL).map(String::as_str) != Some("true")
+        && !labels
+            .get(SKIP_AUTO_PROPAGATION_LABEL)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
         && !labels.contains_key(CPP_PERMANENT_ID)
         && namespace.metadata.deletion_timestamp.is_none()
 }
@@ -95,6 +99,19 @@ pub fn namespace_work(
         },
         ..Work::default()
     })
+}
+
+/// Why syncing a namespace to the clusters failed.
+#[derive(Debug, thiserror::Error)]
+pub enum NamespaceSyncError {
+    #[error("{0}")]
+    Kube(#[from] kube::Error),
+    #[error("applying overrides for cluster {cluster}: {source}")]
+    Override {
+        cluster: String,
+        #[source]
+        source: overrides::OverrideError,
+    },
 }
 
 struct NamespaceSync {
@@ -185,7 +202,7 @@ impl NamespaceSync {
         }
     }
 
-    async fn reconcile(&self, name: &str) -> Result<(), kube::Error> {
+    async fn reconcile(&self, name: &str) -> Result<(), NamespaceSyncError> {
         let Some(namespace) = self.namespaces.get(&ObjectRef::new(name)) else {
             return Ok(());
         };
@@ -200,8 +217,12 @@ impl NamespaceSync {
             }
             let work = match namespace_work(&namespace, &cluster, &cluster_overrides) {
                 Ok(work) => work,
-                Err(error) => {
-                    warn!(namespace = %name, cluster = cluster.name(), %error, "override failed");
+                Err(source) => {
+                    warn!(namespace = %name, cluster = cluster.name(), error = %source, "override failed");
+                    first_error.get_or_insert(NamespaceSyncError::Override {
+                        cluster: cluster.name().to_owned(),
+                        source,
+                    });
                     continue;
                 }
             };
@@ -215,13 +236,63 @@ impl NamespaceSync {
                     info!(namespace = %name, cluster = cluster.name(), "namespace Work written")
                 }
                 Err(error) => {
-                    first_error.get_or_insert(error);
+                    first_error.get_or_insert(error.into());
                 }
             }
         }
         match first_error {
             Some(error) => Err(error),
             None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn namespace(name: &str, labels: &[(&str, &str)]) -> Namespace {
+        Namespace {
+            metadata: ObjectMeta {
+                name: Some(name.to_owned()),
+                labels: Some(
+                    labels
+                        .iter()
+                        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                        .collect(),
+                ),
+                ..ObjectMeta::default()
+            },
+            ..Namespace::default()
+        }
+    }
+
+    #[test]
+    fn the_skip_label_is_honoured_whatever_its_case() {
+        assert!(should_sync(&namespace("shop", &[])));
+        for value in ["true", "True", "TRUE"] {
+            assert!(
+                !should_sync(&namespace("shop", &[(SKIP_AUTO_PROPAGATION_LABEL, value)])),
+                "{value}"
+            );
+        }
+        assert!(should_sync(&namespace(
+            "shop",
+            &[(SKIP_AUTO_PROPAGATION_LABEL, "false")]
+        )));
+    }
+
+    #[test]
+    fn reserved_default_and_kube_namespaces_are_not_synced() {
+        for name in [
+            "default",
+            "kube-system",
+            "kube-public",
+            "karmada-system",
+            "karmada-cluster",
+            "karmada-es-member1",
+        ] {
+            assert!(!should_sync(&namespace(name, &[])), "{name}");
         }
     }
 }

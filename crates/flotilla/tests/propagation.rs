@@ -12,6 +12,12 @@ mod claims;
 #[path = "propagation/override_events.rs"]
 mod override_events;
 
+#[path = "propagation/deps_and_namespaces.rs"]
+mod deps_and_namespaces;
+
+#[path = "propagation/work_deleted.rs"]
+mod work_deleted;
+
 use std::collections::BTreeMap;
 
 use flotilla_api::karmada::names::work_name;

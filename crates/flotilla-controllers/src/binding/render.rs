@@ -151,7 +151,9 @@ pub fn dispatching_suspended(spec: &ResourceBindingSpec, cluster: &str) -> bool 
     })
 }
 
-/// The Work for one cluster.
+/// The Work for one cluster (Karmada `ensureWork` + `CreateOrUpdateWork`): replicas revised,
+/// then overrides applied; everything after (Work name, conflict resolution, the template's UID
+/// and generation) is read from the overridden workload, as Karmada reads its clone.
 pub fn render_work(template: &Value, input: &RenderInput<'_>) -> Result<Work, RenderError> {
     let mut workload = template.clone();
     if input.spec.is_workload()
@@ -165,12 +167,17 @@ pub fn render_work(template: &Value, input: &RenderInput<'_>) -> Result<Work, Re
         input.cluster_overrides.iter().copied(),
         input.overrides.iter().copied(),
     )?;
-    let kind = str_at(template, "/kind").to_owned();
-    let name = str_at(template, "/metadata/name").to_owned();
-    let namespace = str_at(template, "/metadata/namespace").to_owned();
+    let kind = str_at(&workload, "/kind").to_owned();
+    let name = str_at(&workload, "/metadata/name").to_owned();
+    let namespace = str_at(&workload, "/metadata/namespace").to_owned();
+    let uid = str_at(&workload, "/metadata/uid").to_owned();
+    let generation = workload
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
     let work_name = work_name(&kind, &name, &namespace);
     let work_namespace = execution_space_name(input.cluster.name());
-    let conflict = conflict_resolution(template, input.spec);
+    let conflict = conflict_resolution(&workload, input.spec);
     let Value::Object(object) = &mut workload else {
         return Err(RenderError::NotAnObject);
     };
@@ -180,10 +187,7 @@ pub fn render_work(template: &Value, input: &RenderInput<'_>) -> Result<Work, Re
     labels.insert(MANAGED_LABEL.into(), "true".into());
     labels.insert(id_label.into(), id.into());
     let annotations = meta_map(object, "annotations");
-    annotations.insert(
-        TEMPLATE_UID_ANNOTATION.into(),
-        str_at(template, "/metadata/uid").into(),
-    );
+    annotations.insert(TEMPLATE_UID_ANNOTATION.into(), uid.into());
     annotations.insert(WORK_NAME_ANNOTATION.into(), work_name.clone().into());
     annotations.insert(
         WORK_NAMESPACE_ANNOTATION.into(),
@@ -192,15 +196,13 @@ pub fn render_work(template: &Value, input: &RenderInput<'_>) -> Result<Work, Re
     for (key, value) in input.binding.annotations() {
         annotations.insert(key.into(), value.into());
     }
-    annotations.insert(
-        TEMPLATE_GENERATION_ANNOTATION.into(),
-        template
-            .pointer("/metadata/generation")
-            .and_then(Value::as_i64)
-            .unwrap_or(0)
-            .to_string()
-            .into(),
-    );
+    // Karmada's `mergeAnnotations` records the generation only when the template has one.
+    if generation > 0 {
+        annotations.insert(
+            TEMPLATE_GENERATION_ANNOTATION.into(),
+            generation.to_string().into(),
+        );
+    }
     annotations.insert(CONFLICT_RESOLUTION_ANNOTATION.into(), conflict.into());
 
     let mut work_annotations: BTreeMap<String, String> = input
@@ -229,8 +231,12 @@ pub fn render_work(template: &Value, input: &RenderInput<'_>) -> Result<Work, Re
             workload: WorkloadTemplate {
                 manifests: vec![workload.into()],
             },
-            suspend_dispatching: suspended.then_some(true),
-            preserve_resources_on_deletion: input.spec.preserve_resources_on_deletion,
+            // Karmada's `WithSuspendDispatching` / `WithPreserveResourcesOnDeletion` always
+            // write both booleans, `false` included.
+            suspend_dispatching: Some(suspended),
+            preserve_resources_on_deletion: Some(
+                input.spec.preserve_resources_on_deletion.unwrap_or(false),
+            ),
         },
         ..Work::default()
     })

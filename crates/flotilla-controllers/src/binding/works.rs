@@ -7,6 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 use flotilla_api::karmada::Work;
 use flotilla_api::validation::karmada::{Defaulting, Kind, WORK_PERMANENT_ID, default_object};
 use kube::api::{Api, PostParams};
+use kube::core::Status;
 use parking_lot::Mutex;
 
 use super::render::{ANNOTATION_KEYS_OWNED, EXECUTION_FINALIZER};
@@ -19,7 +20,9 @@ pub enum WorkWrite {
     Unchanged,
 }
 
-/// Creates `desired`, or updates the stored Work (`existing`) when they differ.
+/// Creates `desired`, or updates the stored Work (`existing`) when they differ. A Work being
+/// deleted is not written (Karmada's `CreateOrUpdateWork` fails the same way): the binding is
+/// retried and recreates the Work once it is gone.
 pub async fn ensure_work(
     client: &kube::Client,
     desired: Work,
@@ -32,6 +35,9 @@ pub async fn ensure_work(
         api.create(&PostParams::default(), &desired).await?;
         return Ok(WorkWrite::Created);
     };
+    if existing.is_deleting() {
+        return Err(being_deleted(&namespace, &name));
+    }
     let mut updated = existing.clone();
     let labels = updated.metadata.labels.get_or_insert_with(Default::default);
     for (k, v) in desired.metadata.labels.iter().flatten() {
@@ -61,6 +67,18 @@ pub async fn ensure_work(
     }
     api.replace(&name, &PostParams::default(), &updated).await?;
     Ok(WorkWrite::Updated)
+}
+
+/// Karmada's refusal to write a Work that is being deleted, as a 409 Conflict so it is retried.
+fn being_deleted(namespace: &str, name: &str) -> kube::Error {
+    kube::Error::Api(
+        Status::failure(
+            &format!("work {namespace}/{name} is being deleted"),
+            "Conflict",
+        )
+        .with_code(409)
+        .boxed(),
+    )
 }
 
 /// `work` as the server's admission would store it (so an unchanged Work compares equal).
@@ -145,5 +163,48 @@ impl WorkIndex {
             .get(id)
             .map(|s| s.iter().cloned().collect())
             .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+    use super::*;
+
+    /// A client whose every request fails the test.
+    fn no_requests() -> kube::Client {
+        let service = tower::service_fn(|request: http::Request<kube::client::Body>| async move {
+            Err::<http::Response<kube::client::Body>, _>(
+                format!("unexpected request {} {}", request.method(), request.uri()).into(),
+            )
+        });
+        kube::Client::new(
+            tower::util::MapErr::new(service, |e: Box<dyn std::error::Error + Send + Sync>| e),
+            "default",
+        )
+    }
+
+    #[tokio::test]
+    async fn a_work_being_deleted_is_not_written() {
+        let mut existing = Work::default();
+        existing.metadata.name = Some("nginx-687f7fb96f".into());
+        existing.metadata.namespace = Some("karmada-es-member1".into());
+        existing.metadata.deletion_timestamp =
+            Some(Time(jiff::Timestamp::from_second(10).expect("valid")));
+        let mut desired = existing.clone();
+        desired.metadata.deletion_timestamp = None;
+        desired.spec.suspend_dispatching = Some(true);
+        let error = ensure_work(&no_requests(), desired, Some(&existing))
+            .await
+            .expect_err("refused");
+        let kube::Error::Api(status) = error else {
+            panic!("not an API error: {error}");
+        };
+        assert_eq!(status.code, 409);
+        assert_eq!(
+            status.message,
+            "work karmada-es-member1/nginx-687f7fb96f is being deleted"
+        );
     }
 }

@@ -82,7 +82,8 @@ fn the_work_carries_karmadas_names_labels_and_annotations() {
                 "resourcetemplate.karmada.io/generation": "4",
                 "work.karmada.io/conflict-resolution": "abort"}})
     );
-    assert_eq!(work.spec.suspend_dispatching, None);
+    assert_eq!(work.spec.suspend_dispatching, Some(false));
+    assert_eq!(work.spec.preserve_resources_on_deletion, Some(false));
 }
 
 #[test]
@@ -104,7 +105,7 @@ fn conflict_resolution_suspension_and_preservation_come_from_the_binding() {
         render_work(&template(), &input).expect("renders")
     };
     let one = render("member1");
-    assert_eq!(one.spec.suspend_dispatching, None);
+    assert_eq!(one.spec.suspend_dispatching, Some(false));
     assert_eq!(one.spec.preserve_resources_on_deletion, Some(true));
     assert_eq!(
         one.spec.workload.manifests[0].to_value()["metadata"]["annotations"]["work.karmada.io/conflict-resolution"],
@@ -187,5 +188,72 @@ fn non_workloads_keep_their_spec() {
             .to_value()
             .get("spec")
             .is_none()
+    );
+}
+
+fn configmap_input<'a>(
+    binding: &'a BindingRef,
+    spec: &'a ResourceBindingSpec,
+    cluster: &'a Cluster,
+) -> RenderInput<'a> {
+    RenderInput {
+        binding,
+        spec,
+        cluster,
+        replicas: None,
+        cluster_overrides: vec![],
+        overrides: vec![],
+    }
+}
+
+/// Karmada's `mergeAnnotations` writes `resourcetemplate.karmada.io/generation` only when the
+/// template's generation is positive (a ConfigMap has none).
+#[test]
+fn a_template_without_generation_gets_no_generation_annotation() {
+    let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "cfg", "namespace": "default", "uid": "u-2"}, "data": {"a": "b"}});
+    let spec = spec(json!({}));
+    let binding = binding();
+    let cluster = cluster("member1");
+    let work = render_work(&config, &configmap_input(&binding, &spec, &cluster)).expect("renders");
+    let manifest = work.spec.workload.manifests[0].to_value();
+    let annotations = manifest["metadata"]["annotations"]
+        .as_object()
+        .expect("annotations");
+    assert!(
+        !annotations.contains_key("resourcetemplate.karmada.io/generation"),
+        "{annotations:?}"
+    );
+    assert_eq!(annotations["resourcetemplate.karmada.io/uid"], "u-2");
+}
+
+/// Karmada's `ensureWork` reads the conflict resolution from the workload after overrides, so
+/// an override can set `work.karmada.io/conflict-resolution` for one cluster.
+#[test]
+fn an_override_can_set_the_conflict_resolution() {
+    let spec = spec(json!({"replicas": 10}));
+    let binding = binding();
+    let cluster = cluster("member1");
+    let policy: OverridePolicy = serde_json::from_value(json!({
+        "metadata": {"name": "take-over", "namespace": "default"},
+        "spec": {"overrideRules": [{"overriders": {"annotationsOverrider": [
+            {"operator": "add", "value": {"work.karmada.io/conflict-resolution": "overwrite"}}]}}]}}))
+    .expect("op");
+    let input = RenderInput {
+        binding: &binding,
+        spec: &spec,
+        cluster: &cluster,
+        replicas: Some(10),
+        cluster_overrides: vec![],
+        overrides: vec![PolicyRef::from(&policy)],
+    };
+    let work = render_work(&template(), &input).expect("renders");
+    assert_eq!(
+        work.metadata.annotations.as_ref().expect("annotations")["work.karmada.io/conflict-resolution"],
+        "overwrite"
+    );
+    assert_eq!(
+        work.spec.workload.manifests[0].to_value()["metadata"]["annotations"]["work.karmada.io/conflict-resolution"],
+        "overwrite"
     );
 }
