@@ -447,7 +447,7 @@ impl Detector {
             self.metrics.count_preemption(result.is_ok());
             if let Some(previous) = &current {
                 let (type_, reason, note) =
-                    preemption_event(&claim, previous, result.as_ref().err());
+                    claim::preemption_event(&claim, previous, result.as_ref().err());
                 self.publish(key, &object, type_, reason, note).await;
             }
             let patched = result?;
@@ -710,39 +710,6 @@ impl Detector {
             debug!(%error, "publishing an event failed");
         }
     }
-}
-
-/// The event of a preemption, worded as Karmada's detector words it (`PreemptPolicySucceed`,
-/// or `PreemptPolicyFailed` with the error of the claim).
-fn preemption_event(
-    claim: &PolicyClaim,
-    previous: &PolicyClaim,
-    error: Option<&DetectorError>,
-) -> (EventType, &'static str, String) {
-    let (by, of) = (
-        claim.describe_for_preemption(),
-        previous.describe_for_preemption(),
-    );
-    match error {
-        None => (
-            EventType::Normal,
-            "PreemptPolicySucceed",
-            format!("{} preempted {of} successfully", capitalized(&by)),
-        ),
-        Some(error) => (
-            EventType::Warning,
-            "PreemptPolicyFailed",
-            format!("{} failed to preempt {of}: {error}", capitalized(&by)),
-        ),
-    }
-}
-
-fn capitalized(text: &str) -> String {
-    let mut chars = text.chars();
-    chars
-        .next()
-        .map(|first| first.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
 }
 
 fn template_id(key: &TemplateKey) -> TemplateId {

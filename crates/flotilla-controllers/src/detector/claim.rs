@@ -153,6 +153,39 @@ impl PolicyClaim {
     }
 }
 
+/// The event of a preemption, worded as Karmada's detector words it (`PreemptPolicySucceed`,
+/// or `PreemptPolicyFailed` with the error of the claim).
+pub(super) fn preemption_event(
+    claim: &PolicyClaim,
+    previous: &PolicyClaim,
+    error: Option<&super::DetectorError>,
+) -> (flotilla_runtime::events::EventType, &'static str, String) {
+    let (by, of) = (
+        claim.describe_for_preemption(),
+        previous.describe_for_preemption(),
+    );
+    match error {
+        None => (
+            flotilla_runtime::events::EventType::Normal,
+            "PreemptPolicySucceed",
+            format!("{} preempted {of} successfully", capitalized(&by)),
+        ),
+        Some(error) => (
+            flotilla_runtime::events::EventType::Warning,
+            "PreemptPolicyFailed",
+            format!("{} failed to preempt {of}: {error}", capitalized(&by)),
+        ),
+    }
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
 /// A merge patch removing the claim of `claim`'s kind.
 pub fn unclaim_patch(claim: &PolicyClaim) -> Value {
     let mut labels = Map::new();
