@@ -15,20 +15,13 @@ const PP_NAME: &str = "propagationpolicy.karmada.io/name";
 const PP_ID: &str = "propagationpolicy.karmada.io/permanent-id";
 
 fn deployment(name: &str) -> Value {
-    json!({"apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": name, "namespace": NS, "labels": {"app": name}},
-        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}},
-            "template": {"metadata": {"labels": {"app": name}}, "spec": {
-                "containers": [{"name": "web", "image": "nginx:1.27"}]}}}})
+    crate::world::deployment(NS, name)
 }
 
-/// A PropagationPolicy selecting the Deployment `target` by name, placing it on `cluster`.
+/// A PropagationPolicy selecting the Deployment `target` by name, placing it on `cluster`,
+/// with the `extra` spec fields.
 fn policy(name: &str, target: &str, cluster: &str, extra: Value) -> Value {
-    let mut policy = json!({"apiVersion": "policy.karmada.io/v1alpha1",
-        "kind": "PropagationPolicy",
-        "metadata": {"name": name, "namespace": NS},
-        "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": target}],
-            "placement": {"clusterAffinity": {"clusterNames": [cluster]}}}});
+    let mut policy = crate::world::policy(NS, name, target, cluster);
     let spec = policy["spec"].as_object_mut().expect("spec");
     for (key, value) in extra.as_object().expect("extra spec fields") {
         spec.insert(key.clone(), value.clone());

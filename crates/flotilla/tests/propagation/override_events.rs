@@ -5,7 +5,7 @@ use k8s_openapi::api::core::v1::Event;
 use kube::api::{Api, ListParams};
 use serde_json::json;
 
-use crate::world::{World, eventually};
+use crate::world::{World, deployment, eventually, policy};
 
 const NS: &str = "overrides";
 
@@ -23,19 +23,8 @@ async fn an_override_that_cannot_apply_is_reported_on_the_template() {
                     "overriders": {"plaintext": [
                         {"path": "/spec/missing/field", "operator": "replace", "value": 1}]}}]}}))
         .await;
-    world
-        .apply(json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
-            "metadata": {"name": "web", "namespace": NS},
-            "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}],
-                "placement": {"clusterAffinity": {"clusterNames": ["member1"]}}}}))
-        .await;
-    world
-        .apply(json!({"apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": "web", "namespace": NS},
-            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
-                "template": {"metadata": {"labels": {"app": "web"}}, "spec": {
-                    "containers": [{"name": "web", "image": "nginx:1.27"}]}}}}))
-        .await;
+    world.apply(policy(NS, "web", "web", "member1")).await;
+    world.apply(deployment(NS, "web")).await;
     let events = Api::<Event>::namespaced(world.client.clone(), NS);
     let failed = eventually("the failed override is reported", || async {
         let listed = events.list(&ListParams::default()).await.expect("events");

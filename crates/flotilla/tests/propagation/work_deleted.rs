@@ -5,7 +5,7 @@ use flotilla_api::karmada::Work;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use serde_json::json;
 
-use crate::world::{World, eventually};
+use crate::world::{World, deployment, eventually, policy};
 
 const NS: &str = "rewrite";
 
@@ -15,19 +15,8 @@ async fn a_deleted_work_is_written_again() {
     world
         .apply(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}))
         .await;
-    world
-        .apply(json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
-            "metadata": {"name": "web", "namespace": NS},
-            "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}],
-                "placement": {"clusterAffinity": {"clusterNames": ["member1"]}}}}))
-        .await;
-    world
-        .apply(json!({"apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": "web", "namespace": NS},
-            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
-                "template": {"metadata": {"labels": {"app": "web"}}, "spec": {
-                    "containers": [{"name": "web", "image": "nginx:1.27"}]}}}}))
-        .await;
+    world.apply(policy(NS, "web", "web", "member1")).await;
+    world.apply(deployment(NS, "web")).await;
     let works = Api::<Work>::namespaced(world.client.clone(), "karmada-es-member1");
     let deployment_work = || async {
         works

@@ -162,3 +162,21 @@ where
     }
     panic!("never happened: {what}");
 }
+
+/// A one-replica nginx Deployment `name` in `namespace`, labelled `app: <name>`.
+pub fn deployment(namespace: &str, name: &str) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "namespace": namespace, "labels": {"app": name}},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}}, "spec": {
+                "containers": [{"name": "web", "image": "nginx:1.27"}]}}}})
+}
+
+/// A PropagationPolicy `name` in `namespace` selecting the Deployment `target` by name and
+/// placing it on `cluster`.
+pub fn policy(namespace: &str, name: &str, target: &str, cluster: &str) -> Value {
+    json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": target}],
+            "placement": {"clusterAffinity": {"clusterNames": [cluster]}}}})
+}
