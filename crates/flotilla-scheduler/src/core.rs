@@ -170,11 +170,44 @@ pub fn schedule(
     status: &ResourceBindingStatus,
     options: &ScheduleOptions<'_>,
 ) -> Result<ScheduleResult, ScheduleError> {
+    schedule_traced(snapshot, spec, status, options).result
+}
+
+/// A clusterAffinities term that failed before the run ended (Karmada records a
+/// `ScheduleBindingFailed` event for each, whatever the final outcome).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TermFailure {
+    /// The term's index in `placement.clusterAffinities`.
+    pub index: usize,
+    /// Why the term failed.
+    pub error: ScheduleError,
+}
+
+/// The outcome of [`schedule_traced`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TracedSchedule {
+    /// What [`schedule`] returns.
+    pub result: Result<ScheduleResult, ScheduleError>,
+    /// The clusterAffinities terms tried and failed, in order (empty without clusterAffinities).
+    pub failed_terms: Vec<TermFailure>,
+}
+
+/// [`schedule`], also reporting each clusterAffinities term that failed on the way.
+pub fn schedule_traced(
+    snapshot: &Snapshot,
+    spec: &ResourceBindingSpec,
+    status: &ResourceBindingStatus,
+    options: &ScheduleOptions<'_>,
+) -> TracedSchedule {
+    let untraced = |result| TracedSchedule {
+        result,
+        failed_terms: Vec::new(),
+    };
     let Some(placement) = &spec.placement else {
-        return Err(ScheduleError::Scheduler(format!(
+        return untraced(Err(ScheduleError::Scheduler(format!(
             "failed to get placement from resourceBinding({})",
             spec.resource.name
-        )));
+        ))));
     };
     // An empty list is no list: Karmada's `clusterAffinities` is `omitempty`, so `[]` in a policy
     // never reaches the scheduler (the binding the detector writes omits it) and the binding is
@@ -184,11 +217,14 @@ pub fn schedule(
         .as_ref()
         .filter(|t| !t.is_empty())
     else {
-        let clusters = schedule_once(snapshot, spec, status, placement, options)?;
-        return Ok(ScheduleResult {
-            clusters,
-            affinity_name: None,
-        });
+        return untraced(
+            schedule_once(snapshot, spec, status, placement, options).map(|clusters| {
+                ScheduleResult {
+                    clusters,
+                    affinity_name: None,
+                }
+            }),
+        );
     };
     let mut index = if reschedule_required(spec, status) {
         0
@@ -198,7 +234,7 @@ pub fn schedule(
             .position(|t| t.affinity_name == status.scheduler_observing_affinity_name)
             .unwrap_or(0)
     };
-    let mut first_error = None;
+    let mut failed_terms: Vec<TermFailure> = Vec::new();
     let mut trial = status.clone();
     while index < terms.len() {
         trial
@@ -206,18 +242,29 @@ pub fn schedule(
             .clone_from(&terms[index].affinity_name);
         match schedule_once(snapshot, spec, &trial, placement, options) {
             Ok(clusters) => {
-                return Ok(ScheduleResult {
-                    clusters,
-                    affinity_name: Some(terms[index].affinity_name.clone()),
-                });
+                return TracedSchedule {
+                    result: Ok(ScheduleResult {
+                        clusters,
+                        affinity_name: Some(terms[index].affinity_name.clone()),
+                    }),
+                    failed_terms,
+                };
             }
-            Err(e) => {
-                first_error.get_or_insert(e);
-            }
+            Err(error) => failed_terms.push(TermFailure { index, error }),
         }
         index += 1;
     }
-    Err(first_error.expect("at least one term was tried"))
+    // Every term from the start index failed: the first error is the result.
+    let first = failed_terms
+        .first()
+        .map(|f| f.error.clone())
+        .unwrap_or_else(|| {
+            ScheduleError::Scheduler("no clusterAffinities term was tried".to_owned())
+        });
+    TracedSchedule {
+        result: Err(first),
+        failed_terms,
+    }
 }
 
 /// One scheduling pass; with the GPU topology preference, first with aligned capacity only.

@@ -4,9 +4,11 @@
 
 use std::collections::BTreeMap;
 
+use flotilla_api::karmada::affinity::cluster_matches;
 use flotilla_api::karmada::{
-    ANNOTATION_APPLIED_PLACEMENT, ClusterAffinityTerm, Placement, REPLICA_SCHEDULING_DIVIDED,
-    REPLICA_SCHEDULING_DUPLICATED, ResourceBindingSpec, ResourceBindingStatus,
+    ANNOTATION_APPLIED_PLACEMENT, Cluster, ClusterAffinityTerm, Placement,
+    REPLICA_SCHEDULING_DIVIDED, REPLICA_SCHEDULING_DUPLICATED, ResourceBindingSpec,
+    ResourceBindingStatus,
 };
 
 use crate::core::{Snapshot, reschedule_required};
@@ -125,6 +127,36 @@ pub fn replicas_changed(spec: &ResourceBindingSpec, placement: &Placement) -> bo
         }
         _ => false,
     }
+}
+
+/// Karmada's `enqueueAffectedBindings`: whether a change of `cluster` (seen before and after the
+/// change) concerns a binding of generation `generation`. With clusterAffinities a binding whose
+/// last result is stale (`schedulerObservedGeneration` behind) always is; otherwise the affinity in
+/// force (the observed term, or `clusterAffinity`) must be absent or match the cluster.
+pub fn affected_by_cluster(
+    generation: i64,
+    spec: &ResourceBindingSpec,
+    status: &ResourceBindingStatus,
+    cluster: &Cluster,
+) -> bool {
+    let Some(placement) = &spec.placement else {
+        return false;
+    };
+    let affinity = match placement.cluster_affinities.as_deref() {
+        // An empty list is no list (`omitempty` in Karmada), as in the core.
+        Some(terms) if !terms.is_empty() => {
+            if status.scheduler_observed_generation != generation {
+                return true;
+            }
+            let index = terms
+                .iter()
+                .position(|t| t.affinity_name == status.scheduler_observing_affinity_name)
+                .unwrap_or(0);
+            terms.get(index).map(|t| &t.cluster_affinity)
+        }
+        _ => placement.cluster_affinity.as_ref(),
+    };
+    affinity.is_none_or(|affinity| cluster_matches(cluster, affinity))
 }
 
 #[cfg(test)]

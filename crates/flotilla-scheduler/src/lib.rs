@@ -19,7 +19,8 @@ pub mod select;
 pub mod webster;
 
 pub use crate::core::{
-    FitError, ScheduleError, ScheduleOptions, ScheduleResult, Snapshot, schedule,
+    FitError, ScheduleError, ScheduleOptions, ScheduleResult, Snapshot, TermFailure,
+    TracedSchedule, schedule, schedule_traced,
 };
 pub use decide::{ScheduleTrigger, should_schedule};
 pub use estimator::{AccurateEstimator, GeneralEstimator, ReplicaEstimator, UNAUTHENTIC_REPLICA};

@@ -171,7 +171,9 @@ pub struct Scheduler {
     writers: Mutex<Option<Writers>>,
     snapshot: RwLock<Option<Arc<Snapshot>>>,
     generations: Mutex<HashMap<BindingKey, i64>>,
-    cluster_shapes: Mutex<HashMap<String, ClusterShape>>,
+    /// Each cluster's shape and the object last seen (to match the old labels and fields against
+    /// bindings' affinities after a change).
+    cluster_shapes: Mutex<HashMap<String, (ClusterShape, Arc<Cluster>)>>,
     unschedulable: Mutex<BTreeSet<BindingKey>>,
     metrics: Metrics,
     recorder: Recorder,
@@ -315,12 +317,6 @@ impl Scheduler {
         Ok(())
     }
 
-    fn all_binding_keys(&self) -> Vec<BindingKey> {
-        let mut keys: Vec<BindingKey> = lock(&self.generations).keys().cloned().collect();
-        keys.sort();
-        keys
-    }
-
     fn invalidate_snapshot(&self) {
         *self
             .snapshot
@@ -368,7 +364,11 @@ impl Scheduler {
 
     async fn work(self: Arc<Self>) {
         while let Some(key) = self.queue.next().await {
-            match self.reconcile(&key).await {
+            let outcome = self.reconcile(&key).await;
+            if !matches!(outcome, Ok(Retry::Done)) {
+                self.metrics.incoming(metrics::SCHEDULE_ATTEMPT_FAILURE);
+            }
+            match outcome {
                 Ok(Retry::Done) => self.queue.forget(&key),
                 Ok(Retry::After(delay)) => self.queue.add_after(key.clone(), delay),
                 Ok(Retry::RateLimited) => self.queue.add_rate_limited(key.clone()),
@@ -420,7 +420,22 @@ impl Scheduler {
             return Ok(Retry::Done);
         };
         let binding = cached.view();
-        if binding.metadata.deletion_timestamp.is_some() || !self.is_ours(&binding) {
+        if !self.is_ours(&binding) {
+            return Ok(Retry::Done);
+        }
+        let (namespace, name) = match key {
+            BindingKey::Namespaced { namespace, name } => (Some(namespace.as_str()), name),
+            BindingKey::Cluster { name } => (None, name),
+        };
+        if binding.metadata.deletion_timestamp.is_some() {
+            let message = status::deleting_binding_message(namespace, name);
+            self.publish(
+                &binding,
+                key,
+                EventType::Warning,
+                "ScheduleBindingFailed",
+                message,
+            );
             return Ok(Retry::Done);
         }
         let generation = binding.metadata.generation.unwrap_or(0);
@@ -461,8 +476,21 @@ impl Scheduler {
                 divide_by_node_count: accurate.as_ref().filter(|_| extensions.node_count),
                 gpu_topology: accurate.as_ref().zip(extensions.gpu_topology),
             };
-            crate::schedule(&snapshot, binding.spec, binding.status, &options)
+            crate::schedule_traced(&snapshot, binding.spec, binding.status, &options)
         };
+        let uses_terms = !result.failed_terms.is_empty();
+        for failure in &result.failed_terms {
+            let message =
+                status::term_failure_message(namespace, name, failure.index, &failure.error);
+            self.publish(
+                &binding,
+                key,
+                EventType::Warning,
+                "ScheduleBindingFailed",
+                message,
+            );
+        }
+        let result = result.result;
         self.metrics
             .algorithm_duration
             .get_or_create(&metrics::StepLabels {
@@ -493,8 +521,11 @@ impl Scheduler {
                     self.patch_status(key, &patch).await?;
                 }
                 lock(&self.unschedulable).remove(key);
-                self.metrics
-                    .attempt("scheduled", schedule_type, started.elapsed().as_secs_f64());
+                self.metrics.attempt(
+                    metrics::attempt_result(None),
+                    schedule_type,
+                    started.elapsed().as_secs_f64(),
+                );
                 let message = status::success_event_message(
                     matches!(key, BindingKey::Cluster { .. }),
                     &result.clusters,
@@ -511,8 +542,11 @@ impl Scheduler {
             }
             Err(error) => error,
         };
-        self.metrics
-            .attempt("error", schedule_type, started.elapsed().as_secs_f64());
+        self.metrics.attempt(
+            metrics::attempt_result(Some(&outcome)),
+            schedule_type,
+            started.elapsed().as_secs_f64(),
+        );
         let message = outcome.to_string();
         let condition = Outcome {
             status: false,
@@ -536,13 +570,17 @@ impl Scheduler {
             self.patch_status(key, &patch).await?;
         }
         debug!(binding = %key, %message, "not scheduled");
-        self.publish(
-            &binding,
-            key,
-            EventType::Warning,
-            "ScheduleBindingFailed",
-            message,
-        );
+        // With clusterAffinities each failed term already has its event; Karmada adds one for
+        // the first error only when the empty result is written (NoClusterFit).
+        if !uses_terms || matches!(outcome, ScheduleError::NoClusterFit(_)) {
+            self.publish(
+                &binding,
+                key,
+                EventType::Warning,
+                "ScheduleBindingFailed",
+                message,
+            );
+        }
         Ok(retry)
     }
 

@@ -470,3 +470,62 @@ fn gpu_topology_prefers_clusters_where_replicas_stay_on_one_numa_node() {
     assert_eq!(run_with(5, true), run_with(5, false));
     assert!(run_with(5, true).is_err());
 }
+
+/// Karmada's `scheduleResourceBindingWithClusterAffinities` reports every term that failed
+/// before the one that fit (an event each); without clusterAffinities nothing is traced.
+#[test]
+fn failed_affinity_terms_are_traced() {
+    let clusters = vec![cluster("m1", 2, json!({})), cluster("m2", 20, json!({}))];
+    let spec = binding(
+        5,
+        json!({"clusterAffinities": [
+                {"affinityName": "none", "clusterNames": ["absent"]},
+                {"affinityName": "small", "clusterNames": ["m1"]},
+                {"affinityName": "big", "clusterNames": ["m2"]}],
+            "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}}),
+        json!([]),
+    );
+    let framework = Framework::default();
+    let options = ScheduleOptions {
+        framework: &framework,
+        estimators: &[],
+        enable_empty_workload_propagation: false,
+        divide_by_node_count: None,
+        gpu_topology: None,
+    };
+    let snapshot = Snapshot::new(clusters);
+    let traced = schedule_traced(
+        &snapshot,
+        &spec,
+        &ResourceBindingStatus::default(),
+        &options,
+    );
+    assert_eq!(
+        traced.result.expect("big fits").affinity_name.as_deref(),
+        Some("big")
+    );
+    let failed: Vec<usize> = traced.failed_terms.iter().map(|f| f.index).collect();
+    assert_eq!(failed, [0, 1]);
+    assert!(matches!(
+        traced.failed_terms[0].error,
+        ScheduleError::NoClusterFit(_)
+    ));
+    assert!(matches!(
+        traced.failed_terms[1].error,
+        ScheduleError::Unschedulable(_)
+    ));
+
+    let plain = binding(
+        5,
+        json!({"clusterAffinity": {"clusterNames": ["m2"]}}),
+        json!([]),
+    );
+    let traced = schedule_traced(
+        &snapshot,
+        &plain,
+        &ResourceBindingStatus::default(),
+        &options,
+    );
+    assert!(traced.result.is_ok());
+    assert!(traced.failed_terms.is_empty());
+}

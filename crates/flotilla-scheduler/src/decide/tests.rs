@@ -126,3 +126,54 @@ fn an_empty_affinity_list_equals_none() {
     .expect("p");
     assert!(placement_changed(&term, "{}", "a"));
 }
+
+fn member(name: &str, labels: Value) -> Cluster {
+    serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}, "spec": {}}))
+        .expect("cluster")
+}
+
+/// Karmada's `enqueueAffectedBindings`: a cluster change concerns only the bindings whose
+/// affinity in force is absent or matches the cluster.
+#[test]
+fn cluster_changes_concern_bindings_whose_affinity_matches() {
+    let prod = member("m1", json!({"env": "prod"}));
+    let dev = member("m2", json!({"env": "dev"}));
+    let status = ResourceBindingStatus::default();
+    let no_affinity = spec(1, json!({}), json!([]));
+    assert!(affected_by_cluster(0, &no_affinity, &status, &dev));
+    let by_label = spec(
+        1,
+        json!({"clusterAffinity": {"labelSelector": {"matchLabels": {"env": "prod"}}}}),
+        json!([]),
+    );
+    assert!(affected_by_cluster(0, &by_label, &status, &prod));
+    assert!(!affected_by_cluster(0, &by_label, &status, &dev));
+
+    let terms = spec(
+        1,
+        json!({"clusterAffinities": [
+            {"affinityName": "a", "clusterNames": ["m1"]},
+            {"affinityName": "b", "clusterNames": ["m2"]}]}),
+        json!([]),
+    );
+    let observed_b = ResourceBindingStatus {
+        scheduler_observed_generation: 3,
+        scheduler_observing_affinity_name: "b".into(),
+        ..ResourceBindingStatus::default()
+    };
+    assert!(affected_by_cluster(3, &terms, &observed_b, &dev));
+    assert!(!affected_by_cluster(3, &terms, &observed_b, &prod));
+    // A stale result is always concerned.
+    assert!(affected_by_cluster(4, &terms, &observed_b, &prod));
+    // Unknown observed term: the first one is in force.
+    let unknown = ResourceBindingStatus {
+        scheduler_observed_generation: 3,
+        ..ResourceBindingStatus::default()
+    };
+    assert!(affected_by_cluster(3, &terms, &unknown, &prod));
+    assert!(!affected_by_cluster(3, &terms, &unknown, &dev));
+    // Without a placement nothing is scheduled.
+    let mut none = no_affinity.clone();
+    none.placement = None;
+    assert!(!affected_by_cluster(0, &none, &status, &dev));
+}

@@ -115,3 +115,40 @@ impl Metrics {
             .inc();
     }
 }
+
+/// The `result` label of `schedule_attempts_total` for an attempt that ended with `error`.
+/// Karmada counts an attempt as `error` only when the error is retried: a NoClusterFit result
+/// is recorded (the empty result written) and forgotten, so it counts as `scheduled`.
+pub(crate) fn attempt_result(error: Option<&crate::ScheduleError>) -> &'static str {
+    match error {
+        None | Some(crate::ScheduleError::NoClusterFit(_)) => "scheduled",
+        Some(_) => "error",
+    }
+}
+
+/// Karmada's `queue_incoming_bindings_total` event of a failed attempt that is retried.
+pub(crate) const SCHEDULE_ATTEMPT_FAILURE: &str = "ScheduleAttemptFailure";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{FitError, ScheduleError};
+
+    #[test]
+    fn no_cluster_fit_counts_as_scheduled() {
+        let fit = ScheduleError::NoClusterFit(FitError {
+            num_all_clusters: 0,
+            diagnosis: Default::default(),
+        });
+        assert_eq!(attempt_result(None), "scheduled");
+        assert_eq!(attempt_result(Some(&fit)), "scheduled");
+        assert_eq!(
+            attempt_result(Some(&ScheduleError::Unschedulable("short".into()))),
+            "error"
+        );
+        assert_eq!(
+            attempt_result(Some(&ScheduleError::Scheduler("bad".into()))),
+            "error"
+        );
+    }
+}

@@ -130,6 +130,33 @@ pub fn success_event_message(cluster_scoped: bool, clusters: &[TargetCluster]) -
     }
 }
 
+/// Karmada's event text for a clusterAffinities term that failed (its spelling
+/// "clusterAffiliates" kept): `failed to schedule ResourceBinding(ns/name) with
+/// clusterAffiliates index(1): <error>`.
+pub fn term_failure_message(
+    namespace: Option<&str>,
+    name: &str,
+    index: usize,
+    error: &impl std::fmt::Display,
+) -> String {
+    match namespace {
+        Some(namespace) => format!(
+            "failed to schedule ResourceBinding({namespace}/{name}) with clusterAffiliates index({index}): {error}"
+        ),
+        None => format!(
+            "failed to schedule ClusterResourceBinding({name}) with clusterAffiliates index({index}): {error}"
+        ),
+    }
+}
+
+/// Karmada's warning when a binding being deleted reaches the scheduler.
+pub fn deleting_binding_message(namespace: Option<&str>, name: &str) -> String {
+    match namespace {
+        Some(namespace) => format!("skip schedule deleting resourceBinding: {namespace}/{name}"),
+        None => format!("skip schedule deleting clusterResourceBinding: {name}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,6 +229,26 @@ mod tests {
         assert_eq!(
             success_event_message(true, &clusters),
             "Binding has been scheduled successfully. Result {member1:2, member2:3}"
+        );
+    }
+
+    #[test]
+    fn failure_messages_match_karmada() {
+        assert_eq!(
+            term_failure_message(Some("default"), "web-deployment", 1, &"boom"),
+            "failed to schedule ResourceBinding(default/web-deployment) with clusterAffiliates index(1): boom"
+        );
+        assert_eq!(
+            term_failure_message(None, "role", 0, &"boom"),
+            "failed to schedule ClusterResourceBinding(role) with clusterAffiliates index(0): boom"
+        );
+        assert_eq!(
+            deleting_binding_message(Some("default"), "web"),
+            "skip schedule deleting resourceBinding: default/web"
+        );
+        assert_eq!(
+            deleting_binding_message(None, "role"),
+            "skip schedule deleting clusterResourceBinding: role"
         );
     }
 }

@@ -2,7 +2,7 @@
 //! generation changes; a relist once the store holds it), and Clusters (the snapshot is rebuilt,
 //! bindings queued or retried as [`Scheduler::cluster_seen`] says).
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
 use flotilla_api::karmada::Cluster;
@@ -14,7 +14,8 @@ use kube::runtime::reflector;
 use kube::runtime::watcher::{self, Event as WatchEvent};
 use tracing::warn;
 
-use super::{BindingKey, ClusterShape, Scheduler, lock};
+use super::{BindingKey, Cached, ClusterShape, Scheduler, lock};
+use crate::decide::affected_by_cluster;
 
 impl Scheduler {
     pub(super) async fn watch_bindings<K>(
@@ -152,9 +153,10 @@ impl Scheduler {
         }
     }
 
-    /// A cluster changed: a new cluster, a spec or label change, or the start of its deletion
-    /// queues every binding (the decision filters them); a status change retries the bindings
-    /// that lacked capacity.
+    /// A cluster changed. A new cluster, a spec or label change, or the start of its deletion
+    /// queues the bindings it concerns before or after the change (Karmada's
+    /// `enqueueAffectedBindings`; Karmada ignores additions, Flotilla treats them as a change);
+    /// any change retries the bindings that lacked capacity (beyond Karmada).
     fn cluster_seen(&self, cluster: &Cluster, live: bool) {
         self.invalidate_snapshot();
         let shape = ClusterShape {
@@ -162,24 +164,56 @@ impl Scheduler {
             labels: cluster.metadata.labels.clone(),
             deleting: cluster.is_deleting(),
         };
-        let previous = lock(&self.cluster_shapes).insert(cluster.name().to_owned(), shape.clone());
+        let previous = lock(&self.cluster_shapes).insert(
+            cluster.name().to_owned(),
+            (shape.clone(), Arc::new(cluster.clone())),
+        );
         if !live {
             return;
         }
-        if previous.as_ref() != Some(&shape) {
-            self.metrics.incoming("ClusterChanged");
-            for key in self.all_binding_keys() {
-                self.queue.add(key);
-            }
-        } else {
-            let retry: Vec<BindingKey> = lock(&self.unschedulable).iter().cloned().collect();
-            if !retry.is_empty() {
-                self.metrics.incoming("ClusterChanged");
-            }
-            for key in retry {
-                self.queue.add(key);
+        let mut keys: BTreeSet<BindingKey> = lock(&self.unschedulable).iter().cloned().collect();
+        match previous {
+            Some((old_shape, _)) if old_shape == shape => {}
+            previous => {
+                let old = previous.map(|(_, old)| old);
+                keys.extend(self.affected_bindings(old.as_deref(), cluster));
             }
         }
+        for key in keys {
+            self.metrics.incoming("ClusterChanged");
+            self.queue.add(key);
+        }
         self.update_pending();
+    }
+
+    /// Our bindings a change of a cluster (`old` before, `new` after) concerns.
+    fn affected_bindings(&self, old: Option<&Cluster>, new: &Cluster) -> Vec<BindingKey> {
+        let concerned = |cached: &Cached| {
+            let binding = cached.view();
+            let generation = binding.metadata.generation.unwrap_or(0);
+            self.is_ours(&binding)
+                && old.into_iter().chain([new]).any(|cluster| {
+                    affected_by_cluster(generation, binding.spec, binding.status, cluster)
+                })
+        };
+        let mut keys = Vec::new();
+        for binding in self.bindings.state() {
+            let key = BindingKey::Namespaced {
+                namespace: binding.metadata.namespace.clone().unwrap_or_default(),
+                name: binding.metadata.name.clone().unwrap_or_default(),
+            };
+            if concerned(&Cached::Namespaced(binding)) {
+                keys.push(key);
+            }
+        }
+        for binding in self.cluster_bindings.state() {
+            let key = BindingKey::Cluster {
+                name: binding.metadata.name.clone().unwrap_or_default(),
+            };
+            if concerned(&Cached::Cluster(binding)) {
+                keys.push(key);
+            }
+        }
+        keys
     }
 }
