@@ -45,6 +45,9 @@ pub const NAME: &str = "execution";
 const REPORTER: &str = "execution-controller";
 /// Concurrent Works.
 const WORKERS: usize = 8;
+/// Karmada's event reasons for a sync.
+const SYNC_SUCCEED: &str = "SyncWorkloadSucceed";
+const SYNC_FAILED: &str = "SyncWorkloadFailed";
 /// Per-Work backoff after a failure (controller-runtime's default limiter).
 const BACKOFF: Backoff = Backoff {
     base: Duration::from_millis(5),
@@ -408,38 +411,23 @@ impl Execution {
         }
         let mut errors = Vec::new();
         let mut succeeded = 0;
+        // Something was written, or the Work was not applied before: worth a Work event.
+        let mut changed = !work.is_applied();
         for manifest in &manifests {
             match applier.apply(manifest).await {
                 Ok(outcome) => {
                     succeeded += 1;
                     if outcome != Outcome::Unchanged {
-                        self.event_on_template(
-                            manifest,
-                            EventType::Normal,
-                            "SyncWorkloadSucceed",
-                            format!(
-                                "Successfully applied resource({}/{}) to cluster {cluster}",
-                                manifest["metadata"]["namespace"]
-                                    .as_str()
-                                    .unwrap_or_default(),
-                                manifest["metadata"]["name"].as_str().unwrap_or_default()
-                            ),
-                        )
-                        .await;
+                        changed = true;
+                        let note = applied_note(manifest, cluster);
+                        self.event_on_template(manifest, EventType::Normal, SYNC_SUCCEED, note)
+                            .await;
                     }
                 }
                 Err(error) => {
-                    self.event_on_template(
-                        manifest,
-                        EventType::Warning,
-                        "SyncWorkloadFailed",
-                        format!(
-                            "Failed to create or update resource({}/{}) in member cluster({cluster}): {error}",
-                            manifest["metadata"]["namespace"].as_str().unwrap_or_default(),
-                            manifest["metadata"]["name"].as_str().unwrap_or_default()
-                        ),
-                    )
-                    .await;
+                    let note = apply_failed_note(manifest, cluster, &error);
+                    self.event_on_template(manifest, EventType::Warning, SYNC_FAILED, note)
+                        .await;
                     errors.push(error.to_string());
                 }
             }
@@ -455,6 +443,11 @@ impl Execution {
             ));
             self.set_conditions(work, conditions).await?;
             self.dispatching_event(work, dispatching).await;
+            if changed {
+                let note = synced_note(&key, cluster);
+                self.event_on_work(work, EventType::Normal, SYNC_SUCCEED, note)
+                    .await;
+            }
             return Ok(());
         }
         let message = format!(
@@ -462,16 +455,12 @@ impl Execution {
             manifests.len(),
             aggregate(&errors)
         );
-        self.event_on_work(
-            work,
-            EventType::Warning,
-            "SyncWorkloadFailed",
-            format!(
-                "Failed to sync work({key}) to cluster({cluster}), err: {}",
-                aggregate(&errors)
-            ),
-        )
-        .await;
+        let note = format!(
+            "Failed to sync work({key}) to cluster({cluster}), err: {}",
+            aggregate(&errors)
+        );
+        self.event_on_work(work, EventType::Warning, SYNC_FAILED, note)
+            .await;
         conditions.push(condition(WORK_APPLIED, "False", "AppliedFailed", &message));
         self.set_conditions(work, conditions).await?;
         self.dispatching_event(work, dispatching).await;
@@ -757,12 +746,47 @@ pub fn set_status_condition(conditions: &mut Vec<Condition>, wanted: Condition) 
     changed
 }
 
-/// `errors.NewAggregate(errs).Error()`: one message as is, several in brackets.
+/// `errors.NewAggregate(errs).Error()`: one message as is, several (repeated ones once) in
+/// brackets.
 fn aggregate(errors: &[String]) -> String {
-    match errors {
-        [one] => one.clone(),
+    let mut unique: Vec<&str> = Vec::new();
+    for error in errors {
+        if !unique.contains(&error.as_str()) {
+            unique.push(error);
+        }
+    }
+    match unique.as_slice() {
+        [one] => (*one).to_owned(),
         many => format!("[{}]", many.join(", ")),
     }
+}
+
+/// Karmada's `SyncWorkloadSucceed` note on a Work.
+fn synced_note(work: &WorkKey, cluster: &str) -> String {
+    format!("Sync work({work}) to cluster({cluster}) successful.")
+}
+
+/// Karmada's `SyncWorkloadSucceed` note on a template (`<namespace>/<name>`, the slash kept
+/// for a cluster-scoped object).
+fn applied_note(manifest: &Value, cluster: &str) -> String {
+    let meta = &manifest["metadata"];
+    format!(
+        "Successfully applied resource({}/{}) to cluster {cluster}",
+        meta["namespace"].as_str().unwrap_or_default(),
+        meta["name"].as_str().unwrap_or_default()
+    )
+}
+
+/// Karmada's `SyncWorkloadFailed` note on a template: the object as klog's `KObj` prints it
+/// (`<namespace>/<name>`, or `<name>` alone when cluster-scoped).
+fn apply_failed_note(manifest: &Value, cluster: &str, error: &dyn std::fmt::Display) -> String {
+    let meta = &manifest["metadata"];
+    let name = meta["name"].as_str().unwrap_or_default();
+    let object = match meta["namespace"].as_str().filter(|ns| !ns.is_empty()) {
+        Some(namespace) => format!("{namespace}/{name}"),
+        None => name.to_owned(),
+    };
+    format!("Failed to create or update resource({object}) in member cluster({cluster}): {error}")
 }
 
 #[cfg(test)]

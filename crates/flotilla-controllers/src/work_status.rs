@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 
 use crate::execution::apply::{api_message, as_value};
 use crate::execution::{WorkKey, is_ready};
-use crate::interpreter::health::health;
+use crate::interpreter::health::{HealthError, interpret, verdict_health};
 use crate::interpreter::reflect::{ReflectError, reflect_status};
 use crate::manager::{Context, ControllerTask};
 use crate::member_cache::{Cached, InformerKey, MemberCache, MemberEvent, ResolveError};
@@ -243,6 +243,7 @@ impl WorkStatus {
             .map(|s| s.manifest_statuses.clone())
             .unwrap_or_default();
         let mut statuses = Vec::new();
+        let mut reports = Vec::new();
         for (ordinal, (manifest, (informer, resolved))) in
             manifests.iter().zip(&targets).enumerate()
         {
@@ -286,11 +287,17 @@ impl WorkStatus {
                     return Err(error.into());
                 }
             };
-            statuses.push(ManifestStatus {
+            let verdict = interpret(&observed);
+            let reflected = ManifestStatus {
                 identifier,
                 status: status.as_ref().map(JsonText::new),
-                health: health(&observed).as_str().to_owned(),
-            });
+                health: verdict_health(verdict.as_ref()).as_str().to_owned(),
+            };
+            // Karmada reports every reflection; here only the ones that change the Work.
+            if !existing.contains(&reflected) {
+                reports.extend(reflected_events(&reflected.identifier, verdict.as_ref()));
+            }
+            statuses.push(reflected);
         }
         if statuses == existing {
             return Ok(());
@@ -298,10 +305,14 @@ impl WorkStatus {
         let patch = json!({"status": {"manifestStatuses": statuses}});
         // Read for its versions only (the informer brings the Work back).
         match key.patch_status(&self.ctx.client, &patch).await {
-            Ok(_) => Ok(()),
-            Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-            Err(error) => Err(error.into()),
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 404 => return Ok(()),
+            Err(error) => return Err(error.into()),
         }
+        for (type_, reason, note) in reports {
+            self.event(&work, type_, reason, note).await;
+        }
+        Ok(())
     }
 
     async fn event(&self, work: &Work, type_: EventType, reason: &str, note: String) {
@@ -342,6 +353,37 @@ fn identifier(ordinal: usize, manifest: &Value, namespaced: bool) -> ResourceIde
     }
 }
 
+/// Karmada's events on a Work for one object whose status was reflected:
+/// `ReflectStatusSucceed`, then the health verdict (`InterpretHealthSucceed`, or
+/// `InterpretHealthFailed`; none for a kind without a health rule).
+fn reflected_events(
+    id: &ResourceIdentifier,
+    verdict: Option<&Result<bool, HealthError>>,
+) -> Vec<(EventType, &'static str, String)> {
+    let object = format!("{}/{}/{}", id.kind, id.namespace, id.name);
+    let mut events = vec![(
+        EventType::Normal,
+        "ReflectStatusSucceed",
+        format!("Reflect status for object({object}) succeed."),
+    )];
+    events.extend(verdict.map(|verdict| match verdict {
+        Ok(healthy) => (
+            EventType::Normal,
+            "InterpretHealthSucceed",
+            format!(
+                "Interpret health of object({object}) as {}.",
+                if *healthy { "healthy" } else { "unhealthy" }
+            ),
+        ),
+        Err(error) => (
+            EventType::Warning,
+            "InterpretHealthFailed",
+            format!("Interpret health of object({object}) failed, err: {error}."),
+        ),
+    }));
+    events
+}
+
 /// Whether the member object was applied from this Work (its annotations name it).
 fn belongs_to(object: &Value, work: &WorkKey) -> bool {
     let annotations = &object["metadata"]["annotations"];
@@ -370,6 +412,57 @@ mod tests {
         assert_eq!(
             serde_json::to_value(identifier(0, &namespace, false)).expect("json"),
             json!({"ordinal": 0, "version": "v1", "kind": "Namespace", "resource": "", "name": "ns"})
+        );
+    }
+
+    #[test]
+    fn reflection_reports_status_and_health_as_karmada_does() {
+        let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "default", "generation": 1},
+            "status": {"observedGeneration": 1}});
+        let id = identifier(0, &deployment, true);
+        let events = reflected_events(&id, interpret(&deployment).as_ref());
+        assert_eq!(
+            events,
+            vec![
+                (
+                    EventType::Normal,
+                    "ReflectStatusSucceed",
+                    "Reflect status for object(Deployment/default/web) succeed.".to_owned()
+                ),
+                (
+                    EventType::Normal,
+                    "InterpretHealthSucceed",
+                    "Interpret health of object(Deployment/default/web) as healthy.".to_owned()
+                ),
+            ]
+        );
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "default"}, "status": {"phase": "Pending"}});
+        let events = reflected_events(&identifier(0, &pod, true), interpret(&pod).as_ref());
+        assert_eq!(
+            events[1].2,
+            "Interpret health of object(Pod/default/p) as unhealthy."
+        );
+        let broken = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "default"}, "status": {"phase": 7}});
+        let events = reflected_events(&identifier(0, &broken, true), interpret(&broken).as_ref());
+        assert_eq!(
+            (events[1].0, events[1].1),
+            (EventType::Warning, "InterpretHealthFailed")
+        );
+        assert!(
+            events[1]
+                .2
+                .starts_with("Interpret health of object(Pod/default/p) failed, err: ")
+        );
+        // A kind without a health rule: Healthy, and no health event.
+        let map = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+        let events = reflected_events(&identifier(0, &map, false), interpret(&map).as_ref());
+        assert_eq!(events.len(), 1);
+        assert_eq!(
+            events[0].2,
+            "Reflect status for object(ConfigMap//c) succeed."
         );
     }
 

@@ -75,3 +75,45 @@ fn aggregated_errors_read_like_go() {
     assert_eq!(aggregate(&["a".into()]), "a");
     assert_eq!(aggregate(&["a".into(), "b".into()]), "[a, b]");
 }
+
+#[test]
+fn aggregated_errors_mention_a_repeated_message_once() {
+    let same = ["boom".to_owned(), "boom".to_owned()];
+    assert_eq!(aggregate(&same), "boom");
+    let mixed = ["a".to_owned(), "b".to_owned(), "a".to_owned()];
+    assert_eq!(aggregate(&mixed), "[a, b]");
+}
+
+#[test]
+fn template_sync_notes_name_the_object_as_karmada_does() {
+    let namespaced = json!({"metadata": {"name": "web", "namespace": "default"}});
+    let cluster_scoped = json!({"metadata": {"name": "viewer"}});
+    assert_eq!(
+        applied_note(&namespaced, "m1"),
+        "Successfully applied resource(default/web) to cluster m1"
+    );
+    assert_eq!(
+        applied_note(&cluster_scoped, "m1"),
+        "Successfully applied resource(/viewer) to cluster m1"
+    );
+    assert_eq!(
+        apply_failed_note(&namespaced, "m1", &"boom"),
+        "Failed to create or update resource(default/web) in member cluster(m1): boom"
+    );
+    assert_eq!(
+        apply_failed_note(&cluster_scoped, "m1", &"boom"),
+        "Failed to create or update resource(viewer) in member cluster(m1): boom"
+    );
+}
+
+#[test]
+fn work_sync_note_is_karmadas() {
+    let key = WorkKey {
+        namespace: "karmada-es-m1".into(),
+        name: "web-687f7fb96f".into(),
+    };
+    assert_eq!(
+        synced_note(&key, "m1"),
+        "Sync work(karmada-es-m1/web-687f7fb96f) to cluster(m1) successful."
+    );
+}

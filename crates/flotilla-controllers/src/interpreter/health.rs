@@ -41,7 +41,12 @@ pub struct HealthError {
 
 /// The health of `object`: no rule for its kind ⇒ Healthy, unreadable ⇒ Unknown.
 pub fn health(object: &Value) -> Health {
-    match interpret(object) {
+    verdict_health(interpret(object).as_ref())
+}
+
+/// The health an [`interpret`] verdict records: no rule ⇒ Healthy, an error ⇒ Unknown.
+pub fn verdict_health(verdict: Option<&Result<bool, HealthError>>) -> Health {
+    match verdict {
         None | Some(Ok(true)) => Health::Healthy,
         Some(Ok(false)) => Health::Unhealthy,
         Some(Err(error)) => {
@@ -115,11 +120,13 @@ pub fn interpret(object: &Value) -> Option<Result<bool, HealthError>> {
             let status = p.status.unwrap_or_default();
             match status.phase.as_deref() {
                 Some("Succeeded") => true,
+                // The first `Ready` condition decides (Karmada's `GetPodCondition`).
                 Some("Running") => status
                     .conditions
                     .unwrap_or_default()
                     .iter()
-                    .any(|c| c.type_ == "Ready" && c.status == "True"),
+                    .find(|c| c.type_ == "Ready")
+                    .is_some_and(|c| c.status == "True"),
                 _ => false,
             }
         }),

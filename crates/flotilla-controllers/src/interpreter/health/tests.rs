@@ -101,3 +101,11 @@ fn pods_pvcs_and_pdbs() {
         "status": {"currentHealthy": 1, "desiredHealthy": 2, "disruptionsAllowed": 0, "expectedPods": 3}});
     assert_eq!(health(&pdb), Health::Unhealthy);
 }
+
+#[test]
+fn a_running_pod_is_judged_by_its_first_ready_condition() {
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "status": {"phase": "Running", "conditions": [
+            {"type": "Ready", "status": "False"}, {"type": "Ready", "status": "True"}]}});
+    assert_eq!(health(&pod), Health::Unhealthy);
+}

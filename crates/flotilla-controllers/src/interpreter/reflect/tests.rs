@@ -99,3 +99,23 @@ fn daemonset_always_carries_its_scheduling_counters() {
         r#"{"currentNumberScheduled":0,"numberMisscheduled":0,"desiredNumberScheduled":0,"numberReady":0}"#
     );
 }
+
+/// Karmada fails the reflection when the annotation is missing (it parses ""), so the Work
+/// records nothing for the object; here the generation is only left out, which aggregation
+/// reads as "not caught up" (see the module documentation).
+#[test]
+fn missing_template_generation_is_left_out_not_an_error() {
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "generation": 2},
+        "status": {"observedGeneration": 2, "replicas": 1}});
+    let status = reflect_status(&deployment)
+        .expect("reflects")
+        .expect("collected");
+    assert_eq!(
+        status,
+        json!({"generation": 2, "observedGeneration": 2, "replicas": 1})
+    );
+    let mut empty = deployment.clone();
+    empty["metadata"]["annotations"] = json!({"resourcetemplate.karmada.io/generation": ""});
+    assert_eq!(reflect_status(&empty).expect("reflects"), Some(status));
+}
