@@ -14,10 +14,11 @@ use std::time::Duration;
 
 use flotilla_api::karmada::names::{self, EXECUTION_SPACE_PREFIX};
 use flotilla_api::karmada::{Cluster, ClusterResourceBinding, ResourceBinding};
+use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
 use flotilla_runtime::{Backoff, Shared, Shutdown, WorkQueue};
 use futures::StreamExt as _;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1::{Namespace, ObjectReference, Taint};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::reflector::{self, ObjectRef, Store};
@@ -33,6 +34,47 @@ pub const FINALIZER: &str = "karmada.io/cluster-controller";
 pub const LEASE_NAMESPACE: &str = "karmada-cluster";
 /// Label of Karmada's system namespaces.
 pub const SYSTEM_LABEL: &str = "karmada.io/system";
+
+/// Karmada's event reasons of the cluster controller (`pkg/events`).
+pub const EVENT_CREATE_EXECUTION_SPACE_SUCCEED: &str = "CreateExecutionSpaceSucceed";
+pub const EVENT_CREATE_EXECUTION_SPACE_FAILED: &str = "CreateExecutionSpaceFailed";
+pub const EVENT_REMOVE_EXECUTION_SPACE_SUCCEED: &str = "RemoveExecutionSpaceSucceed";
+pub const EVENT_REMOVE_EXECUTION_SPACE_FAILED: &str = "RemoveExecutionSpaceFailed";
+pub const EVENT_TAINT_CLUSTER_SUCCEED: &str = "TaintClusterSucceed";
+pub const EVENT_TAINT_CLUSTER_FAILED: &str = "TaintClusterFailed";
+
+/// The note of a `TaintClusterSucceed` event: the cluster's taints after the change, each as
+/// `{Key:k,Value:v,Effect:e}` (`Value` left out when empty), as Karmada words it.
+pub fn taints_message(taints: &[Taint]) -> String {
+    if taints.is_empty() {
+        return "Taint cluster succeed: cluster now does not have taints.".to_owned();
+    }
+    let listed: Vec<String> = taints
+        .iter()
+        .map(|t| match t.value.as_deref() {
+            Some(value) if !value.is_empty() => {
+                format!("{{Key:{},Value:{},Effect:{}}}", t.key, value, t.effect)
+            }
+            _ => format!("{{Key:{},Effect:{}}}", t.key, t.effect),
+        })
+        .collect();
+    format!(
+        "Taint cluster succeed: cluster now has taints([{}]).",
+        listed.join(",")
+    )
+}
+
+/// What Events refer to for `cluster`.
+fn cluster_reference(cluster: &Cluster) -> ObjectReference {
+    ObjectReference {
+        api_version: Some("cluster.karmada.io/v1alpha1".to_owned()),
+        kind: Some("Cluster".to_owned()),
+        name: cluster.metadata.name.clone(),
+        uid: cluster.metadata.uid.clone(),
+        resource_version: cluster.metadata.resource_version.clone(),
+        ..ObjectReference::default()
+    }
+}
 
 /// Timings of the cluster controller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +112,7 @@ pub fn start(context: Context, shutdown: Shutdown) -> ControllerTask {
 
 struct Controller {
     client: kube::Client,
+    recorder: Recorder,
     options: ClusterOptions,
     clusters: Store<Cluster>,
     leases: Store<Lease>,
@@ -150,6 +193,7 @@ pub async fn run(context: Context, options: ClusterOptions, shutdown: Shutdown) 
     );
     let controller = Arc::new(Controller {
         client: context.client.clone(),
+        recorder: recorder(context.client.clone()),
         options,
         clusters,
         leases,
@@ -168,6 +212,17 @@ pub async fn run(context: Context, options: ClusterOptions, shutdown: Shutdown) 
         let _ = task.await;
     }
     drop(subscription);
+}
+
+/// The recorder of Karmada's `cluster-controller`.
+fn recorder(client: kube::Client) -> Recorder {
+    Recorder::new(
+        client,
+        Reporter {
+            controller: "cluster-controller".into(),
+            instance: None,
+        },
+    )
 }
 
 /// Now, in whole seconds (how `metav1.Time` is written).
@@ -194,6 +249,24 @@ impl Controller {
         }
     }
 
+    /// Records an event about `cluster` (a failure to do so is only logged).
+    async fn publish(&self, cluster: &Cluster, type_: EventType, reason: &str, note: String) {
+        let event = Event {
+            type_,
+            reason: reason.to_owned(),
+            note: Some(note),
+            action: reason.to_owned(),
+            secondary: None,
+        };
+        if let Err(error) = self
+            .recorder
+            .publish(&event, &cluster_reference(cluster))
+            .await
+        {
+            tracing::debug!(%error, "publishing an event failed");
+        }
+    }
+
     fn api_error(step: &'static str, cluster: &str) -> impl FnOnce(kube::Error) -> ClusterError {
         let cluster = cluster.to_owned();
         move |source| ClusterError::Api {
@@ -211,11 +284,21 @@ impl Controller {
         if cluster.is_deleting() {
             return self.remove(&cluster).await;
         }
-        self.ensure_execution_space(name).await?;
+        if let Err(error) = self.ensure_execution_space(&cluster).await {
+            self.publish(
+                &cluster,
+                EventType::Warning,
+                EVENT_CREATE_EXECUTION_SPACE_FAILED,
+                error.to_string(),
+            )
+            .await;
+            return Err(error);
+        }
         let api = Api::<Cluster>::all(self.client.clone());
         let version = cluster.metadata.resource_version.clone();
         let mut patch = serde_json::Map::new();
-        if let Some(taints) = health::desired_taints(&cluster, now_time()) {
+        let taints = health::desired_taints(&cluster, now_time());
+        if let Some(taints) = &taints {
             patch.insert("spec".into(), json!({ "taints": taints }));
             tracing::info!(cluster = name, taints = ?taints.iter().map(|t| &t.key).collect::<Vec<_>>(), "tainting");
         }
@@ -230,19 +313,48 @@ impl Controller {
         } else if !patch.is_empty() {
             patch.insert("metadata".into(), json!({ "resourceVersion": version }));
         }
-        if !patch.is_empty() {
-            api.patch(
+        if patch.is_empty() {
+            return Ok(None);
+        }
+        let written = api
+            .patch(
                 name,
                 &PatchParams::default(),
                 &Patch::Merge(serde_json::Value::Object(patch)),
             )
             .await
-            .map_err(Self::api_error("update taints and finalizer", name))?;
+            .map_err(Self::api_error("update taints and finalizer", name));
+        if let Some(taints) = &taints {
+            match &written {
+                Ok(_) => {
+                    let note = taints_message(taints);
+                    self.publish(
+                        &cluster,
+                        EventType::Normal,
+                        EVENT_TAINT_CLUSTER_SUCCEED,
+                        note,
+                    )
+                    .await
+                }
+                Err(error) => {
+                    let note = error.to_string();
+                    self.publish(
+                        &cluster,
+                        EventType::Warning,
+                        EVENT_TAINT_CLUSTER_FAILED,
+                        note,
+                    )
+                    .await
+                }
+            }
         }
+        written?;
         Ok(None)
     }
 
-    async fn ensure_execution_space(&self, cluster: &str) -> Result<(), ClusterError> {
+    async fn ensure_execution_space(&self, cluster: &Cluster) -> Result<(), ClusterError> {
+        let owner = cluster;
+        let cluster = owner.name();
         let name = names::execution_space_name(cluster);
         let api = Api::<Namespace>::all(self.client.clone());
         if api
@@ -253,14 +365,25 @@ impl Controller {
         {
             return Ok(());
         }
-        let namespace: Namespace = serde_json::from_value(json!({
-            "apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": name, "labels": {SYSTEM_LABEL: "true"}},
-        }))
-        .expect("a valid namespace");
+        let namespace = Namespace {
+            metadata: kube::api::ObjectMeta {
+                name: Some(name.clone()),
+                labels: Some([(SYSTEM_LABEL.to_owned(), "true".to_owned())].into()),
+                ..kube::api::ObjectMeta::default()
+            },
+            ..Namespace::default()
+        };
         match api.create(&PostParams::default(), &namespace).await {
             Ok(_) => {
                 tracing::info!(cluster, namespace = %name, "created the execution space");
+                let note = format!("Created execution space({name}) for cluster({cluster}).");
+                self.publish(
+                    owner,
+                    EventType::Normal,
+                    EVENT_CREATE_EXECUTION_SPACE_SUCCEED,
+                    note,
+                )
+                .await;
                 Ok(())
             }
             Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
@@ -276,15 +399,28 @@ impl Controller {
         }
         let space = names::execution_space_name(name);
         let namespaces = Api::<Namespace>::all(self.client.clone());
-        let ready = health::ready_condition(cluster).is_some_and(|c| c.status == "True");
-        if cluster.spec.sync_mode == "Pull" && !ready {
-            // No agent will remove them: the Works must not hold the namespace forever.
-            self.remove_work_finalizers(name, &space).await?;
-        }
-        match namespaces.delete(&space, &DeleteParams::default()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(s)) if s.code == 404 => {}
-            Err(e) => return Err(Self::api_error("delete the execution space", name)(e)),
+        match self.remove_execution_space(cluster, &space).await {
+            Ok(()) => {
+                let note = format!("Removed execution space for cluster({name}).");
+                self.publish(
+                    cluster,
+                    EventType::Normal,
+                    EVENT_REMOVE_EXECUTION_SPACE_SUCCEED,
+                    note,
+                )
+                .await;
+            }
+            Err(error) => {
+                let note = error.to_string();
+                self.publish(
+                    cluster,
+                    EventType::Warning,
+                    EVENT_REMOVE_EXECUTION_SPACE_FAILED,
+                    note,
+                )
+                .await;
+                return Err(error);
+            }
         }
         if namespaces
             .get_opt(&space)
@@ -314,6 +450,28 @@ impl Controller {
             .map_err(Self::api_error("remove the finalizer", name))?;
         tracing::info!(cluster = name, "cleanup done; finalizer removed");
         Ok(None)
+    }
+
+    /// Deletes the execution space (first freeing its Works when no agent will).
+    async fn remove_execution_space(
+        &self,
+        cluster: &Cluster,
+        space: &str,
+    ) -> Result<(), ClusterError> {
+        let name = cluster.name();
+        let ready = health::ready_condition(cluster).is_some_and(|c| c.status == "True");
+        if cluster.spec.sync_mode == "Pull" && !ready {
+            // No agent will remove them: the Works must not hold the namespace forever.
+            self.remove_work_finalizers(name, space).await?;
+        }
+        match Api::<Namespace>::all(self.client.clone())
+            .delete(space, &DeleteParams::default())
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+            Err(e) => Err(Self::api_error("delete the execution space", name)(e)),
+        }
     }
 
     async fn remove_work_finalizers(&self, cluster: &str, space: &str) -> Result<(), ClusterError> {
@@ -435,3 +593,6 @@ impl Controller {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -304,8 +304,13 @@ impl Controller {
     async fn reconcile(&self, name: &str) -> Result<Option<Duration>, StatusError> {
         let started = tokio::time::Instant::now();
         let result = self.sync(name).await;
+        // Like Karmada, only a sync that ran (the cluster is served here and the cluster
+        // controller's finalizer is on it) is timed; waiting for the finalizer is not.
         if matches!(result, Ok(Some(_)) | Err(_))
-            && self.clusters.get(&ObjectRef::new(name)).is_some()
+            && self
+                .clusters
+                .get(&ObjectRef::new(name))
+                .is_some_and(|c| self.handles(&c) && has_finalizer(&c))
         {
             self.context.metrics.cluster.synced(name, started.elapsed());
         }
@@ -605,3 +610,6 @@ fn just_joined(cluster: &Cluster) -> bool {
                 < JOIN_GRACE
         })
 }
+
+#[cfg(test)]
+mod tests;

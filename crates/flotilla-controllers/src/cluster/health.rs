@@ -95,6 +95,18 @@ pub fn desired_taints(cluster: &Cluster, now: Time) -> Option<Vec<Taint>> {
     Some(taints)
 }
 
+/// The monitor-clock instant `cluster` was created at, given that `now` is `wall`: never later
+/// than `now`, and never more than `grace` earlier (only the comparison with `grace` matters,
+/// and a monotonic clock cannot always go back further). No creation time: `now`.
+fn since_creation(cluster: &Cluster, now: Instant, wall: &Time, grace: Duration) -> Instant {
+    let Some(created) = cluster.metadata.creation_timestamp.as_ref() else {
+        return now;
+    };
+    let age = wall.0.duration_since(created.0);
+    let age = Duration::try_from(age).unwrap_or(Duration::ZERO).min(grace);
+    now.checked_sub(age).unwrap_or(now)
+}
+
 #[derive(Debug, Clone)]
 struct Observed {
     probe: Instant,
@@ -121,7 +133,9 @@ impl HealthMonitor {
     /// Records what the cluster and its Lease look like now and returns the Ready condition to
     /// write when the cluster's health signal is older than its grace period (`Pull` clusters
     /// only: a `Push` cluster's status controller probes it and reports unreachability itself).
-    /// `first_seen` stands in for the creation time of a cluster seen for the first time.
+    /// A cluster first seen without a Ready condition counts its startup grace from its
+    /// `creationTimestamp` (as Karmada's `tryUpdateClusterHealth`), so a controller restart does
+    /// not give a long-silent cluster another full grace period.
     pub fn observe(
         &mut self,
         cluster: &Cluster,
@@ -138,7 +152,11 @@ impl HealthMonitor {
             timings.grace
         };
         let entry = self.clusters.entry(name).or_insert_with(|| Observed {
-            probe: now,
+            probe: match &current {
+                // Karmada starts a never-reported cluster's clock at its creation.
+                None => since_creation(cluster, now, &wall, grace),
+                Some(_) => now,
+            },
             ready: current.clone(),
             lease_renew: None,
         });

@@ -237,3 +237,55 @@ async fn a_status_change_counts_as_a_health_signal() {
             .is_none()
     );
 }
+
+fn created(mut cluster: Cluster, at: &str) -> Cluster {
+    cluster.metadata.creation_timestamp = Some(Time(at.parse().expect("a timestamp")));
+    cluster
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_startup_grace_of_a_never_reported_cluster_counts_from_its_creation() {
+    let timings = MonitorTimings::default();
+    let start = Instant::now();
+    // Created two minutes before the (restarted) monitor first sees it: Unknown at once.
+    let mut monitor = HealthMonitor::default();
+    let old = created(cluster("Pull", None, json!([])), "2026-12-02T23:58:00Z");
+    let condition = monitor
+        .observe(&old, None, start, wall(), &timings)
+        .expect("never updated, grace long over");
+    assert_eq!(condition.reason, "ClusterStatusNeverUpdated");
+    // Created 50 s ago: 10 s of grace left, not 60.
+    let mut monitor = HealthMonitor::default();
+    let recent = created(cluster("Pull", None, json!([])), "2026-12-02T23:59:10Z");
+    assert!(
+        monitor
+            .observe(&recent, None, start, wall(), &timings)
+            .is_none()
+    );
+    let t9 = start + Duration::from_secs(9);
+    assert!(
+        monitor
+            .observe(&recent, None, t9, wall(), &timings)
+            .is_none()
+    );
+    let t10 = start + Duration::from_secs(10);
+    assert!(
+        monitor
+            .observe(&recent, None, t10, wall(), &timings)
+            .is_some()
+    );
+    // A creation time in the future (clock skew) is read as "just now".
+    let mut monitor = HealthMonitor::default();
+    let skewed = created(cluster("Pull", None, json!([])), "2026-12-03T00:05:00Z");
+    let t59 = start + Duration::from_secs(59);
+    assert!(
+        monitor
+            .observe(&skewed, None, start, wall(), &timings)
+            .is_none()
+    );
+    assert!(
+        monitor
+            .observe(&skewed, None, t59, wall(), &timings)
+            .is_none()
+    );
+}
