@@ -241,6 +241,9 @@ fn kind_errors(
     {
         workload_selector_errors(object, &mut errors);
     }
+    if info.group == "scheduling.k8s.io" && info.kind == "PriorityClass" {
+        errors.extend(crate::lifted::priority_class::errors(object, old));
+    }
     errors
 }
 

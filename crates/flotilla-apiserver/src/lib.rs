@@ -269,6 +269,29 @@ impl Builder {
                 }
             }
         }
+        // kube-apiserver's system PriorityClasses.
+        let priority_classes = registry
+            .catalog()
+            .get("scheduling.k8s.io", "v1", "priorityclasses")
+            .expect("priority classes are built in");
+        for body in lifted::priority_class::system_classes() {
+            match registry
+                .create(
+                    &priority_classes,
+                    None,
+                    body,
+                    &registry::WriteOptions::default(),
+                )
+                .await
+            {
+                Ok(_) => {}
+                Err(e) if e.reason == "AlreadyExists" => {}
+                Err(e) => {
+                    feeder.abort();
+                    return Err(e);
+                }
+            }
+        }
         if let Err(e) = auth::bootstrap::ensure_defaults(&registry).await {
             feeder.abort();
             return Err(e);

@@ -2,4 +2,5 @@
 
 pub mod duration;
 pub mod guaranteed_update;
+pub mod priority_class;
 pub mod smd;

@@ -206,6 +206,15 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
         .short(&["pdb"])
         .status()
         .generation(),
+        // scheduling.k8s.io/v1
+        def(
+            "scheduling.k8s.io",
+            "v1",
+            "PriorityClass",
+            "priorityclasses",
+        )
+        .short(&["pc"])
+        .plain(),
         // networking.k8s.io/v1
         def(
             "networking.k8s.io",

@@ -41,7 +41,7 @@ fn schema<T: schemars::JsonSchema>() -> Value {
 
 /// The schema of a built-in kind, if k8s-openapi has its type.
 pub fn for_kind(group: &str, version: &str, kind: &str) -> Option<Value> {
-    use k8s_openapi::api::{apps, batch, core, events, networking, policy, rbac};
+    use k8s_openapi::api::{apps, batch, core, events, networking, policy, rbac, scheduling};
     Some(match (group, version, kind) {
         ("", "v1", "Namespace") => schema::<core::v1::Namespace>(),
         ("", "v1", "ConfigMap") => schema::<core::v1::ConfigMap>(),
@@ -65,6 +65,7 @@ pub fn for_kind(group: &str, version: &str, kind: &str) -> Option<Value> {
         ("networking.k8s.io", "v1", "Ingress") => schema::<networking::v1::Ingress>(),
         ("networking.k8s.io", "v1", "NetworkPolicy") => schema::<networking::v1::NetworkPolicy>(),
         ("policy", "v1", "PodDisruptionBudget") => schema::<policy::v1::PodDisruptionBudget>(),
+        ("scheduling.k8s.io", "v1", "PriorityClass") => schema::<scheduling::v1::PriorityClass>(),
         ("rbac.authorization.k8s.io", "v1", "Role") => schema::<rbac::v1::Role>(),
         ("rbac.authorization.k8s.io", "v1", "ClusterRole") => schema::<rbac::v1::ClusterRole>(),
         ("rbac.authorization.k8s.io", "v1", "RoleBinding") => schema::<rbac::v1::RoleBinding>(),

@@ -169,6 +169,24 @@ pub(super) fn builtin(
                 ]
             }),
         ),
+        ("scheduling.k8s.io", "PriorityClass") => (
+            vec![
+                col("Name", "string", 0),
+                col("Value", "integer", 0),
+                col("Global-Default", "boolean", 0),
+                col("Age", "string", 0),
+                col("PreemptionPolicy", "string", 0),
+            ],
+            Box::new(move |o: &Value| {
+                vec![
+                    name(o),
+                    int(&o["value"]).into(),
+                    o["globalDefault"].as_bool().unwrap_or(false).into(),
+                    age(o, now).into(),
+                    o["preemptionPolicy"].as_str().unwrap_or("").into(),
+                ]
+            }),
+        ),
         ("apps", "ReplicaSet") => (
             vec![
                 col("Name", "string", 0),

@@ -21,6 +21,7 @@ mod karmada;
 mod kube_rs;
 mod managed_status;
 mod openapi_v2;
+mod priority_class;
 mod stale_cache;
 mod status_spec;
 mod untracked;

@@ -261,3 +261,35 @@ async fn a_policy_that_stops_selecting_unclaims_template_and_binding() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_kube_priority_class_sets_the_bindings_schedule_priority() {
+    let world = World::start(&["member1"]).await;
+    world
+        .apply(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}))
+        .await;
+    world
+        .apply(
+            json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+            "metadata": {"name": "gpu-high"}, "value": 1000}),
+        )
+        .await;
+    let rbs = Api::<ResourceBinding>::namespaced(world.client.clone(), NS);
+    world.apply(deployment("web")).await;
+    world
+        .apply(policy(
+            "prioritized",
+            "web",
+            "member1",
+            json!({"schedulePriority": {"priorityClassSource": "KubePriorityClass",
+                "priorityClassName": "gpu-high"}}),
+        ))
+        .await;
+    let priority = eventually("the binding carries the class's value", || async {
+        let binding = rbs.get_opt("web-deployment").await.expect("get rb")?;
+        let spec = serde_json::to_value(&binding.spec).expect("json");
+        spec["schedulePriority"]["priority"].as_i64()
+    })
+    .await;
+    assert_eq!(priority, 1000);
+}

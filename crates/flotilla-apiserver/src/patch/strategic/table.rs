@@ -205,6 +205,7 @@ static KINDS: &[(&str, &str, &str, &[Entry])] = &[
     ("networking.k8s.io", "v1", "NetworkPolicy", METADATA_ONLY),
     ("networking.k8s.io", "v1", "Ingress", METADATA_ONLY),
     ("networking.k8s.io", "v1", "IngressClass", METADATA_ONLY),
+    ("scheduling.k8s.io", "v1", "PriorityClass", METADATA_ONLY),
     ("rbac.authorization.k8s.io", "v1", "Role", METADATA_ONLY),
     (
         "rbac.authorization.k8s.io",
