@@ -71,6 +71,10 @@ async fn handle_inner(
     if info.namespaced && target.name.is_some() && namespace.is_none() {
         return Err(ApiError::no_route());
     }
+    // A cluster-scoped resource has no route under a namespace (kube-apiserver answers 404).
+    if !info.namespaced && namespace.is_some() {
+        return Err(ApiError::no_route());
+    }
     let ns = if info.namespaced { namespace } else { None };
     let part = match target.subresource.as_deref() {
         None => Part::Main,

@@ -655,3 +655,28 @@ async fn tables_have_the_columns_kubectl_users_know() {
         "PartialObjectMetadata"
     );
 }
+
+#[tokio::test]
+async fn a_cluster_scoped_resource_has_no_route_under_a_namespace() {
+    let cp = control_plane().await;
+    let reply = send(
+        &cp,
+        json(
+            "POST",
+            "/api/v1/namespaces/default/namespaces",
+            &serde_json::json!({"metadata": {"name": "nested"}}),
+        ),
+    )
+    .await;
+    assert_eq!(reply.status, http::StatusCode::NOT_FOUND, "{}", reply.body);
+    assert_eq!(
+        reply.body["message"],
+        "the server could not find the requested resource"
+    );
+    let listed = send(
+        &cp,
+        get("/apis/scheduling.k8s.io/v1/namespaces/default/priorityclasses"),
+    )
+    .await;
+    assert_eq!(listed.status, http::StatusCode::NOT_FOUND);
+}

@@ -87,7 +87,7 @@ impl World {
         let api_version = object["apiVersion"].as_str().expect("apiVersion");
         let kind = object["kind"].as_str().expect("kind");
         let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-        let (resource, _) = kube::discovery::pinned_kind(
+        let (resource, capabilities) = kube::discovery::pinned_kind(
             &self.client,
             &GroupVersionKind::gvk(group, version, kind),
         )
@@ -96,8 +96,12 @@ impl World {
         let namespace = object["metadata"]["namespace"]
             .as_str()
             .unwrap_or("default");
-        let api: Api<DynamicObject> =
-            Api::namespaced_with(self.client.clone(), namespace, &resource);
+        let api: Api<DynamicObject> = match capabilities.scope {
+            kube::discovery::Scope::Namespaced => {
+                Api::namespaced_with(self.client.clone(), namespace, &resource)
+            }
+            kube::discovery::Scope::Cluster => Api::all_with(self.client.clone(), &resource),
+        };
         let object: DynamicObject = serde_json::from_value(object).expect("object");
         api.create(&PostParams::default(), &object)
             .await
