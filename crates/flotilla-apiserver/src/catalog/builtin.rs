@@ -213,8 +213,7 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
             "PriorityClass",
             "priorityclasses",
         )
-        .short(&["pc"])
-        .plain(),
+        .short(&["pc"]),
         // networking.k8s.io/v1
         def(
             "networking.k8s.io",

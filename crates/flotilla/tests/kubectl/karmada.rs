@@ -87,3 +87,43 @@ fn propagation_policies_read_back_with_karmadas_defaults() {
     }
     assert_eq!(revision(&flotilla), before);
 }
+
+#[test]
+fn a_protected_object_cannot_be_deleted_and_priority_classes_list() {
+    let flotilla = Flotilla::start();
+    let version = "1.33";
+    flotilla.ok(version, &["create", "namespace", "minio"]);
+    flotilla.ok(
+        version,
+        &[
+            "label",
+            "namespace",
+            "minio",
+            "resourcetemplate.karmada.io/deletion-protected=Always",
+        ],
+    );
+    let error = flotilla.fails(version, &["delete", "namespace", "minio"]);
+    assert!(
+        error.contains("Error from server (Forbidden): admission webhook \"resourcedeletionprotection.karmada.io\" denied the request: This resource is protected, please make sure to remove the label: resourcetemplate.karmada.io/deletion-protected"),
+        "{error}"
+    );
+    flotilla.ok(
+        version,
+        &[
+            "label",
+            "namespace",
+            "minio",
+            "resourcetemplate.karmada.io/deletion-protected-",
+        ],
+    );
+    flotilla.ok(version, &["delete", "namespace", "minio", "--wait=false"]);
+
+    // PriorityClasses, for `schedulePriority`: kube's columns and its system classes.
+    let listed = flotilla.ok(version, &["get", "priorityclasses"]);
+    let header = listed.lines().next().unwrap_or("");
+    for column in ["NAME", "VALUE", "GLOBAL-DEFAULT", "AGE", "PREEMPTIONPOLICY"] {
+        assert!(header.contains(column), "{listed}");
+    }
+    assert!(listed.contains("system-cluster-critical"), "{listed}");
+    assert!(listed.contains("2000001000"), "{listed}");
+}
