@@ -459,20 +459,15 @@ impl BindingController {
 
     /// An override manager's event on the template (`ApplyOverridePolicy…`).
     async fn template_event(&self, template: &Value, type_: EventType, reason: &str, note: String) {
-        let event = Event {
-            type_,
-            reason: reason.to_owned(),
-            note: Some(note),
-            action: "ApplyOverridePolicy".to_owned(),
-            secondary: None,
-        };
-        if let Err(error) = self
-            .recorder
-            .publish(&event, &template_reference(template))
-            .await
-        {
-            debug!(%error, "publishing an event failed");
-        }
+        self.recorder
+            .note(
+                &template_reference(template),
+                type_,
+                reason,
+                "ApplyOverridePolicy",
+                note,
+            )
+            .await;
     }
 
     async fn remove_finalizer(&self, binding: &BindingView) -> Result<(), SyncError> {

@@ -14,11 +14,11 @@ use std::time::Duration;
 
 use flotilla_api::karmada::names::{self, EXECUTION_SPACE_PREFIX};
 use flotilla_api::karmada::{Cluster, ClusterResourceBinding, ResourceBinding};
-use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
+use flotilla_runtime::events::{EventType, Recorder, Reporter};
 use flotilla_runtime::{Backoff, Shared, Shutdown, WorkQueue};
 use futures::StreamExt as _;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{Namespace, ObjectReference, Taint};
+use k8s_openapi::api::core::v1::{Namespace, Taint};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::reflector::{self, ObjectRef, Store};
@@ -62,18 +62,6 @@ pub fn taints_message(taints: &[Taint]) -> String {
         "Taint cluster succeed: cluster now has taints([{}]).",
         listed.join(",")
     )
-}
-
-/// What Events refer to for `cluster`.
-fn cluster_reference(cluster: &Cluster) -> ObjectReference {
-    ObjectReference {
-        api_version: Some("cluster.karmada.io/v1alpha1".to_owned()),
-        kind: Some("Cluster".to_owned()),
-        name: cluster.metadata.name.clone(),
-        uid: cluster.metadata.uid.clone(),
-        resource_version: cluster.metadata.resource_version.clone(),
-        ..ObjectReference::default()
-    }
 }
 
 /// Timings of the cluster controller.
@@ -251,20 +239,10 @@ impl Controller {
 
     /// Records an event about `cluster` (a failure to do so is only logged).
     async fn publish(&self, cluster: &Cluster, type_: EventType, reason: &str, note: String) {
-        let event = Event {
-            type_,
-            reason: reason.to_owned(),
-            note: Some(note),
-            action: reason.to_owned(),
-            secondary: None,
-        };
-        if let Err(error) = self
-            .recorder
-            .publish(&event, &cluster_reference(cluster))
-            .await
-        {
-            tracing::debug!(%error, "publishing an event failed");
-        }
+        use kube::Resource as _;
+        self.recorder
+            .note(&cluster.object_ref(&()), type_, reason, reason, note)
+            .await;
     }
 
     fn api_error(step: &'static str, cluster: &str) -> impl FnOnce(kube::Error) -> ClusterError {

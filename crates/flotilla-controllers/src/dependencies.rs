@@ -22,11 +22,12 @@ use flotilla_api::karmada::names::binding_name;
 use flotilla_api::karmada::{BindingSnapshot, ResourceBinding, ResourceBindingSpec};
 use flotilla_api::validation::karmada::RB_PERMANENT_ID;
 use flotilla_runtime::controller::Tasks;
-use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
+use flotilla_runtime::events::{EventType, Recorder, Reporter};
 use flotilla_runtime::{Priority, Shutdown, WorkQueue};
 use futures::StreamExt as _;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::Resource as _;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::runtime::WatchStreamExt as _;
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -305,7 +306,7 @@ impl Distributor {
             .sync(&binding, key, &id, &label, &wanted, deleting)
             .await;
         if binding.spec.propagate_deps && !deleting {
-            let reference = binding_reference(&binding);
+            let reference = binding.object_ref(&());
             match &synced {
                 Ok(()) => {
                     self.event(
@@ -385,16 +386,9 @@ impl Distributor {
         reason: &str,
         note: String,
     ) {
-        let event = Event {
-            type_,
-            reason: reason.to_owned(),
-            note: Some(note),
-            action: reason.to_owned(),
-            secondary: None,
-        };
-        if let Err(error) = self.recorder.publish(&event, reference).await {
-            tracing::debug!(%error, "publishing an event");
-        }
+        self.recorder
+            .note(reference, type_, reason, reason, note)
+            .await;
     }
 
     /// The specs of the bindings listed in `required_by`, `independent` read fresh and the
@@ -542,7 +536,7 @@ impl Distributor {
     async fn report_conflict(&self, attached: &ResourceBinding, policy: Option<&InheritedPolicy>) {
         if let Some(note) = policy.and_then(InheritedPolicy::conflict_note) {
             self.event(
-                &binding_reference(attached),
+                &attached.object_ref(&()),
                 EventType::Warning,
                 DEPENDENCY_POLICY_CONFLICT,
                 note,
@@ -663,18 +657,6 @@ impl Distributor {
         )
         .await?;
         Ok(())
-    }
-}
-
-/// A reference to a ResourceBinding for events.
-fn binding_reference(binding: &ResourceBinding) -> ObjectReference {
-    ObjectReference {
-        api_version: Some("work.karmada.io/v1alpha2".to_owned()),
-        kind: Some("ResourceBinding".to_owned()),
-        namespace: binding.metadata.namespace.clone(),
-        name: binding.metadata.name.clone(),
-        uid: binding.metadata.uid.clone(),
-        ..ObjectReference::default()
     }
 }
 

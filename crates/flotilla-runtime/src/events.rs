@@ -55,6 +55,29 @@ impl Recorder {
         }
     }
 
+    /// Records an event of `type_` and `reason` about `reference` with `note` (its action is
+    /// `action`). A failure is logged, not returned: an Event is never worth failing the
+    /// reconcile that reports it.
+    pub async fn note(
+        &self,
+        reference: &ObjectReference,
+        type_: EventType,
+        reason: &str,
+        action: &str,
+        note: String,
+    ) {
+        let event = Event {
+            type_,
+            reason: reason.to_owned(),
+            note: Some(note),
+            action: action.to_owned(),
+            secondary: None,
+        };
+        if let Err(error) = self.publish(&event, reference).await {
+            tracing::debug!(%error, reason, "publishing an event failed");
+        }
+    }
+
     /// Records `event` about `reference`: a new Event, or the repeat of one already recorded.
     pub async fn publish(
         &self,
