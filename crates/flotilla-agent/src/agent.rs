@@ -226,6 +226,7 @@ async fn session(
         cluster: Some(name.clone()),
         metrics: metrics.controllers.clone(),
         informers: flotilla_runtime::Informers::new(control.clone()),
+        options: Arc::default(),
     };
     let controllers_term = term.child();
     let controllers = {

@@ -1,5 +1,6 @@
-//! Karmada's API types (`cluster.karmada.io`, `policy.karmada.io`, `work.karmada.io`) with the
-//! exact JSON field names of Karmada's Go types, plus the pure helpers every component shares:
+//! Karmada's API types (`cluster.karmada.io`, `policy.karmada.io`, `work.karmada.io`,
+//! `apps.karmada.io`) with the exact JSON field names of Karmada's Go types, plus the pure
+//! helpers every component shares:
 //! naming conventions ([`names`]), cluster affinity matching ([`affinity`]) and the replica
 //! interpreter for native workloads ([`replicas`]).
 //!
@@ -9,7 +10,9 @@
 //! `ListableResource`, so `kube::Api<Cluster>` and friends work directly.
 
 pub mod affinity;
+pub mod apps;
 pub mod cluster;
+pub mod cluster_taint_policy;
 pub mod names;
 pub mod overrides;
 pub mod policy;
@@ -23,7 +26,9 @@ use std::marker::PhantomData;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
+pub use apps::*;
 pub use cluster::*;
+pub use cluster_taint_policy::*;
 pub use overrides::*;
 pub use policy::*;
 pub use work::*;

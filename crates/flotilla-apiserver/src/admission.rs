@@ -6,6 +6,7 @@ mod karmada;
 use serde_json::Value;
 
 use flotilla_api::LabelSelector;
+use flotilla_api::validation::karmada::WebhookOptions;
 use flotilla_api::validation::{self, BadValue, FieldError, FieldPath, NameRule};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as metav1;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -77,15 +78,25 @@ fn crd_defaults(info: &ResourceInfo, object: &mut Value) {
 }
 
 /// Validates an object (with its previous state on update).
-pub fn validate(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Result<(), ApiError> {
-    validate_in(info, object, old, false)
+pub fn validate(
+    info: &ResourceInfo,
+    object: &Value,
+    old: Option<&Value>,
+    webhook: WebhookOptions,
+) -> Result<(), ApiError> {
+    validate_in(info, object, old, false, webhook)
 }
 
 /// [`validate`] of a status write that carried metadata and spec over from `old` unchanged (the
 /// writer's part is status alone; not an apply, whose managed fields are new): what they were
 /// checked for when they were written is not compared or checked again.
-pub fn validate_status(info: &ResourceInfo, object: &Value, old: &Value) -> Result<(), ApiError> {
-    validate_in(info, object, Some(old), true)
+pub fn validate_status(
+    info: &ResourceInfo,
+    object: &Value,
+    old: &Value,
+    webhook: WebhookOptions,
+) -> Result<(), ApiError> {
+    validate_in(info, object, Some(old), true, webhook)
 }
 
 fn validate_in(
@@ -93,6 +104,7 @@ fn validate_in(
     object: &Value,
     old: Option<&Value>,
     status_only: bool,
+    webhook: WebhookOptions,
 ) -> Result<(), ApiError> {
     let name = object::name(object).unwrap_or("").to_owned();
     let mut errors = Vec::new();
@@ -126,7 +138,7 @@ fn validate_in(
     }
     errors.extend(kind_errors(info, object, old, status_only));
     errors.extend(crate::events::errors(info, object, old));
-    errors.extend(karmada::errors(info, object, old));
+    errors.extend(karmada::errors(info, object, old, webhook));
     if errors.is_empty() {
         Ok(())
     } else {

@@ -64,6 +64,7 @@ pub struct Builder {
     event_ttl: Duration,
     compact_storage: bool,
     deletion_protection: bool,
+    allow_no_execute_taint_policy: bool,
 }
 
 /// A started API server; dropping it stops the watch cache feeder.
@@ -118,6 +119,7 @@ impl Builder {
             untracked_writers: Vec::new(),
             compact_storage: false,
             deletion_protection: true,
+            allow_no_execute_taint_policy: false,
             event_ttl: events::ttl::DEFAULT_TTL,
         }
     }
@@ -203,6 +205,14 @@ impl Builder {
         self
     }
 
+    /// karmada-webhook's `--allow-no-execute-taint-policy`: ClusterTaintPolicies may carry
+    /// NoExecute taints (refused by default: such a taint evicts workloads that do not
+    /// tolerate it).
+    pub fn allow_no_execute_taint_policy(mut self, allow: bool) -> Self {
+        self.allow_no_execute_taint_policy = allow;
+        self
+    }
+
     pub fn compact_storage(mut self) -> Self {
         self.compact_storage = true;
         self
@@ -251,6 +261,7 @@ impl Builder {
         let mut registry = Registry::new(self.store, Catalog::with_builtins(), cache, self.clock);
         registry.compact = self.compact_storage;
         registry.deletion_protection = self.deletion_protection;
+        registry.webhook.allow_no_execute_taint_policy = self.allow_no_execute_taint_policy;
         let namespaces = registry
             .catalog()
             .get("", "v1", "namespaces")

@@ -68,6 +68,8 @@ pub struct Registry {
     /// are refused (Karmada's resource-deletion-protection webhook; see
     /// [`crate::Builder::without_deletion_protection`]).
     pub(crate) deletion_protection: bool,
+    /// karmada-webhook's flags (see [`crate::Builder::allow_no_execute_taint_policy`]).
+    pub(crate) webhook: flotilla_api::validation::karmada::WebhookOptions,
 }
 
 impl Registry {
@@ -86,6 +88,7 @@ impl Registry {
             recent_writes: Arc::default(),
             compact: false,
             deletion_protection: false,
+            webhook: Default::default(),
         }
     }
 

@@ -146,6 +146,8 @@ pub struct BindingController {
     generations: Mutex<HashMap<BindingKey, (i64, bool)>>,
     recorder: Recorder,
     metrics: Metrics,
+    /// Gate `StatefulFailoverInjection`: carry an eviction's preserved label state.
+    inject_state: bool,
 }
 
 impl std::fmt::Debug for BindingController {
@@ -165,6 +167,7 @@ impl BindingController {
             client,
             metrics,
             informers,
+            options,
             ..
         } = context;
         let rbs = informers.all::<ResourceBinding>();
@@ -193,6 +196,7 @@ impl BindingController {
             ),
             client: client.clone(),
             metrics,
+            inject_state: options.gates.stateful_failover_injection(),
         });
         let mut tasks = Tasks::new();
         let me = this.clone();
@@ -317,6 +321,21 @@ impl BindingController {
                 delete_work(&self.client, namespace, name).await?;
             }
         }
+        // An eviction purged `Directly` deletes the old copy before the new one is written
+        // (Karmada's `checkDirectPurgeOrphanWorks`); the Work's deletion requeues the binding.
+        let directly: BTreeSet<&str> = binding
+            .spec
+            .graceful_eviction_tasks
+            .iter()
+            .filter(|t| t.purge_mode == "Directly")
+            .map(|t| t.from_cluster.as_str())
+            .collect();
+        if existing.iter().any(|(namespace, _)| {
+            cluster_name(namespace).is_ok_and(|c| directly.contains(c) && !expected.contains(c))
+        }) {
+            info!(binding = %key, "waiting until the Works of clusters evicted Directly are gone");
+            return Ok(());
+        }
         let resource = &binding.spec.resource;
         let served = self
             .resources
@@ -379,6 +398,11 @@ impl BindingController {
                     .map(|p| PolicyRef::from(&**p))
                     .collect(),
                 overrides: overrides.iter().map(|p| PolicyRef::from(&**p)).collect(),
+                injected_labels: if self.inject_state {
+                    render::injected_labels(&binding.spec, cluster_name, targets.len())
+                } else {
+                    None
+                },
             };
             let work = match render::render_work(&template, &input) {
                 Ok(work) => work,

@@ -94,8 +94,23 @@ pub enum ClusterError {
 }
 
 /// The `start` of the `cluster` entry in [`crate::CONTROLLERS`].
+/// Karmada registers its taint manager with the cluster controller, when
+/// `--enable-taint-manager` and the `Failover` gate are both on.
 pub fn start(context: Context, shutdown: Shutdown) -> ControllerTask {
-    Box::pin(run(context, ClusterOptions::default(), shutdown))
+    Box::pin(async move {
+        let failover = &context.options;
+        let taints = (failover.failover.enable_taint_manager && failover.gates.failover())
+            .then(|| tokio::spawn(crate::taint_manager::run(context.clone(), shutdown.child())));
+        if taints.is_none() {
+            tracing::info!(
+                "taint manager not started: it needs --enable-taint-manager and the Failover feature gate"
+            );
+        }
+        run(context, ClusterOptions::default(), shutdown).await;
+        if let Some(task) = taints {
+            let _ = task.await;
+        }
+    })
 }
 
 struct Controller {

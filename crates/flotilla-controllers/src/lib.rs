@@ -2,23 +2,31 @@
 //! Every controller talks to the control plane through a `kube::Client` and to members through
 //! [`flotilla_member::MemberClients`]; [`manager`] starts the ones `--controllers` enables.
 
+pub mod application_failover;
 pub mod binding;
 pub mod binding_status;
 pub mod cluster;
 pub mod cluster_status;
+pub mod cluster_taint_policy;
 mod compact;
 pub mod dependencies;
 pub mod detector;
+pub mod eviction;
 pub mod execution;
 mod fingerprint;
+pub mod graceful_eviction;
 pub mod interpreter;
 pub mod manager;
 pub mod member_cache;
 pub mod metrics;
 pub mod namespace;
+pub mod options;
 pub mod overrides;
 pub mod resources;
+pub mod taint_manager;
 pub mod work_status;
+pub mod workload_rebalancer;
 
 pub use manager::{CONTROLLERS, Context, ControllerSpec, run_controllers};
 pub use metrics::Metrics;
+pub use options::{ControllerOptions, FailoverOptions, FeatureGates, PurgeMode};

@@ -30,6 +30,8 @@ pub struct Context {
     /// The member informers, shared by the execution and work-status controllers given this
     /// context (and its clones); built on `members`.
     pub member_objects: Arc<crate::member_cache::MemberCache>,
+    /// Feature gates and failover flags (Karmada's defaults unless `up` was told otherwise).
+    pub options: Arc<crate::options::ControllerOptions>,
 }
 
 impl Context {
@@ -46,11 +48,18 @@ impl Context {
             members,
             cluster,
             metrics: crate::metrics::Metrics::default(),
+            options: Arc::default(),
         }
     }
 }
 
 impl Context {
+    /// The same context with other feature gates and failover flags.
+    pub fn with_options(mut self, options: crate::options::ControllerOptions) -> Self {
+        self.options = Arc::new(options);
+        self
+    }
+
     /// The Works the member-facing controllers handle: all of them in the controller manager,
     /// those of the cluster's execution space in the agent.
     pub(crate) fn member_works(&self) -> Shared<Work> {
@@ -131,6 +140,26 @@ pub const CONTROLLERS: &[ControllerSpec] = &[
         name: crate::work_status::NAME,
         default_on: true,
         start: crate::work_status::start,
+    },
+    ControllerSpec {
+        name: crate::graceful_eviction::NAME,
+        default_on: true,
+        start: crate::graceful_eviction::start,
+    },
+    ControllerSpec {
+        name: crate::application_failover::NAME,
+        default_on: true,
+        start: crate::application_failover::start,
+    },
+    ControllerSpec {
+        name: crate::cluster_taint_policy::NAME,
+        default_on: true,
+        start: crate::cluster_taint_policy::start,
+    },
+    ControllerSpec {
+        name: crate::workload_rebalancer::NAME,
+        default_on: true,
+        start: crate::workload_rebalancer::start,
     },
 ];
 

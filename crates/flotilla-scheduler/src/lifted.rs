@@ -3,4 +3,5 @@
 
 pub mod go_sort;
 pub mod node_affinity;
-pub mod taints;
+/// Taints and tolerations, shared with the controllers' taint manager.
+pub use flotilla_api::lifted::taints;

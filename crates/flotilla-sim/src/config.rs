@@ -8,6 +8,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Taint;
 use serde::Deserialize;
 
+use crate::image::UnpullableImages;
 use crate::profile::{self, PROFILES, Profile};
 
 /// The YAML document (`flotilla sim --config FILE`).
@@ -35,6 +36,22 @@ pub struct SimConfig {
     /// default: a pod's ~1.9 KB of JSON takes ~130 bytes; clients see the same JSON). `false`
     /// stores plain JSON, for comparison.
     pub compact_storage: Option<bool>,
+    /// Images the kubelets cannot pull: their pods stay Pending in `ErrImagePull`, then
+    /// `ImagePullBackOff` (by default repositories under `fake/`, Karmada's convention, and
+    /// registries under RFC 2606's `.invalid`).
+    pub unpullable_images: Option<UnpullableImagesConfig>,
+}
+
+/// `unpullableImages`: each list left out keeps its default; `[]` refuses nothing.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UnpullableImagesConfig {
+    /// First path components of repositories that do not exist (`[fake]`: `fake/nginx:1.19.0`,
+    /// `docker.io/fake/busybox`).
+    pub repositories: Option<Vec<String>>,
+    /// Registry hosts that do not resolve: a host, or a suffix starting with `.`
+    /// (`[.invalid]`: `registry.invalid/app:1`).
+    pub registries: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -128,6 +145,8 @@ pub struct Settings {
     pub track_own_writes: bool,
     /// See [`SimConfig::compact_storage`].
     pub compact_storage: bool,
+    /// See [`SimConfig::unpullable_images`].
+    pub unpullable_images: UnpullableImages,
 }
 
 impl Default for Settings {
@@ -140,6 +159,7 @@ impl Default for Settings {
             lease_renew_interval: Duration::from_secs(10),
             track_own_writes: false,
             compact_storage: true,
+            unpullable_images: UnpullableImages::default(),
         }
     }
 }
@@ -206,6 +226,18 @@ impl SimConfig {
         }
         if let Some(compact) = self.compact_storage {
             settings.compact_storage = compact;
+        }
+        if let Some(images) = &self.unpullable_images {
+            let rules = &mut settings.unpullable_images;
+            if let Some(repositories) = &images.repositories {
+                rules.repositories.clone_from(repositories);
+            }
+            if let Some(registries) = &images.registries {
+                rules.registries.clone_from(registries);
+            }
+            rules
+                .validate()
+                .map_err(|(field, message)| err(format!("unpullableImages.{field}"), message))?;
         }
         for (field, text, slot) in [
             (

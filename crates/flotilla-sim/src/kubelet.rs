@@ -1,13 +1,17 @@
 //! The simulated kubelets of a cluster (one component for all nodes): a bound pod reports
 //! `ContainerCreating`, becomes Running and Ready after the start latency with the conditions,
 //! IPs, start time and container statuses a kubelet reports, and — for Job pods or pods
-//! annotated `flotilla.io/sim-run-duration` — succeeds after its run time. Pods on NotReady
-//! nodes make no progress. Timers live in one wheel, not one task per pod.
+//! annotated `flotilla.io/sim-run-duration` — succeeds after its run time. A pod with an image
+//! the sim cannot pull ([`crate::image`]) stays Pending: its container waits in `ErrImagePull`,
+//! then (after another start latency) in `ImagePullBackOff` for good, two writes in all; once
+//! its images can be pulled it starts after a start latency. Pods on NotReady nodes make no
+//! progress. Timers live in one wheel, not one task per pod.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::image::{self, UnpullableImages};
 use crate::informer::Cache;
 use crate::pod::{Pod, WirePod};
 use parking_lot::Mutex;
@@ -33,6 +37,26 @@ struct PodState {
     finish_at: Option<Instant>,
     ip_slot: Option<u8>,
     node: String,
+    /// The pull that failed, while the pod's images are the ones that failed.
+    pull: Option<FailedPull>,
+}
+
+#[derive(Debug)]
+struct FailedPull {
+    /// A hash of the pod's containers' names and images when the pull failed (a new image is
+    /// a new attempt).
+    images: u64,
+    /// When `ErrImagePull` turns into `ImagePullBackOff`.
+    back_off_at: Instant,
+    /// The waiting reason last written for this attempt.
+    written: Option<PullState>,
+}
+
+/// The waiting state of a container whose image cannot be pulled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PullState {
+    ErrImagePull,
+    ImagePullBackOff,
 }
 
 /// The kubelets of one cluster.
@@ -170,7 +194,7 @@ impl Kubelet {
         let running = phase == "Running";
         let scope = format!("{}/{}/{}", key.0, key.1, uid);
         let now_instant = Instant::now();
-        let (start_at, finish_at, slot, first) = {
+        let (start_at, finish_at, slot, first, pull_failed) = {
             let mut pods = self.pods.lock();
             let first = !pods.contains_key(&uid);
             let state = pods.entry(uid.clone()).or_default();
@@ -191,6 +215,7 @@ impl Kubelet {
                 state.finish_at,
                 state.ip_slot.unwrap_or(0),
                 first,
+                state.pull.is_some(),
             )
         };
         if !running {
@@ -202,7 +227,15 @@ impl Kubelet {
                 }
                 return None;
             }
-            return Some(running_status(pod, &node.internal_ip, &node.pod_ip(slot)));
+            let pod_ip = node.pod_ip(slot);
+            if refuses_any(ctx, pod) {
+                return self.pull_failed(ctx, pod, key, &uid, &scope, &node.internal_ip, &pod_ip);
+            }
+            if pull_failed && let Some(at) = self.pulled(ctx, &uid, &scope, now_instant) {
+                self.timers.schedule(at, key.clone());
+                return None;
+            }
+            return Some(running_status(pod, &node.internal_ip, &pod_ip));
         }
         // Running: does it ever finish?
         let run_for = run_duration(ctx, pod)?;
@@ -222,6 +255,93 @@ impl Kubelet {
         }
         Some(succeeded_status(pod))
     }
+}
+
+impl Kubelet {
+    /// The status of a pod some of whose images cannot be pulled: `ErrImagePull` for a new
+    /// attempt (new images), `ImagePullBackOff` once its time has come; nothing when that is
+    /// what was last written. No retries: the back-off is written once and stays.
+    #[allow(clippy::too_many_arguments)]
+    fn pull_failed(
+        &self,
+        ctx: &Ctx,
+        pod: &Pod,
+        key: &PodKey,
+        uid: &str,
+        scope: &str,
+        host_ip: &str,
+        pod_ip: &str,
+    ) -> Option<Value> {
+        let images = images_hash(pod);
+        let now_instant = Instant::now();
+        let state = {
+            let mut pods = self.pods.lock();
+            let entry = pods.get_mut(uid)?;
+            let fresh = entry.pull.as_ref().is_none_or(|p| p.images != images);
+            if fresh {
+                let back_off_at = now_instant
+                    + Self::jittered(ctx, ctx.settings.start_latency, &format!("{scope}/pull"));
+                entry.pull = Some(FailedPull {
+                    images,
+                    back_off_at,
+                    written: None,
+                });
+                self.timers.schedule(back_off_at, key.clone());
+            }
+            let pull = entry.pull.as_mut().expect("set above");
+            let state = if fresh || pull.back_off_at > now_instant {
+                PullState::ErrImagePull
+            } else {
+                PullState::ImagePullBackOff
+            };
+            if pull.written == Some(state) {
+                return None;
+            }
+            pull.written = Some(state);
+            state
+        };
+        Some(pull_failed_status(
+            pod,
+            &ctx.settings.unpullable_images,
+            state,
+            host_ip,
+            pod_ip,
+        ))
+    }
+
+    /// After a failed pull, the pod's images can be pulled now (its image was changed): when
+    /// its containers start, a start latency from now. `None` when no pull had failed.
+    fn pulled(&self, ctx: &Ctx, uid: &str, scope: &str, now: Instant) -> Option<Instant> {
+        let mut pods = self.pods.lock();
+        let entry = pods.get_mut(uid)?;
+        entry.pull.take()?;
+        let at = now + Self::jittered(ctx, ctx.settings.start_latency, &format!("{scope}/pulled"));
+        entry.start_at = Some(at);
+        (at > now).then_some(at)
+    }
+}
+
+/// Whether some container's image cannot be pulled (the check of every pod that starts:
+/// string slicing only).
+fn refuses_any(ctx: &Ctx, pod: &Pod) -> bool {
+    let rules = &ctx.settings.unpullable_images;
+    !rules.is_empty()
+        && pod.spec.as_ref().is_some_and(|s| {
+            s.containers
+                .iter()
+                .any(|c| rules.refusal(c.image.as_deref().unwrap_or("")).is_some())
+        })
+}
+
+fn images_hash(pod: &Pod) -> u64 {
+    let mut text = String::new();
+    for (name, image) in containers(pod) {
+        text.push_str(&name);
+        text.push('=');
+        text.push_str(&image);
+        text.push('\n');
+    }
+    mix(0, &text)
 }
 
 fn run_duration(ctx: &Ctx, pod: &Pod) -> Option<Duration> {
@@ -442,5 +562,77 @@ fn succeeded_status(pod: &Pod) -> Value {
             condition("PodScheduled", true, None, &at),
         ],
         "containerStatuses": statuses,
+    })
+}
+
+/// A pod whose containers could not all be pulled, as kubelet reports it: Pending, the sandbox
+/// up (pod IP, `PodReadyToStartContainers`), containers that pulled running, the others waiting
+/// in `state` with the runtime's or kubelet's message, and `Ready`/`ContainersReady` False
+/// naming them.
+fn pull_failed_status(
+    pod: &Pod,
+    rules: &UnpullableImages,
+    state: PullState,
+    host_ip: &str,
+    pod_ip: &str,
+) -> Value {
+    let at = now();
+    let uid = pod.metadata.uid.as_deref().unwrap_or("");
+    let previous = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_deref())
+        .unwrap_or_default();
+    let mut unready = Vec::new();
+    let statuses: Vec<Value> = containers(pod)
+        .into_iter()
+        .map(|(name, image)| {
+            let Some(refusal) = rules.refusal(&image) else {
+                // Started when the pod's first pull failed; the same start at every write.
+                let started = previous
+                    .iter()
+                    .find(|c| c.name == name)
+                    .and_then(|c| c.state.as_ref()?.running.as_ref()?.started_at.as_ref())
+                    .and_then(|t| serde_json::to_value(t).ok())
+                    .unwrap_or_else(|| at.clone().into());
+                return json!({"name": name, "image": image,
+                    "imageID": image_id(&image),
+                    "containerID": container_id(uid, &name),
+                    "ready": true, "started": true, "restartCount": 0, "lastState": {},
+                    "state": {"running": {"startedAt": started}}});
+            };
+            let waiting = match state {
+                PullState::ErrImagePull => json!({"reason": "ErrImagePull",
+                    "message": image::pull_error(&image, refusal)}),
+                PullState::ImagePullBackOff => json!({"reason": "ImagePullBackOff",
+                    "message": image::back_off_message(&image)}),
+            };
+            unready.push(name.clone());
+            json!({"name": name, "image": image, "imageID": "", "ready": false,
+                "started": false, "restartCount": 0, "lastState": {},
+                "state": {"waiting": waiting}})
+        })
+        .collect();
+    // Go's `%s` of a string slice.
+    let message = format!("containers with unready status: [{}]", unready.join(" "));
+    let not_ready = |kind: &str| {
+        let mut c = condition(kind, false, Some("ContainersNotReady"), &at);
+        c["message"] = message.clone().into();
+        c
+    };
+    json!({
+        "phase": "Pending",
+        "conditions": [
+            condition("PodReadyToStartContainers", true, None, &at),
+            condition("Initialized", true, None, &at),
+            not_ready("Ready"),
+            not_ready("ContainersReady"),
+            condition("PodScheduled", true, None, &at),
+        ],
+        "hostIP": host_ip, "hostIPs": [{"ip": host_ip}],
+        "podIP": pod_ip, "podIPs": [{"ip": pod_ip}],
+        "startTime": start_time(pod, &at),
+        "containerStatuses": statuses,
+        "qosClass": qos_class(pod),
     })
 }

@@ -13,6 +13,7 @@ pub mod config;
 pub mod control;
 pub mod error;
 pub mod events;
+pub mod image;
 pub mod informer;
 pub mod intern;
 pub mod kubeconfig;

@@ -64,6 +64,62 @@ pub struct UpOptions {
     /// writes, at that much memory.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
     pub watch_cache_window_mib: u32,
+    /// Karmada's feature gates, its syntax: `Failover=true,StatefulFailoverInjection=true`, or
+    /// `AllAlpha=true,AllBeta=true` as Karmada's own deployment sets them. Defaults are
+    /// Karmada's (`Failover` off: no taint manager, no ClusterTaintPolicy controller).
+    #[arg(long, default_value = "", value_parser = parse_feature_gates)]
+    pub feature_gates: flotilla_controllers::FeatureGates,
+    /// Run the taint manager (with the `Failover` gate), Karmada's `--enable-taint-manager`.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub enable_taint_manager: bool,
+    /// Let NoExecute cluster taints evict workloads (Karmada's
+    /// `--enable-no-execute-taint-eviction`, default false).
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub enable_no_execute_taint_eviction: bool,
+    /// How a NoExecute eviction purges the old copy when the policy sets no
+    /// `failover.cluster`: `Gracefully` or `Directly`.
+    #[arg(long, default_value = "Gracefully", value_parser = parse_purge_mode)]
+    pub no_execute_taint_eviction_purge_mode: flotilla_controllers::PurgeMode,
+    /// The longest a graceful eviction keeps the old copy (e.g. `10m`).
+    #[arg(long, default_value = "10m", value_parser = crate::bench::parse_duration)]
+    pub graceful_eviction_timeout: std::time::Duration,
+    /// Evictions per second during cluster failover (0: one per 30 minutes).
+    #[arg(long, default_value = "0.5", value_parser = parse_eviction_rate)]
+    pub resource_eviction_rate: f32,
+    /// Admit ClusterTaintPolicies with NoExecute taints (karmada-webhook's
+    /// `--allow-no-execute-taint-policy`, default false: such a taint evicts every workload
+    /// that does not tolerate it).
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub allow_no_execute_taint_policy: bool,
+}
+
+fn parse_feature_gates(text: &str) -> Result<flotilla_controllers::FeatureGates, String> {
+    flotilla_controllers::FeatureGates::parse(text).map_err(|e| e.to_string())
+}
+
+fn parse_purge_mode(text: &str) -> Result<flotilla_controllers::PurgeMode, String> {
+    flotilla_controllers::PurgeMode::parse(text).map_err(|e| e.to_string())
+}
+
+fn parse_eviction_rate(text: &str) -> Result<f32, String> {
+    flotilla_controllers::options::parse_eviction_rate(text).map_err(|e| e.to_string())
+}
+
+impl UpOptions {
+    /// The controllers' feature gates and failover flags.
+    pub fn controller_options(&self) -> flotilla_controllers::ControllerOptions {
+        flotilla_controllers::ControllerOptions {
+            gates: self.feature_gates.clone(),
+            failover: flotilla_controllers::FailoverOptions {
+                enable_taint_manager: self.enable_taint_manager,
+                enable_no_execute_taint_eviction: self.enable_no_execute_taint_eviction,
+                no_execute_taint_eviction_purge_mode: self.no_execute_taint_eviction_purge_mode,
+                graceful_eviction_timeout: self.graceful_eviction_timeout,
+                resource_eviction_rate: self.resource_eviction_rate,
+                ..flotilla_controllers::FailoverOptions::default()
+            },
+        }
+    }
 }
 
 /// `--metrics-bind-address`: an address, or off.
@@ -151,6 +207,7 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     let store = open_store(&options).await?;
     let proxy = crate::cluster_proxy::MemberProxy::new();
     let running = flotilla_apiserver::Builder::new(store)
+        .allow_no_execute_taint_policy(options.allow_no_execute_taint_policy)
         .cluster_proxy(proxy.clone())
         .service_account_key(Arc::new(signing_key))
         .root_ca(pki.ca_cert_pem())
@@ -232,6 +289,7 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
         selection,
         members,
         controller_metrics,
+        Arc::new(options.controller_options()),
     );
     flotilla_apiserver::serve::serve_tls(
         listener,
@@ -329,6 +387,7 @@ fn start_controller_manager(
     selection: flotilla_runtime::ControllerSelection,
     members: Arc<dyn flotilla_member::MemberClients>,
     metrics: flotilla_controllers::Metrics,
+    options: Arc<flotilla_controllers::ControllerOptions>,
 ) -> tokio::task::JoinHandle<()> {
     let client = component_client(running, "controller-manager");
     let elector = flotilla_runtime::LeaderElector::new(
@@ -353,6 +412,7 @@ fn start_controller_manager(
                     cluster: None,
                     metrics: metrics.clone(),
                     informers: flotilla_runtime::Informers::new(client.clone()),
+                    options: options.clone(),
                 };
                 let selection = selection.clone();
                 async move {

@@ -21,6 +21,12 @@ mod work_deleted;
 #[path = "propagation/status_reports.rs"]
 mod status_reports;
 
+#[path = "propagation/failover_policies.rs"]
+mod failover_policies;
+
+#[path = "propagation/eviction.rs"]
+mod eviction;
+
 use std::collections::BTreeMap;
 
 use flotilla_api::karmada::names::work_name;

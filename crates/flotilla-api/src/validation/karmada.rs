@@ -130,9 +130,27 @@ pub fn default_object(kind: Kind, object: &mut Value, ctx: &Defaulting<'_>) {
     defaults::default_object(kind, object, ctx);
 }
 
+/// karmada-webhook's flags that change what it admits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WebhookOptions {
+    /// `--allow-no-execute-taint-policy` (default false): ClusterTaintPolicies may carry
+    /// NoExecute taints (which evict workloads).
+    pub allow_no_execute_taint_policy: bool,
+}
+
 /// Every rule of `kind` that `object` breaks (`old`: the stored object on update). Schema
 /// violations are reported alone, as kube-apiserver rejects them before any webhook runs.
 pub fn validate(kind: Kind, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    validate_with(kind, object, old, WebhookOptions::default())
+}
+
+/// [`validate`] with the webhook's flags.
+pub fn validate_with(
+    kind: Kind,
+    object: &Value,
+    old: Option<&Value>,
+    webhook: WebhookOptions,
+) -> Vec<FieldError> {
     let errors: Vec<FieldError> = kind
         .schema()
         .iter()
@@ -152,7 +170,9 @@ pub fn validate(kind: Kind, object: &Value, old: Option<&Value>) -> Vec<FieldErr
         Kind::OverridePolicy => overrides::override_spec(&object["spec"], namespace),
         Kind::ClusterOverridePolicy => overrides::override_spec(&object["spec"], ""),
         Kind::FederatedResourceQuota => others::federated_resource_quota(object),
-        Kind::ClusterTaintPolicy => others::cluster_taint_policy(object),
+        Kind::ClusterTaintPolicy => {
+            others::cluster_taint_policy(object, webhook.allow_no_execute_taint_policy)
+        }
         Kind::FederatedHpa => others::federated_hpa(object),
         Kind::ResourceBinding
         | Kind::ClusterResourceBinding

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use flotilla_api::validation::FieldError;
-use flotilla_api::validation::karmada::{self, Defaulting, Kind};
+use flotilla_api::validation::karmada::{self, Defaulting, Kind, WebhookOptions};
 
 use crate::catalog::ResourceInfo;
 
@@ -35,9 +35,14 @@ pub fn default(info: &ResourceInfo, object: &mut Value, create: bool) {
 }
 
 /// The Karmada rules `object` breaks (`old`: the stored object on update).
-pub fn errors(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
+pub fn errors(
+    info: &ResourceInfo,
+    object: &Value,
+    old: Option<&Value>,
+    webhook: WebhookOptions,
+) -> Vec<FieldError> {
     match kind(info) {
-        Some(kind) => karmada::validate(kind, object, old),
+        Some(kind) => karmada::validate_with(kind, object, old, webhook),
         None => Vec::new(),
     }
 }

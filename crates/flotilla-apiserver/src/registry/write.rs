@@ -278,7 +278,7 @@ impl Registry {
         }
         admission::default_on_create(info, &mut body);
         let name = object::name(&body).unwrap_or("").to_owned();
-        admission::validate(info, &body, None)?;
+        admission::validate(info, &body, None, self.webhook)?;
         if let Some(guard) = &options.guard {
             guard.check(info, &body, None)?;
         }
@@ -557,9 +557,9 @@ impl Registry {
             object::metadata_mut(&mut new).insert("generation".into(), generation.into());
         }
         if part == Part::Status && !options.apply {
-            admission::validate_status(info, &new, &old)?;
+            admission::validate_status(info, &new, &old, self.webhook)?;
         } else {
-            admission::validate(info, &new, Some(&old))?;
+            admission::validate(info, &new, Some(&old), self.webhook)?;
         }
         if let Some(guard) = &options.guard {
             guard.check(info, &new, Some(&old))?;

@@ -86,6 +86,9 @@ pub struct RenderInput<'a> {
     pub replicas: Option<i32>,
     pub cluster_overrides: Vec<PolicyRef<'a>>,
     pub overrides: Vec<PolicyRef<'a>>,
+    /// Labels a stateful failover carries to the workload's new cluster
+    /// ([`injected_labels`]), merged into the manifest's labels after overrides.
+    pub injected_labels: Option<&'a BTreeMap<String, String>>,
 }
 
 /// Why a Work could not be rendered.
@@ -151,6 +154,25 @@ pub fn dispatching_suspended(spec: &ResourceBindingSpec, cluster: &str) -> bool 
     })
 }
 
+/// The labels Karmada's stateful failover injection (gate `StatefulFailoverInjection`) adds to
+/// the workload in `cluster`: only when the binding places it in one cluster, the latest
+/// eviction task purged `Directly`, and `cluster` is not one the workload ran in before that
+/// failover. Then the task's `preservedLabelState` (values read from the evicted copy's status).
+pub fn injected_labels<'a>(
+    spec: &'a ResourceBindingSpec,
+    cluster: &str,
+    targets: usize,
+) -> Option<&'a BTreeMap<String, String>> {
+    if targets != 1 {
+        return None;
+    }
+    let task = spec.graceful_eviction_tasks.last()?;
+    if task.purge_mode != "Directly" || task.clusters_before_failover.iter().any(|c| c == cluster) {
+        return None;
+    }
+    (!task.preserved_label_state.is_empty()).then_some(&task.preserved_label_state)
+}
+
 /// The Work for one cluster (Karmada `ensureWork` + `CreateOrUpdateWork`): replicas revised,
 /// then overrides applied; everything after (Work name, conflict resolution, the template's UID
 /// and generation) is read from the overridden workload, as Karmada reads its clone.
@@ -186,6 +208,9 @@ pub fn render_work(template: &Value, input: &RenderInput<'_>) -> Result<Work, Re
     let labels = meta_map(object, "labels");
     labels.insert(MANAGED_LABEL.into(), "true".into());
     labels.insert(id_label.into(), id.into());
+    for (key, value) in input.injected_labels.into_iter().flatten() {
+        labels.insert(key.clone(), value.clone().into());
+    }
     let annotations = meta_map(object, "annotations");
     annotations.insert(TEMPLATE_UID_ANNOTATION.into(), uid.into());
     annotations.insert(WORK_NAME_ANNOTATION.into(), work_name.clone().into());

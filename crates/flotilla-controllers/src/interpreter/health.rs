@@ -56,6 +56,20 @@ pub fn verdict_health(verdict: Option<&Result<bool, HealthError>>) -> Health {
     }
 }
 
+/// Whether the native interpreter has a health rule for the kind (Karmada's `HookEnabled` for
+/// `InterpretHealth`): the kinds [`interpret`] knows.
+pub fn has_rule(api_version: &str, kind: &str) -> bool {
+    matches!(
+        (api_version, kind),
+        (
+            "apps/v1",
+            "Deployment" | "StatefulSet" | "ReplicaSet" | "DaemonSet"
+        ) | ("v1", "Service" | "PersistentVolumeClaim" | "Pod")
+            | ("networking.k8s.io/v1", "Ingress")
+            | ("policy/v1", "PodDisruptionBudget")
+    )
+}
+
 /// The native rule for `object`'s kind, if there is one.
 pub fn interpret(object: &Value) -> Option<Result<bool, HealthError>> {
     Some(match gvk_of(object) {

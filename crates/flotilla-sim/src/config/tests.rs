@@ -113,3 +113,39 @@ fn durations() {
     assert!(parse_duration("5").is_err());
     assert!(parse_duration("-1s").is_err());
 }
+
+#[test]
+fn unpullable_images_default_to_karmadas_convention_and_lists_replace_it() {
+    let default = SimConfig::quick(&["a".into()], 1, "cpu")
+        .validate()
+        .expect("valid");
+    assert_eq!(
+        default.settings.unpullable_images,
+        crate::image::UnpullableImages {
+            repositories: vec!["fake".into()],
+            registries: vec![".invalid".into()],
+        }
+    );
+    let spec = SimConfig::from_yaml(
+        "unpullableImages: {repositories: [broken, fake]}\nclusters: [{name: a}]",
+    )
+    .and_then(|c| c.validate())
+    .expect("valid");
+    let rules = &spec.settings.unpullable_images;
+    assert_eq!(rules.repositories, ["broken", "fake"]);
+    assert_eq!(
+        rules.registries,
+        [".invalid"],
+        "a list left out keeps its default"
+    );
+    let off = SimConfig::from_yaml(
+        "unpullableImages: {repositories: [], registries: []}\nclusters: [{name: a}]",
+    )
+    .and_then(|c| c.validate())
+    .expect("valid");
+    assert!(off.settings.unpullable_images.is_empty());
+    let bad = error_of("unpullableImages: {registries: [\"a/b\"]}\nclusters: [{name: a}]");
+    assert_eq!(bad.field, "unpullableImages.registries[0]");
+    let unknown = error_of("unpullableImages: {images: [x]}\nclusters: [{name: a}]");
+    assert!(unknown.message.contains("unknown field"), "{unknown}");
+}

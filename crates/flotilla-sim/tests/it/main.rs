@@ -5,6 +5,7 @@ mod support;
 
 mod determinism;
 mod faults;
+mod image_pull;
 mod kubectl;
 mod managed_fields;
 mod scheduling;

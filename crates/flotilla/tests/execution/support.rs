@@ -94,6 +94,7 @@ impl World {
             cluster: cluster.map(str::to_owned),
             metrics: self.metrics.clone(),
             informers: self.informers.clone(),
+            options: Arc::default(),
         }
     }
 

@@ -82,6 +82,25 @@ impl World {
         }
     }
 
+    /// Starts one more controller (opt-in: `start` only runs the propagation controllers) with
+    /// its own context built with `options` (feature gates, failover flags).
+    pub fn run_controller(
+        &self,
+        start: fn(
+            flotilla_controllers::Context,
+            Shutdown,
+        ) -> flotilla_controllers::manager::ControllerTask,
+        options: flotilla_controllers::ControllerOptions,
+    ) {
+        let context = flotilla_controllers::Context::new(
+            self.client.clone(),
+            Arc::new(flotilla_member::StaticMemberClients::new()),
+            None,
+        )
+        .with_options(options);
+        tokio::spawn(start(context, self.shutdown.child()));
+    }
+
     /// Creates `object` (any kind the server serves).
     pub async fn apply(&self, object: Value) {
         let api_version = object["apiVersion"].as_str().expect("apiVersion");

@@ -216,17 +216,17 @@ fn cluster_name(item: &Value, path: &FieldPath) -> Vec<FieldError> {
     }
 }
 
-/// The ClusterTaintPolicy webhook: no NoExecute taints (karmada-webhook's
-/// `--allow-no-execute-taint-policy` is off by default), no two taints with the same key and
-/// effect.
-pub fn cluster_taint_policy(object: &Value) -> Vec<FieldError> {
+/// The ClusterTaintPolicy webhook: no NoExecute taints unless `allow_no_execute`
+/// (karmada-webhook's `--allow-no-execute-taint-policy`, off by default), no two taints with the
+/// same key and effect.
+pub fn cluster_taint_policy(object: &Value, allow_no_execute: bool) -> Vec<FieldError> {
     let path = FieldPath::new("spec").child("taints");
     let taints: Vec<(usize, &Value)> = items(&object["spec"]["taints"]).collect();
     let mut errors = Vec::new();
     for (i, taint) in &taints {
         let key = str_field(taint, "key");
         let effect = str_field(taint, "effect");
-        if effect == "NoExecute" {
+        if effect == "NoExecute" && !allow_no_execute {
             errors.push(FieldError::forbidden(
                 path.index(*i),
                 "Configuring taint with NoExecute effect is not allowed, this capability must be explicitly enabled by administrators through command-line flags",

@@ -44,6 +44,7 @@ fn the_work_carries_karmadas_names_labels_and_annotations() {
         replicas: Some(6),
         cluster_overrides: vec![],
         overrides: vec![],
+        injected_labels: None,
     };
     let work = render_work(&template(), &input).expect("renders");
     assert_eq!(work.metadata.name.as_deref(), Some("nginx-687f7fb96f"));
@@ -101,6 +102,7 @@ fn conflict_resolution_suspension_and_preservation_come_from_the_binding() {
             replicas: Some(1),
             cluster_overrides: vec![],
             overrides: vec![],
+            injected_labels: None,
         };
         render_work(&template(), &input).expect("renders")
     };
@@ -137,6 +139,7 @@ fn overrides_are_applied_and_recorded_and_failures_name_the_policy() {
         replicas: Some(10),
         cluster_overrides: vec![],
         overrides: vec![PolicyRef::from(&good)],
+        injected_labels: None,
     };
     let work = render_work(&template(), &input).expect("renders");
     assert_eq!(
@@ -157,6 +160,7 @@ fn overrides_are_applied_and_recorded_and_failures_name_the_policy() {
     .expect("op");
     let input = RenderInput {
         overrides: vec![PolicyRef::from(&bad)],
+        injected_labels: None,
         ..input
     };
     let error = render_work(&template(), &input).expect_err("fails");
@@ -177,6 +181,7 @@ fn non_workloads_keep_their_spec() {
         replicas: Some(0),
         cluster_overrides: vec![],
         overrides: vec![],
+        injected_labels: None,
     };
     let work = render_work(&config, &input).expect("renders");
     assert_eq!(
@@ -203,6 +208,7 @@ fn configmap_input<'a>(
         replicas: None,
         cluster_overrides: vec![],
         overrides: vec![],
+        injected_labels: None,
     }
 }
 
@@ -246,6 +252,7 @@ fn an_override_can_set_the_conflict_resolution() {
         replicas: Some(10),
         cluster_overrides: vec![],
         overrides: vec![PolicyRef::from(&policy)],
+        injected_labels: None,
     };
     let work = render_work(&template(), &input).expect("renders");
     assert_eq!(

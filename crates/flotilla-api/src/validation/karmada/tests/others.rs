@@ -157,6 +157,20 @@ fn cluster_taint_policy_rules() {
             "spec.taints[1]: Duplicate value: \"Duplicate taint with the same key(b) and effect(NoSchedule) is not allowed\"",
         ]
     );
+    // With `--allow-no-execute-taint-policy` NoExecute taints are admitted.
+    let allowed = flotilla_api_validate_with(json!([{"key": "a", "effect": "NoExecute"}]));
+    assert!(allowed.is_empty(), "{allowed:?}");
+}
+
+fn flotilla_api_validate_with(taints: Value) -> Vec<String> {
+    messages(&crate::validation::karmada::validate_with(
+        Kind::ClusterTaintPolicy,
+        &json!({"metadata": {"name": "t"}, "spec": {"taints": taints}}),
+        None,
+        crate::validation::karmada::WebhookOptions {
+            allow_no_execute_taint_policy: true,
+        },
+    ))
 }
 #[test]
 fn federated_hpa_rules() {

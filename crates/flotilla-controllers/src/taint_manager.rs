@@ -1,0 +1,389 @@
+//! The taint manager (Karmada's `NoExecuteTaintManager`, started with the `cluster` controller
+//! when `--enable-taint-manager` and the `Failover` gate are on): it evicts workloads from
+//! clusters with NoExecute taints their placement does not tolerate, but only with
+//! `--enable-no-execute-taint-eviction`.
+//!
+//! On every Cluster change, and every 10 s while a cluster has NoExecute taints, each binding
+//! targeting it is weighed against the tolerations of its *applied* placement (the
+//! `policy.karmada.io/applied-placement` annotation the scheduler writes): a taint nobody
+//! tolerates evicts now; tolerations with `tolerationSeconds` evict at the earliest `timeAdded +
+//! tolerationSeconds`; tolerations without seconds never. Evicting moves the cluster from
+//! `spec.clusters` into a `gracefulEvictionTask` (reason `TaintUntolerated`, producer
+//! `TaintManager`, purge mode from the policy's `failover.cluster` or
+//! `--no-execute-taint-eviction-purge-mode`), and the scheduler places the replicas elsewhere.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_api::karmada::{
+    ANNOTATION_APPLIED_PLACEMENT, Cluster, ClusterResourceBinding, GracefulEvictionTask, Placement,
+    ResourceBinding,
+};
+use flotilla_api::lifted::taints::{matching_tolerations, min_toleration_time, no_execute_taints};
+use flotilla_runtime::controller::{Tasks, until_ready};
+use flotilla_runtime::events::{Recorder, Reporter};
+use flotilla_runtime::{Backoff, Shutdown, WorkQueue};
+use k8s_openapi::api::core::v1::Taint;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher::Event as WatchEvent;
+use tracing::{info, warn};
+
+use crate::binding::{BindingKey, BindingView};
+use crate::eviction::{
+    EvictionError, EvictionKey, PRODUCER_TAINT_MANAGER, REASON_TAINT_UNTOLERATED, evict_cluster,
+    eviction_event, preserved_label_state, write_eviction,
+};
+use crate::manager::Context;
+use crate::options::{FailoverOptions, PurgeMode};
+
+/// Karmada's name for the taint manager (its events' reporter).
+pub const NAME: &str = "taint-manager";
+/// Concurrent evictions (Karmada: 3).
+const WORKERS: usize = 3;
+
+/// What the tolerations of a binding's applied placement say about a cluster's taints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Some NoExecute taint is not tolerated, or the tolerated time has passed.
+    EvictNow,
+    /// Tolerated for this much longer.
+    EvictAfter(Duration),
+    /// Tolerated for ever (or the cluster has no NoExecute taints).
+    Keep,
+}
+
+/// Karmada's `needEviction` for one binding and one cluster's taints at `now`.
+pub fn decide(taints: &[Taint], placement: &Placement, now: jiff::Timestamp) -> Decision {
+    let taints = no_execute_taints(taints);
+    if taints.is_empty() {
+        return Decision::Keep;
+    }
+    let Some(used) = matching_tolerations(&taints, &placement.cluster_tolerations) else {
+        return Decision::EvictNow;
+    };
+    match min_toleration_time(&taints, &used, now) {
+        Some(Duration::ZERO) => Decision::EvictNow,
+        Some(left) => Decision::EvictAfter(left),
+        None => Decision::Keep,
+    }
+}
+
+/// Why an eviction failed (retried with the eviction queue's backoff).
+#[derive(Debug, thiserror::Error)]
+pub enum TaintManagerError {
+    #[error("binding {binding} has no readable applied placement")]
+    NoAppliedPlacement { binding: BindingKey },
+    #[error(transparent)]
+    State(#[from] EvictionError),
+    #[error("evict binding {binding} from cluster {cluster}: {source}")]
+    Write {
+        binding: BindingKey,
+        cluster: String,
+        #[source]
+        source: kube::Error,
+    },
+}
+
+struct TaintManager {
+    client: kube::Client,
+    recorder: Recorder,
+    options: FailoverOptions,
+    preserve_state: bool,
+    clusters: Store<Cluster>,
+    bindings: Store<ResourceBinding>,
+    cluster_bindings: Store<ClusterResourceBinding>,
+    cluster_queue: WorkQueue<String>,
+    evictions: WorkQueue<EvictionKey>,
+}
+
+/// Runs the taint manager until `shutdown` (the caller checks the gate and the flag).
+pub async fn run(context: Context, shutdown: Shutdown) {
+    let options = context.options.failover.clone();
+    let clusters = context.informers.all::<Cluster>();
+    let rbs = context.informers.all::<ResourceBinding>();
+    let crbs = context.informers.all::<ClusterResourceBinding>();
+    let interval = options.eviction_interval();
+    let this = Arc::new(TaintManager {
+        recorder: Recorder::new(
+            context.client.clone(),
+            Reporter {
+                controller: NAME.into(),
+                instance: None,
+            },
+        ),
+        client: context.client.clone(),
+        preserve_state: context.options.gates.stateful_failover_injection(),
+        options,
+        clusters: clusters.store(),
+        bindings: rbs.store(),
+        cluster_bindings: crbs.store(),
+        cluster_queue: WorkQueue::default(),
+        // Karmada's eviction queues retry at the eviction rate (and at least the controller's
+        // backoff).
+        evictions: WorkQueue::new(Backoff {
+            base: interval.max(Duration::from_millis(5)),
+            max: Duration::from_secs(1800).max(interval),
+        }),
+    });
+    let mut tasks = Tasks::new();
+    let me = this.clone();
+    tasks.subscribe(&clusters, move |event: WatchEvent<&Cluster>| match event {
+        WatchEvent::Apply(c) | WatchEvent::InitApply(c) => me
+            .cluster_queue
+            .add(c.metadata.name.clone().unwrap_or_default()),
+        _ => {}
+    });
+    let ready = async {
+        clusters.wait_until_ready().await;
+        rbs.wait_until_ready().await;
+        crbs.wait_until_ready().await;
+    };
+    if !until_ready(&shutdown, ready).await {
+        return;
+    }
+    let me = this.clone();
+    tasks.workers(
+        &this.cluster_queue,
+        1,
+        move |name: String| {
+            let me = me.clone();
+            async move {
+                me.sync_cluster(&name);
+                Ok::<(), TaintManagerError>(())
+            }
+        },
+        |_, _| {},
+    );
+    let me = this.clone();
+    tasks.workers(
+        &this.evictions,
+        WORKERS,
+        move |key: EvictionKey| {
+            let me = me.clone();
+            async move { me.evict(&key).await }
+        },
+        |key, error| warn!(cluster = %key.cluster, binding = %key.binding, %error, "eviction failed; retrying"),
+    );
+    info!("taint manager running");
+    shutdown.cancelled().await;
+    this.cluster_queue.shut_down();
+    this.evictions.shut_down();
+    tasks.abort();
+}
+
+fn applied_placement(binding: &BindingView) -> Option<Placement> {
+    let text = binding
+        .metadata
+        .annotations
+        .as_ref()?
+        .get(ANNOTATION_APPLIED_PLACEMENT)?;
+    serde_json::from_str(text).ok()
+}
+
+impl TaintManager {
+    fn cluster_taints(&self, name: &str) -> Option<Vec<Taint>> {
+        let cluster = self.clusters.get(&ObjectRef::new(name))?;
+        Some(no_execute_taints(&cluster.spec.taints))
+    }
+
+    /// Queues every binding on `name` whose time is up (or will be), and looks again in 10 s.
+    fn sync_cluster(&self, name: &str) {
+        if !self.options.enable_no_execute_taint_eviction {
+            return;
+        }
+        let Some(taints) = self.cluster_taints(name) else {
+            return;
+        };
+        if taints.is_empty() {
+            return;
+        }
+        let now = jiff::Timestamp::now();
+        let views = self
+            .bindings
+            .state()
+            .iter()
+            .filter(|b| b.spec.clusters.iter().any(|c| c.name == name))
+            .map(|b| BindingView::from_rb(b))
+            .chain(
+                self.cluster_bindings
+                    .state()
+                    .iter()
+                    .filter(|b| b.spec.clusters.iter().any(|c| c.name == name))
+                    .map(|b| BindingView::from_crb(b)),
+            )
+            .collect::<Vec<_>>();
+        for view in views {
+            let key = EvictionKey {
+                cluster: name.to_owned(),
+                binding: view.key.clone(),
+            };
+            match applied_placement(&view).map(|p| decide(&taints, &p, now)) {
+                // Unreadable placement: the eviction worker reports it (and retries).
+                None | Some(Decision::EvictNow) => self.evictions.add(key),
+                Some(Decision::EvictAfter(left)) => self.evictions.add_after(key, left),
+                Some(Decision::Keep) => {}
+            }
+        }
+        self.cluster_queue
+            .add_after(name.to_owned(), self.options.taint_eviction_retry_frequency);
+    }
+
+    fn view(&self, key: &BindingKey) -> Option<BindingView> {
+        match key {
+            BindingKey::Namespaced { namespace, name } => self
+                .bindings
+                .get(&ObjectRef::new(name).within(namespace))
+                .map(|b| BindingView::from_rb(&b)),
+            BindingKey::Cluster { name } => self
+                .cluster_bindings
+                .get(&ObjectRef::new(name))
+                .map(|b| BindingView::from_crb(&b)),
+        }
+    }
+
+    fn purge_mode(&self, binding: &BindingView) -> String {
+        match binding
+            .spec
+            .failover
+            .as_ref()
+            .and_then(|f| f.cluster.as_ref())
+        {
+            Some(cluster) if cluster.purge_mode.is_empty() => PurgeMode::Gracefully.as_str().into(),
+            Some(cluster) => cluster.purge_mode.clone(),
+            None => self
+                .options
+                .no_execute_taint_eviction_purge_mode
+                .as_str()
+                .into(),
+        }
+    }
+
+    async fn evict(&self, key: &EvictionKey) -> Result<(), TaintManagerError> {
+        let Some(binding) = self.view(&key.binding) else {
+            return Ok(());
+        };
+        let cluster = key.cluster.as_str();
+        if binding.metadata.deletion_timestamp.is_some()
+            || !binding.spec.clusters.iter().any(|c| c.name == cluster)
+        {
+            return Ok(());
+        }
+        if !self.options.enable_no_execute_taint_eviction {
+            return Ok(());
+        }
+        let Some(taints) = self.cluster_taints(cluster) else {
+            return Ok(());
+        };
+        let placement =
+            applied_placement(&binding).ok_or_else(|| TaintManagerError::NoAppliedPlacement {
+                binding: key.binding.clone(),
+            })?;
+        match decide(&taints, &placement, jiff::Timestamp::now()) {
+            Decision::EvictNow => {}
+            Decision::EvictAfter(left) => {
+                self.evictions.add_after(key.clone(), left);
+                return Ok(());
+            }
+            Decision::Keep => return Ok(()),
+        }
+        let cluster_failover = binding
+            .spec
+            .failover
+            .as_ref()
+            .and_then(|f| f.cluster.as_ref());
+        let preserved = match cluster_failover {
+            Some(behaviour) if self.preserve_state => preserved_label_state(
+                behaviour.state_preservation.as_ref(),
+                &binding.status.aggregated_status,
+                cluster,
+            )?,
+            _ => None,
+        };
+        let task = GracefulEvictionTask {
+            purge_mode: self.purge_mode(&binding),
+            reason: REASON_TAINT_UNTOLERATED.into(),
+            producer: PRODUCER_TAINT_MANAGER.into(),
+            preserved_label_state: preserved.unwrap_or_default(),
+            ..GracefulEvictionTask::default()
+        };
+        let mut spec = binding.spec.clone();
+        evict_cluster(&mut spec, cluster, task);
+        if let Err(source) = write_eviction(&self.client, &binding, &spec).await {
+            eviction_event(&self.recorder, &binding, cluster, false).await;
+            return Err(TaintManagerError::Write {
+                binding: key.binding.clone(),
+                cluster: cluster.to_owned(),
+                source,
+            });
+        }
+        info!(binding = %key.binding, cluster, "evicted the workload from a tainted cluster");
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::Toleration;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+    fn taint(key: &str, effect: &str, added: &str) -> Taint {
+        Taint {
+            key: key.into(),
+            effect: effect.into(),
+            value: None,
+            time_added: Some(Time(added.parse().unwrap())),
+        }
+    }
+
+    fn placement(tolerations: Vec<Toleration>) -> Placement {
+        Placement {
+            cluster_tolerations: tolerations,
+            ..Placement::default()
+        }
+    }
+
+    fn toleration(key: &str, seconds: Option<i64>) -> Toleration {
+        Toleration {
+            key: Some(key.into()),
+            operator: Some("Exists".into()),
+            effect: Some("NoExecute".into()),
+            toleration_seconds: seconds,
+            value: None,
+        }
+    }
+
+    #[test]
+    fn karmadas_eviction_decisions() {
+        let now: jiff::Timestamp = "2026-12-06T10:00:00Z".parse().unwrap();
+        let noexec = vec![taint("fail-test", "NoExecute", "2026-12-06T09:59:59Z")];
+        // NoSchedule taints never evict.
+        let nosched = vec![taint("fail-test", "NoSchedule", "2026-12-06T09:00:00Z")];
+        assert_eq!(decide(&nosched, &placement(vec![]), now), Decision::Keep);
+        // Not tolerated: now.
+        assert_eq!(decide(&noexec, &placement(vec![]), now), Decision::EvictNow);
+        // Tolerated 3 s from 09:59:59: two seconds left.
+        assert_eq!(
+            decide(
+                &noexec,
+                &placement(vec![toleration("fail-test", Some(3))]),
+                now
+            ),
+            Decision::EvictAfter(Duration::from_secs(2))
+        );
+        // Tolerated for ever.
+        assert_eq!(
+            decide(
+                &noexec,
+                &placement(vec![toleration("fail-test", None)]),
+                now
+            ),
+            Decision::Keep
+        );
+        // A toleration of another key does not help.
+        assert_eq!(
+            decide(&noexec, &placement(vec![toleration("other", None)]), now),
+            Decision::EvictNow
+        );
+    }
+}
