@@ -1,5 +1,5 @@
 //! Karmada's API types (`cluster.karmada.io`, `policy.karmada.io`, `work.karmada.io`,
-//! `apps.karmada.io`) with the exact JSON field names of Karmada's Go types, plus the pure
+//! `apps.karmada.io`, `autoscaling.karmada.io`) with the exact JSON field names of Karmada's Go types, plus the pure
 //! helpers every component shares:
 //! naming conventions ([`names`]), cluster affinity matching ([`affinity`]) and the replica
 //! interpreter for native workloads ([`replicas`]).
@@ -11,6 +11,7 @@
 
 pub mod affinity;
 pub mod apps;
+pub mod autoscaling;
 pub mod cluster;
 pub mod cluster_taint_policy;
 pub mod names;
@@ -27,6 +28,7 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
 pub use apps::*;
+pub use autoscaling::*;
 pub use cluster::*;
 pub use cluster_taint_policy::*;
 pub use overrides::*;

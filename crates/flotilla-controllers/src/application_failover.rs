@@ -130,9 +130,8 @@ fn recorder(client: &kube::Client, name: &str) -> Recorder {
     )
 }
 
-fn has_application_failover(view: &BindingView) -> bool {
-    view.spec
-        .failover
+fn has_application_failover(spec: &flotilla_api::karmada::ResourceBindingSpec) -> bool {
+    spec.failover
         .as_ref()
         .is_some_and(|f| f.application.is_some())
 }
@@ -153,13 +152,27 @@ async fn run(context: Context, shutdown: Shutdown) {
     });
     let mut tasks = Tasks::new();
     let me = this.clone();
-    tasks.subscribe(&rbs, move |event: WatchEvent<&ResourceBinding>| {
-        me.binding_event(event.map_ref(BindingView::from_rb))
-    });
+    tasks.subscribe(
+        &rbs,
+        move |event: WatchEvent<&ResourceBinding>| match event {
+            WatchEvent::Apply(b) | WatchEvent::InitApply(b) => {
+                me.binding_changed(rb_key(b), has_application_failover(&b.spec))
+            }
+            WatchEvent::Delete(b) => me.clocks.forget(&rb_key(b)),
+            _ => {}
+        },
+    );
     let me = this.clone();
-    tasks.subscribe(&crbs, move |event: WatchEvent<&ClusterResourceBinding>| {
-        me.binding_event(event.map_ref(BindingView::from_crb))
-    });
+    tasks.subscribe(
+        &crbs,
+        move |event: WatchEvent<&ClusterResourceBinding>| match event {
+            WatchEvent::Apply(b) | WatchEvent::InitApply(b) => {
+                me.binding_changed(crb_key(b), has_application_failover(&b.spec))
+            }
+            WatchEvent::Delete(b) => me.clocks.forget(&crb_key(b)),
+            _ => {}
+        },
+    );
     let ready = async {
         rbs.wait_until_ready().await;
         crbs.wait_until_ready().await;
@@ -183,34 +196,25 @@ async fn run(context: Context, shutdown: Shutdown) {
     tasks.abort();
 }
 
-/// A watch event reduced to the binding it concerns.
-trait MapRef<'a, K> {
-    fn map_ref(self, f: fn(&K) -> BindingView) -> Option<(BindingView, bool)>;
+fn rb_key(b: &ResourceBinding) -> BindingKey {
+    BindingKey::Namespaced {
+        namespace: b.metadata.namespace.clone().unwrap_or_default(),
+        name: b.metadata.name.clone().unwrap_or_default(),
+    }
 }
 
-impl<'a, K> MapRef<'a, K> for WatchEvent<&'a K> {
-    /// The binding and whether it was deleted.
-    fn map_ref(self, f: fn(&K) -> BindingView) -> Option<(BindingView, bool)> {
-        match self {
-            WatchEvent::Apply(b) | WatchEvent::InitApply(b) => Some((f(b), false)),
-            WatchEvent::Delete(b) => Some((f(b), true)),
-            _ => None,
-        }
+fn crb_key(b: &ClusterResourceBinding) -> BindingKey {
+    BindingKey::Cluster {
+        name: b.metadata.name.clone().unwrap_or_default(),
     }
 }
 
 impl Controller {
-    fn binding_event(&self, event: Option<(BindingView, bool)>) {
-        let Some((view, deleted)) = event else {
-            return;
-        };
-        if deleted {
-            self.clocks.forget(&view.key);
-            return;
-        }
-        // A binding that had the behaviour and lost it also comes by, to forget its clocks.
-        if has_application_failover(&view) || self.clocks.bindings.lock().contains_key(&view.key) {
-            self.queue.add(view.key);
+    /// Every binding event comes here (cheaply: no copy of the binding): a binding with the
+    /// behaviour, or one that had it and may have lost it (to forget its clocks), is queued.
+    fn binding_changed(&self, key: BindingKey, has_behaviour: bool) {
+        if has_behaviour || self.clocks.bindings.lock().contains_key(&key) {
+            self.queue.add(key);
         }
     }
 

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub mod cluster;
+pub mod eviction;
 
 use parking_lot::Mutex;
 use prometheus_client::encoding::EncodeLabelSet;
@@ -140,8 +141,13 @@ pub struct Metrics {
     pub delete_resource: Family<ResourceLabels, Counter>,
     pub propagation_latency: Histogram,
     pub binding_status: Family<StatusLabels, Gauge>,
+    /// The CronFederatedHPA controller's reconciles and rule runs.
+    pub cron_process_duration: Family<ResultLabels, Histogram, fn() -> Histogram>,
+    pub cron_rule_process_duration: Family<ResultLabels, Histogram, fn() -> Histogram>,
     /// The cluster status controller's metrics (Karmada's `cluster_*`).
     pub cluster: cluster::ClusterMetrics,
+    /// The taint manager's eviction-queue metrics.
+    pub eviction: eviction::EvictionMetrics,
     pending: Arc<Mutex<Pending>>,
     bindings: Arc<Mutex<HashMap<String, BindingState>>>,
 }
@@ -175,7 +181,10 @@ impl Default for Metrics {
             delete_resource: Family::default(),
             propagation_latency: propagation_histogram(),
             binding_status: Family::default(),
+            cron_process_duration: Family::new_with_constructor(karmada_histogram),
+            cron_rule_process_duration: Family::new_with_constructor(karmada_histogram),
             cluster: cluster::ClusterMetrics::default(),
+            eviction: eviction::EvictionMetrics::default(),
             pending: Arc::default(),
             bindings: Arc::default(),
         }
@@ -186,6 +195,7 @@ impl Metrics {
     /// Registers every metric (see the module documentation for the names).
     pub fn register(&self, registry: &mut Registry) {
         self.register_member_side(registry);
+        self.eviction.register(registry);
         let karmada = registry.sub_registry_with_prefix("karmada");
         karmada.register(
             "resource_match_policy_duration_seconds",
@@ -222,7 +232,27 @@ impl Metrics {
             "ResourceBindings and ClusterResourceBindings by their FullyApplied condition: Applied (True), NotApplied (False), Pending (no condition yet).",
             self.binding_status.clone(),
         );
+        karmada.register(
+            "cronfederatedhpa_process_duration_seconds",
+            "Duration in seconds to process a CronFederatedHPA. By the result, 'error' means a CronFederatedHPA failed to be processed. Otherwise 'success'.",
+            self.cron_process_duration.clone(),
+        );
+        karmada.register(
+            "cronfederatedhpa_rule_process_duration_seconds",
+            "Duration in seconds to process a CronFederatedHPA rule. By the result, 'error' means a CronFederatedHPA rule failed to be processed. Otherwise 'success'.",
+            self.cron_rule_process_duration.clone(),
+        );
         // Karmada's controller-manager exposes these without the prefix.
+        registry.register(
+            "cronfederatedhpa_process_duration_seconds",
+            "Same as karmada_cronfederatedhpa_process_duration_seconds (Karmada's unprefixed name).",
+            self.cron_process_duration.clone(),
+        );
+        registry.register(
+            "cronfederatedhpa_rule_process_duration_seconds",
+            "Same as karmada_cronfederatedhpa_rule_process_duration_seconds (Karmada's unprefixed name).",
+            self.cron_rule_process_duration.clone(),
+        );
         registry.register(
             "resource_match_policy_duration_seconds",
             "Same as karmada_resource_match_policy_duration_seconds (Karmada's unprefixed name).",
@@ -306,6 +336,18 @@ impl Metrics {
     /// The binding controller synced (or failed to sync) a binding's Works.
     pub fn observe_sync_work(&self, ok: bool, elapsed: Duration) {
         self.sync_work_duration
+            .get_or_create(&ResultLabels::of(ok))
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// A CronFederatedHPA reconcile (`rule: false`) or rule run (`rule: true`).
+    pub fn observe_cron(&self, rule: bool, ok: bool, elapsed: Duration) {
+        let family = if rule {
+            &self.cron_rule_process_duration
+        } else {
+            &self.cron_process_duration
+        };
+        family
             .get_or_create(&ResultLabels::of(ok))
             .observe(elapsed.as_secs_f64());
     }

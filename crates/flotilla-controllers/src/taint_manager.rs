@@ -34,12 +34,16 @@ use crate::eviction::{
     eviction_event, preserved_label_state, write_eviction,
 };
 use crate::manager::Context;
+use crate::metrics::eviction::EvictionMetrics;
 use crate::options::{FailoverOptions, PurgeMode};
 
 /// Karmada's name for the taint manager (its events' reporter).
 pub const NAME: &str = "taint-manager";
-/// Concurrent evictions (Karmada: 3).
+/// Concurrent evictions per queue (Karmada: 3).
 const WORKERS: usize = 3;
+/// Karmada's names of its two eviction queues (the `name` label of the eviction metrics).
+pub const RB_QUEUE: &str = "binding-eviction";
+pub const CRB_QUEUE: &str = "cluster-binding-eviction";
 
 /// What the tolerations of a binding's applied placement say about a cluster's taints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,7 +97,11 @@ struct TaintManager {
     bindings: Store<ResourceBinding>,
     cluster_bindings: Store<ClusterResourceBinding>,
     cluster_queue: WorkQueue<String>,
-    evictions: WorkQueue<EvictionKey>,
+    /// ResourceBindings to weigh for eviction.
+    rb_evictions: WorkQueue<EvictionKey>,
+    /// ClusterResourceBindings to weigh for eviction.
+    crb_evictions: WorkQueue<EvictionKey>,
+    metrics: EvictionMetrics,
 }
 
 /// Runs the taint manager until `shutdown` (the caller checks the gate and the flag).
@@ -120,10 +128,9 @@ pub async fn run(context: Context, shutdown: Shutdown) {
         cluster_queue: WorkQueue::default(),
         // Karmada's eviction queues retry at the eviction rate (and at least the controller's
         // backoff).
-        evictions: WorkQueue::new(Backoff {
-            base: interval.max(Duration::from_millis(5)),
-            max: Duration::from_secs(1800).max(interval),
-        }),
+        rb_evictions: WorkQueue::new(eviction_backoff(interval)),
+        crb_evictions: WorkQueue::new(eviction_backoff(interval)),
+        metrics: context.metrics.eviction.clone(),
     });
     let mut tasks = Tasks::new();
     let me = this.clone();
@@ -154,21 +161,41 @@ pub async fn run(context: Context, shutdown: Shutdown) {
         },
         |_, _| {},
     );
-    let me = this.clone();
-    tasks.workers(
-        &this.evictions,
-        WORKERS,
-        move |key: EvictionKey| {
-            let me = me.clone();
-            async move { me.evict(&key).await }
-        },
-        |key, error| warn!(cluster = %key.cluster, binding = %key.binding, %error, "eviction failed; retrying"),
-    );
+    for (queue, name) in [
+        (&this.rb_evictions, RB_QUEUE),
+        (&this.crb_evictions, CRB_QUEUE),
+    ] {
+        let me = this.clone();
+        tasks.workers(
+            queue,
+            WORKERS,
+            move |key: EvictionKey| {
+                let me = me.clone();
+                async move { me.process(name, &key).await }
+            },
+            |key, error| warn!(cluster = %key.cluster, binding = %key.binding, %error, "eviction failed; retrying"),
+        );
+    }
     info!("taint manager running");
     shutdown.cancelled().await;
     this.cluster_queue.shut_down();
-    this.evictions.shut_down();
+    this.rb_evictions.shut_down();
+    this.crb_evictions.shut_down();
     tasks.abort();
+}
+
+fn eviction_backoff(interval: Duration) -> Backoff {
+    Backoff {
+        base: interval.max(Duration::from_millis(5)),
+        max: Duration::from_secs(1800).max(interval),
+    }
+}
+
+fn resource_kind(key: &BindingKey) -> &'static str {
+    match key {
+        BindingKey::Namespaced { .. } => "ResourceBinding",
+        BindingKey::Cluster { .. } => "ClusterResourceBinding",
+    }
 }
 
 fn applied_placement(binding: &BindingView) -> Option<Placement> {
@@ -181,6 +208,46 @@ fn applied_placement(binding: &BindingView) -> Option<Placement> {
 }
 
 impl TaintManager {
+    fn queue(&self, key: &EvictionKey) -> (&WorkQueue<EvictionKey>, &'static str) {
+        match key.binding {
+            BindingKey::Namespaced { .. } => (&self.rb_evictions, RB_QUEUE),
+            BindingKey::Cluster { .. } => (&self.crb_evictions, CRB_QUEUE),
+        }
+    }
+
+    /// Queues `key` now or after `after`, counted as Karmada's eviction worker counts it.
+    fn enqueue(&self, key: EvictionKey, after: Option<Duration>) {
+        let (queue, name) = self.queue(&key);
+        self.metrics
+            .count_kind(&key.cluster, resource_kind(&key.binding), 1);
+        match after {
+            None => queue.add(key),
+            Some(after) => queue.add_after(key, after),
+        }
+        self.metrics.set_depth(name, queue.len());
+    }
+
+    /// One item of eviction queue `name`, then Karmada's pacing: a worker waits `1 /
+    /// --resource-eviction-rate` after every item it processed.
+    async fn process(
+        &self,
+        name: &'static str,
+        key: &EvictionKey,
+    ) -> Result<(), TaintManagerError> {
+        let (queue, _) = self.queue(key);
+        self.metrics.set_depth(name, queue.len());
+        let started = std::time::Instant::now();
+        let result = self.evict(key).await;
+        self.metrics
+            .processed(name, result.is_ok(), started.elapsed().as_secs_f64());
+        if result.is_ok() {
+            self.metrics
+                .count_kind(&key.cluster, resource_kind(&key.binding), -1);
+            tokio::time::sleep(self.options.eviction_interval()).await;
+        }
+        result
+    }
+
     fn cluster_taints(&self, name: &str) -> Option<Vec<Taint>> {
         let cluster = self.clusters.get(&ObjectRef::new(name))?;
         Some(no_execute_taints(&cluster.spec.taints))
@@ -219,8 +286,8 @@ impl TaintManager {
             };
             match applied_placement(&view).map(|p| decide(&taints, &p, now)) {
                 // Unreadable placement: the eviction worker reports it (and retries).
-                None | Some(Decision::EvictNow) => self.evictions.add(key),
-                Some(Decision::EvictAfter(left)) => self.evictions.add_after(key, left),
+                None | Some(Decision::EvictNow) => self.enqueue(key, None),
+                Some(Decision::EvictAfter(left)) => self.enqueue(key, Some(left)),
                 Some(Decision::Keep) => {}
             }
         }
@@ -281,7 +348,7 @@ impl TaintManager {
         match decide(&taints, &placement, jiff::Timestamp::now()) {
             Decision::EvictNow => {}
             Decision::EvictAfter(left) => {
-                self.evictions.add_after(key.clone(), left);
+                self.enqueue(key.clone(), Some(left));
                 return Ok(());
             }
             Decision::Keep => return Ok(()),

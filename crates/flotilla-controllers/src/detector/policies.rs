@@ -340,7 +340,13 @@ impl Detector {
             };
             let value = serde_json::to_value(&*object)?;
             if PolicyClaim::of(&value).as_ref().map(PolicyClaim::id) == Some(claim.id()) {
-                self.patch_template(template, &patch).await?;
+                // A template deleted meanwhile (e.g. with its namespace) has nothing to unclaim.
+                match self.patch_template(template, &patch).await {
+                    Err(DetectorError::Kube(kube::Error::Api(status))) if status.code == 404 => {}
+                    other => {
+                        other?;
+                    }
+                }
             }
             self.unclaim_binding(template, &claim, &patch).await?;
         }
@@ -388,17 +394,26 @@ impl Detector {
             if let Some(binding) = api.get_opt(&name).await?
                 && permanent_id(&binding.metadata, label) == claim.id()
             {
-                api.patch(&name, &params, &Patch::Merge(patch)).await?;
+                ignore_not_found(api.patch(&name, &params, &Patch::Merge(patch)).await)?;
             }
         } else {
             let api = Api::<ResourceBinding>::namespaced(self.client.clone(), &template.namespace);
             if let Some(binding) = api.get_opt(&name).await?
                 && permanent_id(&binding.metadata, label) == claim.id()
             {
-                api.patch(&name, &params, &Patch::Merge(patch)).await?;
+                ignore_not_found(api.patch(&name, &params, &Patch::Merge(patch)).await)?;
             }
         }
         Ok(())
+    }
+}
+
+/// A write to an object that went meanwhile is no failure.
+fn ignore_not_found<T>(result: Result<T, kube::Error>) -> Result<(), kube::Error> {
+    match result {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(error) => Err(error),
     }
 }
 
