@@ -14,6 +14,7 @@ pub mod apps;
 pub mod autoscaling;
 pub mod cluster;
 pub mod cluster_taint_policy;
+pub mod cron;
 pub mod names;
 pub mod overrides;
 pub mod policy;

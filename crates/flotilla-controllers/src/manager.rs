@@ -157,9 +157,25 @@ pub const CONTROLLERS: &[ControllerSpec] = &[
         start: crate::cluster_taint_policy::start,
     },
     ControllerSpec {
+        name: crate::cron_federated_hpa::NAME,
+        default_on: true,
+        start: crate::cron_federated_hpa::start,
+    },
+    ControllerSpec {
         name: crate::workload_rebalancer::NAME,
         default_on: true,
         start: crate::workload_rebalancer::start,
+    },
+    // Off by default, as in Karmada (whose own deployment adds both to `--controllers`).
+    ControllerSpec {
+        name: crate::hpa_scale_target_marker::NAME,
+        default_on: false,
+        start: crate::hpa_scale_target_marker::start,
+    },
+    ControllerSpec {
+        name: crate::deployment_replicas_syncer::NAME,
+        default_on: false,
+        start: crate::deployment_replicas_syncer::start,
     },
 ];
 

@@ -27,6 +27,9 @@ mod failover_policies;
 #[path = "propagation/eviction.rs"]
 mod eviction;
 
+#[path = "propagation/cron_federated_hpa.rs"]
+mod cron_federated_hpa;
+
 use std::collections::BTreeMap;
 
 use flotilla_api::karmada::names::work_name;

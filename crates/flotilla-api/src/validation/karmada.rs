@@ -174,10 +174,10 @@ pub fn validate_with(
             others::cluster_taint_policy(object, webhook.allow_no_execute_taint_policy)
         }
         Kind::FederatedHpa => others::federated_hpa(object),
+        Kind::CronFederatedHpa => others::cron_federated_hpa(object),
         Kind::ResourceBinding
         | Kind::ClusterResourceBinding
         | Kind::Work
-        | Kind::CronFederatedHpa
         | Kind::WorkloadRebalancer
         | Kind::Remedy
         | Kind::MultiClusterService

@@ -279,8 +279,17 @@ pub fn federated_hpa(object: &Value) -> Vec<FieldError> {
             "must be greater than or equal to `minReplicas`",
         ));
     }
-    let reference = &spec["scaleTargetRef"];
-    let at = path.child("scaleTargetRef");
+    errors.extend(cross_version_reference(
+        &spec["scaleTargetRef"],
+        &path.child("scaleTargetRef"),
+    ));
+    errors
+}
+
+/// Kubernetes' `ValidateCrossVersionObjectReference` (as Karmada lifts it): kind and name
+/// required, each a valid path segment.
+fn cross_version_reference(reference: &Value, at: &FieldPath) -> Vec<FieldError> {
+    let mut errors = Vec::new();
     for field in ["kind", "name"] {
         let value = str_field(reference, field);
         if value.is_empty() {
@@ -288,6 +297,100 @@ pub fn federated_hpa(object: &Value) -> Vec<FieldError> {
         } else {
             for message in is_valid_path_segment_name(value) {
                 errors.push(FieldError::invalid(at.child(field), value, message));
+            }
+        }
+    }
+    errors
+}
+
+/// The CronFederatedHPA webhook: a Karmada scale target must be a FederatedHPA; the target
+/// reference; unique rule names, a schedule the controller can run, a known time zone, and the
+/// replicas the target kind needs.
+pub fn cron_federated_hpa(object: &Value) -> Vec<FieldError> {
+    let spec = &object["spec"];
+    let path = FieldPath::new("spec");
+    let reference = &spec["scaleTargetRef"];
+    let kind = str_field(reference, "kind");
+    let federated =
+        str_field(reference, "apiVersion") == crate::karmada::AUTOSCALING_KARMADA_V1ALPHA1;
+    if federated && kind != "FederatedHPA" {
+        return vec![FieldError::invalid(
+            path.child("scaleTargetRef").child("kind"),
+            kind,
+            format!("invalid scaleTargetRef kind: {kind}, only support FederatedHPA"),
+        )];
+    }
+    let mut errors = cross_version_reference(reference, &path.child("scaleTargetRef"));
+    let mut names = std::collections::BTreeSet::new();
+    for (i, rule) in items(&spec["rules"]) {
+        let at = path.child("rules").index(i);
+        let name = str_field(rule, "name");
+        if !names.insert(name) {
+            errors.push(FieldError::duplicate(at.child("name"), name));
+        }
+        let schedule = str_field(rule, "schedule");
+        if crate::karmada::cron::Schedule::parse(schedule, jiff::tz::TimeZone::UTC).is_err() {
+            errors.push(FieldError::invalid(
+                at.child("schedule"),
+                schedule,
+                "invalid cron format",
+            ));
+        }
+        if let Some(zone) = rule["timeZone"].as_str()
+            && crate::karmada::cron::load_zone(zone).is_err()
+        {
+            errors.push(FieldError::invalid(
+                at.child("timeZone"),
+                zone,
+                format!("unknown time zone {zone}"),
+            ));
+        }
+        let int = |field: &str| rule[field].as_i64();
+        if federated {
+            let (min, max) = (int("targetMinReplicas"), int("targetMaxReplicas"));
+            if min.is_none() && max.is_none() {
+                errors.push(FieldError::invalid(
+                    at.child("targetMaxReplicas"),
+                    "",
+                    "targetMinReplicas and targetMaxReplicas cannot be nil at the same time if you want to scale FederatedHPA",
+                ));
+            }
+            if min.unwrap_or(1) <= 0 {
+                errors.push(FieldError::invalid(
+                    at.child("targetMinReplicas"),
+                    "",
+                    "targetMinReplicas should be larger than 0",
+                ));
+            }
+            if max.unwrap_or(i64::from(i32::MAX)) <= 0 {
+                errors.push(FieldError::invalid(
+                    at.child("targetMaxReplicas"),
+                    "",
+                    "targetMaxReplicas should be larger than 0",
+                ));
+            }
+            if min.unwrap_or(1) > max.unwrap_or(i64::from(i32::MAX)) {
+                errors.push(FieldError::invalid(
+                    at.child("targetMinReplicas"),
+                    "",
+                    "targetMaxReplicas should be larger than or equal to targetMinReplicas",
+                ));
+            }
+        } else {
+            let replicas = int("targetReplicas");
+            if replicas.is_none() {
+                errors.push(FieldError::invalid(
+                    at.child("targetReplicas"),
+                    "",
+                    format!("targetReplicas cannot be nil if you want to scale {kind}"),
+                ));
+            }
+            if replicas.unwrap_or(0) < 0 {
+                errors.push(FieldError::invalid(
+                    at.child("targetReplicas"),
+                    "",
+                    "targetReplicas should be larger than or equal to 0",
+                ));
             }
         }
     }

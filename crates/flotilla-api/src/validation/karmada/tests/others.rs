@@ -225,6 +225,53 @@ fn cron_federated_hpa_rule_defaults_and_bounds() {
     );
 }
 #[test]
+fn cron_federated_hpa_webhook_rules() {
+    let cron = |target: Value, rules: Value| {
+        messages(&validate(
+            Kind::CronFederatedHpa,
+            &json!({"metadata": {"name": "c", "namespace": "default"},
+                "spec": {"scaleTargetRef": target, "rules": rules}}),
+            None,
+        ))
+    };
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"});
+    assert!(cron(deployment.clone(), json!([{"name": "up", "schedule": "0 8 * * MON-FRI", "targetReplicas": 5, "timeZone": "Asia/Shanghai"}])).is_empty());
+    assert_eq!(
+        cron(
+            deployment.clone(),
+            json!([{"name": "up", "schedule": "61 8 * * *", "timeZone": "Mars/Olympus"},
+                   {"name": "up", "schedule": "@hourly", "targetReplicas": -1}])
+        ),
+        [
+            "spec.rules[0].schedule: Invalid value: \"61 8 * * *\": invalid cron format",
+            "spec.rules[0].timeZone: Invalid value: \"Mars/Olympus\": unknown time zone Mars/Olympus",
+            "spec.rules[0].targetReplicas: Invalid value: \"\": targetReplicas cannot be nil if you want to scale Deployment",
+            "spec.rules[1].name: Duplicate value: \"up\"",
+            "spec.rules[1].targetReplicas: Invalid value: \"\": targetReplicas should be larger than or equal to 0",
+        ]
+    );
+    let fhpa = json!({"apiVersion": "autoscaling.karmada.io/v1alpha1", "kind": "FederatedHPA", "name": "f"});
+    assert_eq!(
+        cron(
+            fhpa.clone(),
+            json!([{"name": "a", "schedule": "@daily"}, {"name": "b", "schedule": "@daily", "targetMinReplicas": 5, "targetMaxReplicas": 2}])
+        ),
+        [
+            "spec.rules[0].targetMaxReplicas: Invalid value: \"\": targetMinReplicas and targetMaxReplicas cannot be nil at the same time if you want to scale FederatedHPA",
+            "spec.rules[1].targetMinReplicas: Invalid value: \"\": targetMaxReplicas should be larger than or equal to targetMinReplicas",
+        ]
+    );
+    assert_eq!(
+        cron(
+            json!({"apiVersion": "autoscaling.karmada.io/v1alpha1", "kind": "Widget", "name": "w"}),
+            json!([{"name": "a", "schedule": "@daily", "targetReplicas": 1}])
+        ),
+        [
+            "spec.scaleTargetRef.kind: Invalid value: \"Widget\": invalid scaleTargetRef kind: Widget, only support FederatedHPA"
+        ]
+    );
+}
+#[test]
 fn bindings_need_a_resource() {
     let binding = defaulted(
         Kind::ResourceBinding,
