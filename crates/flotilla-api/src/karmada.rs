@@ -1,5 +1,5 @@
 //! Karmada's API types (`cluster.karmada.io`, `policy.karmada.io`, `work.karmada.io`,
-//! `apps.karmada.io`, `autoscaling.karmada.io`) with the exact JSON field names of Karmada's Go types, plus the pure
+//! `apps.karmada.io`, `autoscaling.karmada.io`, `remedy.karmada.io`) with the exact JSON field names of Karmada's Go types, plus the pure
 //! helpers every component shares:
 //! naming conventions ([`names`]), cluster affinity matching ([`affinity`]) and the replica
 //! interpreter for native workloads ([`replicas`]).
@@ -18,6 +18,8 @@ pub mod cron;
 pub mod names;
 pub mod overrides;
 pub mod policy;
+pub mod quota;
+pub mod remedy;
 pub mod replicas;
 pub mod work;
 pub mod work_v1alpha1;
@@ -34,6 +36,7 @@ pub use cluster::*;
 pub use cluster_taint_policy::*;
 pub use overrides::*;
 pub use policy::*;
+pub use remedy::*;
 pub use work::*;
 pub use work_v1alpha1::*;
 

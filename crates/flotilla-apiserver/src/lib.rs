@@ -65,6 +65,7 @@ pub struct Builder {
     compact_storage: bool,
     deletion_protection: bool,
     allow_no_execute_taint_policy: bool,
+    federated_quota_enforcement: bool,
 }
 
 /// A started API server; dropping it stops the watch cache feeder.
@@ -120,6 +121,7 @@ impl Builder {
             compact_storage: false,
             deletion_protection: true,
             allow_no_execute_taint_policy: false,
+            federated_quota_enforcement: false,
             event_ttl: events::ttl::DEFAULT_TTL,
         }
     }
@@ -213,6 +215,14 @@ impl Builder {
         self
     }
 
+    /// Karmada's gate `FederatedQuotaEnforcement` (karmada-webhook's `--feature-gates`): a
+    /// ResourceBinding create or update whose usage change exceeds a FederatedResourceQuota of
+    /// its namespace is refused (403, reason `QuotaExceeded`).
+    pub fn federated_quota_enforcement(mut self, on: bool) -> Self {
+        self.federated_quota_enforcement = on;
+        self
+    }
+
     pub fn compact_storage(mut self) -> Self {
         self.compact_storage = true;
         self
@@ -262,6 +272,7 @@ impl Builder {
         registry.compact = self.compact_storage;
         registry.deletion_protection = self.deletion_protection;
         registry.webhook.allow_no_execute_taint_policy = self.allow_no_execute_taint_policy;
+        registry.webhook.federated_quota_enforcement = self.federated_quota_enforcement;
         let namespaces = registry
             .catalog()
             .get("", "v1", "namespaces")

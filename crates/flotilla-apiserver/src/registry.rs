@@ -4,6 +4,7 @@
 
 mod delete;
 mod list;
+mod quota;
 mod recent;
 pub mod write;
 

@@ -21,7 +21,7 @@ use flotilla_api::karmada::{
 use flotilla_runtime::controller::{Tasks, until_ready};
 use flotilla_runtime::events::{Recorder, Reporter};
 use flotilla_runtime::{Shutdown, WorkQueue};
-use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::reflector::Store;
 use kube::runtime::watcher::Event as WatchEvent;
 use parking_lot::Mutex;
 use tokio::time::Instant;
@@ -156,9 +156,9 @@ async fn run(context: Context, shutdown: Shutdown) {
         &rbs,
         move |event: WatchEvent<&ResourceBinding>| match event {
             WatchEvent::Apply(b) | WatchEvent::InitApply(b) => {
-                me.binding_changed(rb_key(b), has_application_failover(&b.spec))
+                me.binding_changed(BindingKey::of_rb(b), has_application_failover(&b.spec))
             }
-            WatchEvent::Delete(b) => me.clocks.forget(&rb_key(b)),
+            WatchEvent::Delete(b) => me.clocks.forget(&BindingKey::of_rb(b)),
             _ => {}
         },
     );
@@ -167,9 +167,9 @@ async fn run(context: Context, shutdown: Shutdown) {
         &crbs,
         move |event: WatchEvent<&ClusterResourceBinding>| match event {
             WatchEvent::Apply(b) | WatchEvent::InitApply(b) => {
-                me.binding_changed(crb_key(b), has_application_failover(&b.spec))
+                me.binding_changed(BindingKey::of_crb(b), has_application_failover(&b.spec))
             }
-            WatchEvent::Delete(b) => me.clocks.forget(&crb_key(b)),
+            WatchEvent::Delete(b) => me.clocks.forget(&BindingKey::of_crb(b)),
             _ => {}
         },
     );
@@ -196,19 +196,6 @@ async fn run(context: Context, shutdown: Shutdown) {
     tasks.abort();
 }
 
-fn rb_key(b: &ResourceBinding) -> BindingKey {
-    BindingKey::Namespaced {
-        namespace: b.metadata.namespace.clone().unwrap_or_default(),
-        name: b.metadata.name.clone().unwrap_or_default(),
-    }
-}
-
-fn crb_key(b: &ClusterResourceBinding) -> BindingKey {
-    BindingKey::Cluster {
-        name: b.metadata.name.clone().unwrap_or_default(),
-    }
-}
-
 impl Controller {
     /// Every binding event comes here (cheaply: no copy of the binding): a binding with the
     /// behaviour, or one that had it and may have lost it (to forget its clocks), is queued.
@@ -219,16 +206,7 @@ impl Controller {
     }
 
     fn view(&self, key: &BindingKey) -> Option<BindingView> {
-        match key {
-            BindingKey::Namespaced { namespace, name } => self
-                .bindings
-                .get(&ObjectRef::new(name).within(namespace))
-                .map(|b| BindingView::from_rb(&b)),
-            BindingKey::Cluster { name } => self
-                .cluster_bindings
-                .get(&ObjectRef::new(name))
-                .map(|b| BindingView::from_crb(&b)),
-        }
+        crate::binding::cached_view(&self.bindings, &self.cluster_bindings, key)
     }
 
     /// Karmada's `bindingFilter`: the behaviour is set, some status was collected, the kind

@@ -67,6 +67,39 @@ pub struct BindingView {
     pub status: flotilla_api::karmada::ResourceBindingStatus,
 }
 
+impl BindingKey {
+    /// The key of a ResourceBinding (no copy of the binding).
+    pub fn of_rb(b: &ResourceBinding) -> Self {
+        Self::Namespaced {
+            namespace: b.metadata.namespace.clone().unwrap_or_default(),
+            name: b.metadata.name.clone().unwrap_or_default(),
+        }
+    }
+
+    /// The key of a ClusterResourceBinding.
+    pub fn of_crb(b: &ClusterResourceBinding) -> Self {
+        Self::Cluster {
+            name: b.metadata.name.clone().unwrap_or_default(),
+        }
+    }
+}
+
+/// The cached binding of `key`, from the two binding caches.
+pub fn cached_view(
+    bindings: &Store<ResourceBinding>,
+    cluster_bindings: &Store<ClusterResourceBinding>,
+    key: &BindingKey,
+) -> Option<BindingView> {
+    match key {
+        BindingKey::Namespaced { namespace, name } => bindings
+            .get(&ObjectRef::new(name).within(namespace))
+            .map(|b| BindingView::from_rb(&b)),
+        BindingKey::Cluster { name } => cluster_bindings
+            .get(&ObjectRef::new(name))
+            .map(|b| BindingView::from_crb(&b)),
+    }
+}
+
 impl BindingView {
     pub fn from_rb(b: &ResourceBinding) -> Self {
         Self {
@@ -286,16 +319,7 @@ impl BindingController {
     }
 
     fn view(&self, key: &BindingKey) -> Option<BindingView> {
-        match key {
-            BindingKey::Namespaced { namespace, name } => self
-                .bindings
-                .get(&ObjectRef::new(name).within(namespace))
-                .map(|b| BindingView::from_rb(&b)),
-            BindingKey::Cluster { name } => self
-                .cluster_bindings
-                .get(&ObjectRef::new(name))
-                .map(|b| BindingView::from_crb(&b)),
-        }
+        cached_view(&self.bindings, &self.cluster_bindings, key)
     }
 
     async fn reconcile(&self, key: &BindingKey) -> Result<(), SyncError> {

@@ -407,16 +407,7 @@ impl BindingStatusController {
     }
 
     fn view(&self, key: &BindingKey) -> Option<BindingView> {
-        match key {
-            BindingKey::Namespaced { namespace, name } => self
-                .bindings
-                .get(&ObjectRef::new(name).within(namespace))
-                .map(|b| BindingView::from_rb(&b)),
-            BindingKey::Cluster { name } => self
-                .cluster_bindings
-                .get(&ObjectRef::new(name))
-                .map(|b| BindingView::from_crb(&b)),
-        }
+        crate::binding::cached_view(&self.bindings, &self.cluster_bindings, key)
     }
 
     /// Reads the binding from the API server (after a conflict: the cache may lag behind

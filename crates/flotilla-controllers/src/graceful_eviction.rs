@@ -22,7 +22,7 @@ use flotilla_runtime::controller::{Tasks, until_ready};
 use flotilla_runtime::events::{Recorder, Reporter};
 use flotilla_runtime::{Shutdown, WorkQueue};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::reflector::Store;
 use kube::runtime::watcher::Event as WatchEvent;
 use tracing::{info, warn};
 
@@ -163,7 +163,7 @@ async fn run(context: Context, shutdown: Shutdown) {
         if let WatchEvent::Apply(b) | WatchEvent::InitApply(b) = event
             && !b.spec.graceful_eviction_tasks.is_empty()
         {
-            me.queue.add(BindingView::from_rb(b).key);
+            me.queue.add(BindingKey::of_rb(b));
         }
     });
     let me = this.clone();
@@ -171,7 +171,7 @@ async fn run(context: Context, shutdown: Shutdown) {
         if let WatchEvent::Apply(b) | WatchEvent::InitApply(b) = event
             && !b.spec.graceful_eviction_tasks.is_empty()
         {
-            me.queue.add(BindingView::from_crb(b).key);
+            me.queue.add(BindingKey::of_crb(b));
         }
     });
     let ready = async {
@@ -199,16 +199,7 @@ async fn run(context: Context, shutdown: Shutdown) {
 
 impl Controller {
     fn view(&self, key: &BindingKey) -> Option<BindingView> {
-        match key {
-            BindingKey::Namespaced { namespace, name } => self
-                .bindings
-                .get(&ObjectRef::new(name).within(namespace))
-                .map(|b| BindingView::from_rb(&b)),
-            BindingKey::Cluster { name } => self
-                .cluster_bindings
-                .get(&ObjectRef::new(name))
-                .map(|b| BindingView::from_crb(&b)),
-        }
+        crate::binding::cached_view(&self.bindings, &self.cluster_bindings, key)
     }
 
     async fn reconcile(&self, key: &BindingKey) -> Result<(), kube::Error> {

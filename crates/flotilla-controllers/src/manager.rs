@@ -166,6 +166,27 @@ pub const CONTROLLERS: &[ControllerSpec] = &[
         default_on: true,
         start: crate::workload_rebalancer::start,
     },
+    ControllerSpec {
+        name: crate::remedy::NAME,
+        default_on: true,
+        start: crate::remedy::start,
+    },
+    ControllerSpec {
+        name: crate::federated_resource_quota::SYNC_NAME,
+        default_on: true,
+        start: crate::federated_resource_quota::sync::start,
+    },
+    ControllerSpec {
+        name: crate::federated_resource_quota::STATUS_NAME,
+        default_on: true,
+        start: crate::federated_resource_quota::status::start,
+    },
+    // Idles without gate `FederatedQuotaEnforcement`.
+    ControllerSpec {
+        name: crate::federated_resource_quota::ENFORCEMENT_NAME,
+        default_on: true,
+        start: crate::federated_resource_quota::enforcement::start,
+    },
     // Off by default, as in Karmada (whose own deployment adds both to `--controllers`).
     ControllerSpec {
         name: crate::hpa_scale_target_marker::NAME,

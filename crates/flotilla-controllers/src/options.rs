@@ -132,6 +132,12 @@ impl FeatureGates {
         self.enabled("GracefulEviction")
     }
 
+    /// `FederatedQuotaEnforcement`: FederatedResourceQuota `overall`/`overallUsed` are counted
+    /// from ResourceBindings, and binding writes beyond the quota are refused.
+    pub fn federated_quota_enforcement(&self) -> bool {
+        self.enabled("FederatedQuotaEnforcement")
+    }
+
     /// `StatefulFailoverInjection`: eviction tasks keep the preserved label state, and the
     /// binding controller injects it into the workload in its new cluster.
     pub fn stateful_failover_injection(&self) -> bool {

@@ -296,16 +296,7 @@ impl TaintManager {
     }
 
     fn view(&self, key: &BindingKey) -> Option<BindingView> {
-        match key {
-            BindingKey::Namespaced { namespace, name } => self
-                .bindings
-                .get(&ObjectRef::new(name).within(namespace))
-                .map(|b| BindingView::from_rb(&b)),
-            BindingKey::Cluster { name } => self
-                .cluster_bindings
-                .get(&ObjectRef::new(name))
-                .map(|b| BindingView::from_crb(&b)),
-        }
+        crate::binding::cached_view(&self.bindings, &self.cluster_bindings, key)
     }
 
     fn purge_mode(&self, binding: &BindingView) -> String {

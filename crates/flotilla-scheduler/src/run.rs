@@ -503,10 +503,37 @@ impl Scheduler {
         let now = Time(jiff::Timestamp::now());
         let outcome = match result {
             Ok(result) => {
-                let new_generation = self
+                let new_generation = match self
                     .record_result(key, &binding, placement, &result.clusters)
-                    .await?
-                    .unwrap_or(generation);
+                    .await
+                {
+                    Ok(written) => written.unwrap_or(generation),
+                    // Karmada: the ResourceBinding webhook refused the result for a
+                    // FederatedResourceQuota; the binding keeps its previous result.
+                    Err(kube::Error::Api(refused))
+                        if refused.code == 403 && refused.reason == "QuotaExceeded" =>
+                    {
+                        let condition = Outcome {
+                            status: false,
+                            reason: refused.reason.clone(),
+                            message: refused.message.clone(),
+                        };
+                        if let Some(patch) =
+                            status::status_patch(binding.status, &condition, now, None)
+                        {
+                            self.patch_status(key, &patch).await?;
+                        }
+                        self.publish(
+                            &binding,
+                            key,
+                            EventType::Warning,
+                            "ScheduleBindingFailed",
+                            refused.message.clone(),
+                        );
+                        return Ok(Retry::RateLimited);
+                    }
+                    Err(error) => return Err(error),
+                };
                 let outcome = Outcome {
                     status: true,
                     reason: REASON_SUCCESS.to_owned(),

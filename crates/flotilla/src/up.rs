@@ -208,6 +208,7 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     let proxy = crate::cluster_proxy::MemberProxy::new();
     let running = flotilla_apiserver::Builder::new(store)
         .allow_no_execute_taint_policy(options.allow_no_execute_taint_policy)
+        .federated_quota_enforcement(options.feature_gates.federated_quota_enforcement())
         .cluster_proxy(proxy.clone())
         .service_account_key(Arc::new(signing_key))
         .root_ca(pki.ca_cert_pem())

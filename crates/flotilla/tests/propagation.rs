@@ -30,6 +30,9 @@ mod eviction;
 #[path = "propagation/cron_federated_hpa.rs"]
 mod cron_federated_hpa;
 
+#[path = "propagation/remedy.rs"]
+mod remedy;
+
 use std::collections::BTreeMap;
 
 use flotilla_api::karmada::names::work_name;

@@ -136,6 +136,9 @@ pub struct WebhookOptions {
     /// `--allow-no-execute-taint-policy` (default false): ClusterTaintPolicies may carry
     /// NoExecute taints (which evict workloads).
     pub allow_no_execute_taint_policy: bool,
+    /// Gate `FederatedQuotaEnforcement`: the ResourceBinding webhook refuses a binding whose
+    /// usage change exceeds a FederatedResourceQuota of its namespace.
+    pub federated_quota_enforcement: bool,
 }
 
 /// Every rule of `kind` that `object` breaks (`old`: the stored object on update). Schema

@@ -279,6 +279,7 @@ impl Registry {
         admission::default_on_create(info, &mut body);
         let name = object::name(&body).unwrap_or("").to_owned();
         admission::validate(info, &body, None, self.webhook)?;
+        self.check_federated_quota(info, &body, None)?;
         if let Some(guard) = &options.guard {
             guard.check(info, &body, None)?;
         }
@@ -560,6 +561,9 @@ impl Registry {
             admission::validate_status(info, &new, &old, self.webhook)?;
         } else {
             admission::validate(info, &new, Some(&old), self.webhook)?;
+            if part == Part::Main {
+                self.check_federated_quota(info, &new, Some(&old))?;
+            }
         }
         if let Some(guard) = &options.guard {
             guard.check(info, &new, Some(&old))?;

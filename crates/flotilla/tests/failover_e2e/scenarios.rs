@@ -35,6 +35,27 @@ async fn targets(plane: &ControlPlane, ns: &str, binding: &str) -> String {
         .to_owned()
 }
 
+/// Waits until the binding `web-deployment` of `ns` targets exactly one member; returns it.
+async fn scheduled_to_one(plane: &ControlPlane, ns: &str) -> String {
+    eventually("the Deployment scheduled to one member", || async {
+        let t = targets(plane, ns, "web-deployment").await;
+        if t.split_whitespace().count() == 1 {
+            Ok(t)
+        } else {
+            Err(t)
+        }
+    })
+    .await
+}
+
+/// The members the binding `web-deployment` of `ns` targets, sorted.
+async fn sorted_targets(plane: &ControlPlane, ns: &str) -> String {
+    let t = targets(plane, ns, "web-deployment").await;
+    let mut names: Vec<&str> = t.split_whitespace().collect();
+    names.sort();
+    names.join(" ")
+}
+
 /// Puts the NoExecute taint `fail-test` on `cluster`, or takes every taint away.
 async fn taint(plane: &ControlPlane, cluster: &str, on: bool) {
     taint_with(plane, cluster, on.then_some("fail-test")).await;
@@ -56,15 +77,7 @@ async fn taint_with(plane: &ControlPlane, cluster: &str, key: Option<&str>) {
 /// Deployment ready there, and returns that member and the other candidate.
 async fn placed(plane: &ControlPlane, ns: &str, yaml: &str) -> (String, String) {
     plane.apply(None, yaml).await;
-    let from = eventually("the Deployment scheduled to one member", || async {
-        let t = targets(plane, ns, "web-deployment").await;
-        if t.split_whitespace().count() == 1 {
-            Ok(t)
-        } else {
-            Err(t)
-        }
-    })
-    .await;
+    let from = scheduled_to_one(plane, ns).await;
     let other = if from == "us-west-2" {
         "eu-central-1"
     } else {
@@ -230,15 +243,7 @@ pub async fn application_failover_never(plane: &ControlPlane) {
     plane
         .apply(None, &application(ns, "fake/nginx:1.19.0", behaviour))
         .await;
-    let from = eventually("the Deployment scheduled to one member", || async {
-        let t = targets(plane, ns, "web-deployment").await;
-        if t.split_whitespace().count() == 1 {
-            Ok(t)
-        } else {
-            Err(t)
-        }
-    })
-    .await;
+    let from = scheduled_to_one(plane, ns).await;
     await_value(
         "the evicted member recorded, its deletion suppressed",
         &format!("{from} ApplicationFailure resource-binding-application-failover-controller Never true"),
@@ -270,15 +275,7 @@ pub async fn application_failover_directly(plane: &ControlPlane) {
     plane
         .apply(None, &application(ns, "fake/nginx:1.19.0", behaviour))
         .await;
-    let from = eventually("the Deployment scheduled to one member", || async {
-        let t = targets(plane, ns, "web-deployment").await;
-        if t.split_whitespace().count() == 1 {
-            Ok(t)
-        } else {
-            Err(t)
-        }
-    })
-    .await;
+    let from = scheduled_to_one(plane, ns).await;
     let other = if from == "us-west-2" {
         "eu-central-1"
     } else {
@@ -344,12 +341,7 @@ pub async fn rebalancer_spreads_again_after_failover(plane: &ControlPlane) {
     await_value(
         "divided over both members",
         "eu-central-1 us-west-2",
-        || async {
-            let t = targets(plane, ns, "web-deployment").await;
-            let mut names: Vec<&str> = t.split_whitespace().collect();
-            names.sort();
-            names.join(" ")
-        },
+        || sorted_targets(plane, ns),
     )
     .await;
     taint(plane, "us-west-2", true).await;
@@ -378,12 +370,7 @@ pub async fn rebalancer_spreads_again_after_failover(plane: &ControlPlane) {
     await_value(
         "divided over both members again",
         "eu-central-1 us-west-2",
-        || async {
-            let t = targets(plane, ns, "web-deployment").await;
-            let mut names: Vec<&str> = t.split_whitespace().collect();
-            names.sort();
-            names.join(" ")
-        },
+        || sorted_targets(plane, ns),
     )
     .await;
     await_value("the rebalancer's result", "Successful", || {

@@ -169,6 +169,7 @@ fn flotilla_api_validate_with(taints: Value) -> Vec<String> {
         None,
         crate::validation::karmada::WebhookOptions {
             allow_no_execute_taint_policy: true,
+            ..Default::default()
         },
     ))
 }

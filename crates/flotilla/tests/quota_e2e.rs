@@ -1,0 +1,374 @@
+//! FederatedResourceQuota end to end through the real binary and the real kubectl: `flotilla up
+//! --demo` with every alpha and beta gate on (so `FederatedQuotaEnforcement` too), and the cases
+//! of Karmada's `federatedresourcequota_test.go` that three fixed members can run: create /
+//! update / delete propagating member ResourceQuotas by `staticAssignments`, status collected
+//! from the members, and enforcement (a workload beyond the quota is not scheduled, a scale-up
+//! and a requests increase are refused, the usage is counted).
+//!
+//! The simulated members run no ResourceQuota controller (nothing fills a member quota's
+//! `status`): the status case writes what a member's quota controller would, with
+//! `kubectl --context <member> patch --subresource=status`.
+
+#[path = "propagate_e2e/support.rs"]
+#[allow(dead_code)]
+mod support;
+
+use support::{ControlPlane, MEMBERS, await_value, eventually};
+
+const DENIED: &str = "admission webhook \"resourcebinding.karmada.io\" denied the request";
+
+/// One control plane; the two stories in their own namespaces, run concurrently.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn federated_resource_quotas_follow_karmada() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let data = dir.path().join("data");
+    let data = data.to_string_lossy();
+    let plane = ControlPlane::start(
+        &[
+            "--demo",
+            "--store",
+            "memory",
+            "--data-dir",
+            &data,
+            "--feature-gates=AllAlpha=true,AllBeta=true",
+        ],
+        dir.path(),
+    )
+    .await;
+    plane.await_members_ready(&MEMBERS).await;
+    tokio::join!(
+        static_assignments_become_member_quotas(&plane),
+        enforcement_refuses_what_exceeds_the_quota(&plane),
+    );
+}
+
+fn quota_yaml(ns: &str, clusters: &[&str]) -> String {
+    let assignments: String = clusters
+        .iter()
+        .map(|c| format!("  - clusterName: {c}\n    hard:\n      cpu: \"1\"\n      memory: 1Gi\n"))
+        .collect();
+    format!(
+        "apiVersion: policy.karmada.io/v1alpha1\nkind: FederatedResourceQuota\nmetadata:\n  name: team\n  namespace: {ns}\nspec:\n  overall:\n    cpu: \"3\"\n    memory: 3Gi\n  staticAssignments:\n{assignments}"
+    )
+}
+
+fn per_member_lines(values: &[(&str, &str)]) -> String {
+    MEMBERS
+        .iter()
+        .map(|m| {
+            let value = values.iter().find(|(c, _)| c == m).map_or("", |(_, v)| *v);
+            format!("{m}={value}")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Karmada's "CURD a FederatedResourceQuota" and "status should be collected correctly".
+async fn static_assignments_become_member_quotas(plane: &ControlPlane) {
+    let ns = "quota-sync";
+    plane.kubectl(&["create", "namespace", ns]).await;
+    plane.apply(None, &quota_yaml(ns, &MEMBERS)).await;
+
+    let all: Vec<(&str, &str)> = MEMBERS.iter().map(|m| (*m, "1")).collect();
+    await_value(
+        "a ResourceQuota with the assigned hard limits in every member",
+        &per_member_lines(&all),
+        || plane.per_member(ns, "resourcequota/team", "{.spec.hard.cpu}"),
+    )
+    .await;
+    plane
+        .await_events(ns, "FederatedResourceQuota", "team", &["SyncWorkSucceed"])
+        .await;
+
+    // What a member's quota controller reports reaches the quota's aggregated status.
+    plane
+        .kubectl(&[
+            "--context",
+            MEMBERS[0],
+            "-n",
+            ns,
+            "patch",
+            "resourcequota",
+            "team",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"status":{"hard":{"cpu":"1","memory":"1Gi"},"used":{"cpu":"200m","memory":"64Mi"}}}"#,
+        ])
+        .await;
+    let path = format!(
+        "{{.status.aggregatedStatus[?(@.clusterName==\"{}\")].used.cpu}}",
+        MEMBERS[0]
+    );
+    await_value("the member's usage in aggregatedStatus", "200m", || {
+        plane.get(None, ns, "federatedresourcequota/team", &path)
+    })
+    .await;
+    plane
+        .await_events(
+            ns,
+            "FederatedResourceQuota",
+            "team",
+            &["AggregateStatusSucceed"],
+        )
+        .await;
+
+    // Fewer assignments: the other members' quotas go.
+    plane
+        .kubectl(&[
+            "-n",
+            ns,
+            "patch",
+            "federatedresourcequota",
+            "team",
+            "--type=json",
+            "-p",
+            &format!(
+                r#"[{{"op":"replace","path":"/spec/staticAssignments","value":[{{"clusterName":"{}","hard":{{"cpu":"2"}}}}]}}]"#,
+                MEMBERS[0]
+            ),
+        ])
+        .await;
+    await_value(
+        "the quota only in the one member still assigned, with its new limit",
+        &per_member_lines(&[(MEMBERS[0], "2")]),
+        || plane.per_member(ns, "resourcequota/team", "{.spec.hard.cpu}"),
+    )
+    .await;
+
+    plane
+        .kubectl(&["-n", ns, "delete", "federatedresourcequota", "team"])
+        .await;
+    await_value(
+        "no member quota left after the FederatedResourceQuota is deleted",
+        &per_member_lines(&[]),
+        || plane.per_member(ns, "resourcequota/team", "{.spec.hard.cpu}"),
+    )
+    .await;
+}
+
+fn deployment_yaml(ns: &str, name: &str, replicas: u32, cpu: &str) -> String {
+    format!(
+        r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+  namespace: {ns}
+spec:
+  replicas: {replicas}
+  selector:
+    matchLabels: {{app: {name}}}
+  template:
+    metadata:
+      labels: {{app: {name}}}
+    spec:
+      containers:
+      - name: nginx
+        image: nginx
+        resources:
+          requests:
+            cpu: {cpu}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: {name}
+  namespace: {ns}
+spec:
+  resourceSelectors:
+  - apiVersion: apps/v1
+    kind: Deployment
+    name: {name}
+  placement:
+    clusterAffinity:
+      clusterNames: [{member}]
+"#,
+        member = MEMBERS[0]
+    )
+}
+
+/// Messages of the Events about `kind/name` with `reason`.
+async fn event_messages(
+    plane: &ControlPlane,
+    ns: &str,
+    kind: &str,
+    name: &str,
+    reason: &str,
+) -> String {
+    let selector = format!("involvedObject.kind={kind},involvedObject.name={name},reason={reason}");
+    plane
+        .kubectl(&[
+            "-n",
+            ns,
+            "get",
+            "events",
+            "--field-selector",
+            &selector,
+            "-o",
+            "jsonpath={range .items[*]}{.message}{\"\\n\"}{end}",
+        ])
+        .await
+}
+
+async fn await_refusal(plane: &ControlPlane, ns: &str, kind: &str, name: &str, reason: &str) {
+    eventually(
+        &format!("a {reason} event about {kind} {ns}/{name} carrying the webhook's refusal"),
+        || async {
+            let messages = event_messages(plane, ns, kind, name, reason).await;
+            if messages.contains(DENIED) && messages.contains("FederatedResourceQuota(") {
+                Ok(())
+            } else {
+                Err(messages)
+            }
+        },
+    )
+    .await;
+}
+
+/// Karmada's "[Compute resource] FederatedResourceQuota should be enforced correctly" cases.
+async fn enforcement_refuses_what_exceeds_the_quota(plane: &ControlPlane) {
+    let ns = "quota-enforce";
+    let member = MEMBERS[0];
+    plane.kubectl(&["create", "namespace", ns]).await;
+    plane
+        .apply(
+            None,
+            &format!(
+                "apiVersion: policy.karmada.io/v1alpha1\nkind: FederatedResourceQuota\nmetadata:\n  name: team\n  namespace: {ns}\nspec:\n  overall:\n    cpu: 10m\n    memory: 100Mi\n"
+            ),
+        )
+        .await;
+    await_value("status.overall is spec.overall", "10m 100Mi", || {
+        plane.get(
+            None,
+            ns,
+            "federatedresourcequota/team",
+            "{.status.overall.cpu} {.status.overall.memory}",
+        )
+    })
+    .await;
+
+    // Within the quota: propagated, and its usage counted (only what overall limits).
+    plane
+        .apply(None, &deployment_yaml(ns, "web", 1, "10m"))
+        .await;
+    await_value("web runs 1 replica in the member", "1", || {
+        plane.get(Some(member), ns, "deployment/web", "{.spec.replicas}")
+    })
+    .await;
+    await_value(
+        "overallUsed counts web's requests",
+        "{\"cpu\":\"10m\"}",
+        || {
+            plane.get(
+                None,
+                ns,
+                "federatedresourcequota/team",
+                "{.status.overallUsed}",
+            )
+        },
+    )
+    .await;
+
+    // No quota left: a second workload is not scheduled.
+    plane
+        .apply(None, &deployment_yaml(ns, "web2", 1, "10m"))
+        .await;
+    await_refusal(
+        plane,
+        ns,
+        "ResourceBinding",
+        "web2-deployment",
+        "ScheduleBindingFailed",
+    )
+    .await;
+    await_value(
+        "web2's binding is Scheduled=False/QuotaExceeded without a result",
+        "False QuotaExceeded ",
+        || {
+            plane.get(
+                None,
+                ns,
+                "resourcebinding/web2-deployment",
+                "{.status.conditions[?(@.type==\"Scheduled\")].status} {.status.conditions[?(@.type==\"Scheduled\")].reason} {.spec.clusters}",
+            )
+        },
+    )
+    .await;
+    assert_eq!(
+        plane
+            .get(Some(member), ns, "deployment/web2", "{.metadata.name}")
+            .await,
+        "",
+        "a workload refused for quota must not reach the member"
+    );
+
+    // A scale-up beyond the quota is refused: the binding keeps one replica.
+    plane
+        .kubectl(&["-n", ns, "scale", "deployment", "web", "--replicas=2"])
+        .await;
+    await_refusal(
+        plane,
+        ns,
+        "ResourceBinding",
+        "web-deployment",
+        "ScheduleBindingFailed",
+    )
+    .await;
+    await_value(
+        "web's binding is Scheduled=False/QuotaExceeded and keeps 1 replica",
+        "False QuotaExceeded 1",
+        || {
+            plane.get(
+                None,
+                ns,
+                "resourcebinding/web-deployment",
+                "{.status.conditions[?(@.type==\"Scheduled\")].status} {.status.conditions[?(@.type==\"Scheduled\")].reason} {.spec.clusters[*].replicas}",
+            )
+        },
+    )
+    .await;
+    assert_eq!(
+        plane
+            .get(Some(member), ns, "deployment/web", "{.spec.replicas}")
+            .await,
+        "1"
+    );
+
+    // Raising the requests beyond the quota is refused when the detector updates the binding.
+    plane
+        .kubectl(&[
+            "-n",
+            ns,
+            "set",
+            "resources",
+            "deployment",
+            "web",
+            "--requests=cpu=20m",
+        ])
+        .await;
+    await_refusal(plane, ns, "Deployment", "web", "ApplyPolicyFailed").await;
+    assert_eq!(
+        plane
+            .get(
+                None,
+                ns,
+                "resourcebinding/web-deployment",
+                "{.spec.replicaRequirements.resourceRequest.cpu}",
+            )
+            .await,
+        "10m",
+        "the binding keeps the requests the quota admitted"
+    );
+    assert_eq!(
+        plane
+            .get(
+                None,
+                ns,
+                "federatedresourcequota/team",
+                "{.status.overallUsed.cpu}"
+            )
+            .await,
+        "10m"
+    );
+}
