@@ -8,6 +8,8 @@ use std::collections::BTreeSet;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ControllerSelection {
     entries: Vec<String>,
+    /// The controllers this process has (the agent knows only its member-facing subset).
+    known: BTreeSet<String>,
     disabled_by_default: BTreeSet<String>,
 }
 
@@ -46,6 +48,7 @@ impl ControllerSelection {
         }
         Ok(Self {
             entries,
+            known: known.iter().map(|s| (*s).to_owned()).collect(),
             disabled_by_default: disabled_by_default
                 .iter()
                 .map(|s| (*s).to_owned())
@@ -55,6 +58,10 @@ impl ControllerSelection {
 
     /// Whether the controller `name` runs.
     pub fn is_enabled(&self, name: &str) -> bool {
+        // `*` never reaches a controller outside the known set.
+        if !self.known.contains(name) {
+            return false;
+        }
         let mut star = false;
         for entry in &self.entries {
             if entry == name {
@@ -109,6 +116,15 @@ mod tests {
     #[test]
     fn without_star_only_named_controllers_run() {
         assert_eq!(enabled("execution"), ["execution"]);
+    }
+
+    #[test]
+    fn star_never_reaches_a_controller_outside_the_known_set() {
+        // The agent knows only its member-facing controllers; the controller table has more.
+        let selection = ControllerSelection::parse("*", &["execution"], &[]).expect("valid");
+        assert!(selection.is_enabled("execution"));
+        assert!(!selection.is_enabled("cluster"));
+        assert!(!selection.is_enabled("resourceDetector"));
     }
 
     #[test]
