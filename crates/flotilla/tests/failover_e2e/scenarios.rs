@@ -48,6 +48,16 @@ async fn scheduled_to_one(plane: &ControlPlane, ns: &str) -> String {
     .await
 }
 
+/// The candidate member of the two-cluster placements (us-west-2, eu-central-1) that is not
+/// `from`.
+fn other_candidate(from: &str) -> &'static str {
+    if from == "us-west-2" {
+        "eu-central-1"
+    } else {
+        "us-west-2"
+    }
+}
+
 /// The members the binding `web-deployment` of `ns` targets, sorted.
 async fn sorted_targets(plane: &ControlPlane, ns: &str) -> String {
     let t = targets(plane, ns, "web-deployment").await;
@@ -78,11 +88,7 @@ async fn taint_with(plane: &ControlPlane, cluster: &str, key: Option<&str>) {
 async fn placed(plane: &ControlPlane, ns: &str, yaml: &str) -> (String, String) {
     plane.apply(None, yaml).await;
     let from = scheduled_to_one(plane, ns).await;
-    let other = if from == "us-west-2" {
-        "eu-central-1"
-    } else {
-        "us-west-2"
-    };
+    let other = other_candidate(&from);
     await_value(&format!("web ready in {from}"), "2/2", || {
         plane.get(Some(&from), ns, "deployment/web", REPLICAS)
     })
@@ -276,11 +282,7 @@ pub async fn application_failover_directly(plane: &ControlPlane) {
         .apply(None, &application(ns, "fake/nginx:1.19.0", behaviour))
         .await;
     let from = scheduled_to_one(plane, ns).await;
-    let other = if from == "us-west-2" {
-        "eu-central-1"
-    } else {
-        "us-west-2"
-    };
+    let other = other_candidate(&from);
     await_value(
         &format!("web in {other} carries the preserved state"),
         "2",
