@@ -217,6 +217,7 @@ async fn session(
 
     let members = Arc::new(StaticMemberClients::new());
     members.insert(name.clone(), clients.member.client.clone());
+    let informers = flotilla_runtime::Informers::new(control.clone());
     let context = Context {
         client: control.clone(),
         member_objects: Arc::new(flotilla_controllers::member_cache::MemberCache::new(
@@ -225,7 +226,10 @@ async fn session(
         members,
         cluster: Some(name.clone()),
         metrics: metrics.controllers.clone(),
-        informers: flotilla_runtime::Informers::new(control.clone()),
+        informers: informers.clone(),
+        interpreter: Arc::new(flotilla_controllers::interpreter::Customizations::new(
+            informers,
+        )),
         options: Arc::default(),
     };
     let controllers_term = term.child();

@@ -3,6 +3,7 @@
 //! about HTTP.
 
 mod delete;
+mod interpreter_customization;
 mod list;
 mod quota;
 mod recent;

@@ -181,6 +181,8 @@ pub struct BindingController {
     metrics: Metrics,
     /// Gate `StatefulFailoverInjection`: carry an eviction's preserved label state.
     inject_state: bool,
+    /// ResourceInterpreterCustomizations (`ReviseReplica`).
+    interpreter: Arc<crate::interpreter::Customizations>,
 }
 
 impl std::fmt::Debug for BindingController {
@@ -201,6 +203,7 @@ impl BindingController {
             metrics,
             informers,
             options,
+            interpreter,
             ..
         } = context;
         let rbs = informers.all::<ResourceBinding>();
@@ -230,6 +233,7 @@ impl BindingController {
             client: client.clone(),
             metrics,
             inject_state: options.gates.stateful_failover_injection(),
+            interpreter,
         });
         let mut tasks = Tasks::new();
         let me = this.clone();
@@ -260,6 +264,7 @@ impl BindingController {
             overrides.wait_until_ready().await;
             cluster_overrides.wait_until_ready().await;
             works.wait_until_ready().await;
+            this.interpreter.ready().await;
         };
         if !until_ready(&shutdown, ready).await {
             return;
@@ -428,7 +433,7 @@ impl BindingController {
                     None
                 },
             };
-            let work = match render::render_work(&template, &input) {
+            let work = match render::render_work_with(&template, &input, Some(&self.interpreter)) {
                 Ok(work) => work,
                 Err(source) => {
                     if let Some(note) =

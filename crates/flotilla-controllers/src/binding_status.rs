@@ -58,6 +58,8 @@ pub enum StatusError {
     Resolve(#[from] ResolveError),
     #[error("encoding: {0}")]
     Json(#[from] serde_json::Error),
+    #[error("{0}")]
+    Customized(#[from] crate::interpreter::CustomizedError),
 }
 
 /// One aggregated item per non-deleting Work, sorted by cluster.
@@ -213,6 +215,8 @@ pub struct BindingStatusController {
     work_statuses: Mutex<HashMap<(String, String), u64>>,
     metrics: Metrics,
     recorder: Recorder,
+    /// ResourceInterpreterCustomizations (`AggregateStatus`).
+    interpreter: Arc<crate::interpreter::Customizations>,
 }
 
 impl std::fmt::Debug for BindingStatusController {
@@ -233,6 +237,7 @@ impl BindingStatusController {
             client,
             metrics,
             informers,
+            interpreter,
             ..
         } = context;
         // The bindings are replayed below; a previous leader term's view is stale.
@@ -258,6 +263,7 @@ impl BindingStatusController {
                     instance: None,
                 },
             ),
+            interpreter,
         });
         let mut tasks = Tasks::new();
         let me = this.clone();
@@ -266,7 +272,11 @@ impl BindingStatusController {
         tasks.subscribe(&crbs, move |e| me.binding_event(e, BindingView::from_crb));
         let me = this.clone();
         tasks.subscribe(&works, move |e| me.work_event(e));
-        until_ready(&shutdown, works.wait_until_ready()).await;
+        let ready = async {
+            works.wait_until_ready().await;
+            this.interpreter.ready().await;
+        };
+        until_ready(&shutdown, ready).await;
         let me = this.clone();
         tasks.workers(
             &this.queue,
@@ -574,8 +584,12 @@ impl BindingStatusController {
             Err(kube::Error::Api(status)) if status.code == 404 => return Ok(()),
             Err(error) => return Err(error.into()),
         };
-        let Some(status) = crate::interpreter::aggregate_status(&template, items) else {
-            return Ok(());
+        let status = match self.interpreter.aggregate_status(&template, items) {
+            Some(customized) => customized?,
+            None => match crate::interpreter::aggregate_status(&template, items) {
+                Some(status) => status,
+                None => return Ok(()),
+            },
         };
         if !status_changes(template.get("status"), &status) {
             return Ok(());

@@ -80,6 +80,8 @@ pub enum DistributeError {
         "attached binding {namespace}/{name} is controlled by an older object; retrying once it is garbage collected"
     )]
     OwnerMismatch { namespace: String, name: String },
+    #[error("{0}")]
+    Customized(#[from] crate::interpreter::CustomizedError),
 }
 
 /// The kinds the interpreter names as dependencies (all `v1`), watched so that a dependency
@@ -144,6 +146,8 @@ struct Distributor {
     generations: Mutex<HashMap<(String, String), (i64, bool)>>,
     dependents: Mutex<Dependents>,
     recorder: Recorder,
+    /// ResourceInterpreterCustomizations (`InterpretDependency`).
+    interpreter: Arc<crate::interpreter::Customizations>,
 }
 
 /// `CONTROLLERS` entry point.
@@ -168,12 +172,16 @@ async fn run(context: Context, shutdown: Shutdown) {
                 instance: None,
             },
         ),
+        interpreter: context.interpreter.clone(),
     });
     let mut tasks = Tasks::new();
     let me = this.clone();
     tasks.subscribe(&bindings, move |e: WatchEvent<&ResourceBinding>| me.seen(e));
     for kind in DEPENDENCY_KINDS {
         tasks.spawn(this.clone().watch_dependencies(kind));
+    }
+    if !flotilla_runtime::controller::until_ready(&shutdown, this.interpreter.ready()).await {
+        return;
     }
     let me = this.clone();
     tasks.workers(
@@ -439,10 +447,12 @@ impl Distributor {
             uid: template.metadata.uid.clone(),
             ..ObjectReference::default()
         };
-        Ok((
-            dependencies(&serde_json::to_value(&template)?),
-            Some(reference),
-        ))
+        let template = serde_json::to_value(&template)?;
+        let wanted = match self.interpreter.dependencies(&template) {
+            Some(customized) => customized?,
+            None => dependencies(&template),
+        };
+        Ok((wanted, Some(reference)))
     }
 
     /// Creates or updates the attached binding of `dependency` (when the object exists).

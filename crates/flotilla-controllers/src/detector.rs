@@ -115,6 +115,8 @@ pub enum DetectorError {
     Kube(#[from] kube::Error),
     #[error("interpreting replicas: {0}")]
     Interpret(#[from] flotilla_api::karmada::replicas::InterpretError),
+    #[error("{0}")]
+    Customized(#[from] interpreter::CustomizedError),
     #[error("waiting for dependent overrides: {0}")]
     DependentOverrides(String),
     #[error(
@@ -146,6 +148,11 @@ pub struct Detector {
     claims: Mutex<ClaimIndex>,
     recorder: Recorder,
     metrics: Metrics,
+    /// The ResourceInterpreterCustomizations consulted before the native interpreter.
+    interpreter: Arc<interpreter::Customizations>,
+    /// Gate `ResourceQuotaEstimate`: replica requirements name the template's namespace and
+    /// its pods' priority class.
+    quota_estimate: bool,
 }
 
 impl std::fmt::Debug for Detector {
@@ -157,7 +164,9 @@ impl std::fmt::Debug for Detector {
 /// `CONTROLLERS` entry point.
 pub fn start(context: Context, shutdown: Shutdown) -> ControllerTask {
     Box::pin(async move {
-        let detector = Detector::new(context.client, context.metrics);
+        let quota_estimate = context.options.gates.enabled("ResourceQuotaEstimate");
+        let detector = Detector::new(context.client, context.metrics)
+            .with_interpreter(context.interpreter.clone(), quota_estimate);
         detector.run(shutdown).await;
     })
 }
@@ -183,7 +192,23 @@ impl Detector {
             claims: Mutex::new(ClaimIndex::default()),
             recorder,
             metrics,
+            interpreter: Arc::new(interpreter::Customizations::none()),
+            quota_estimate: false,
         })
+    }
+
+    /// The same detector consulting `interpreter`'s customizations first, with gate
+    /// `ResourceQuotaEstimate` as given. Only before [`Detector::run`].
+    pub fn with_interpreter(
+        mut self: Arc<Self>,
+        interpreter: Arc<interpreter::Customizations>,
+        quota_estimate: bool,
+    ) -> Arc<Self> {
+        if let Some(me) = Arc::get_mut(&mut self) {
+            me.interpreter = interpreter;
+            me.quota_estimate = quota_estimate;
+        }
+        self
     }
 
     /// Runs until `shutdown`.
@@ -201,6 +226,7 @@ impl Detector {
         let ready = async {
             pp_ready.notified().await;
             cpp_ready.notified().await;
+            self.interpreter.ready().await;
         };
         if !until_ready(&shutdown, ready).await {
             return;
@@ -517,7 +543,32 @@ impl Detector {
             template = self.patch_template(key, &claim.claim_patch()).await?;
         }
         let schedule_priority = self.schedule_priority(spec).await?;
-        let interpreted = interpreter::interpret_replica(&template)?;
+        let customized = self.interpreter.interpret_replica(&template);
+        let native = customized.is_none();
+        let mut interpreted = match customized {
+            Some(customized) => customized?,
+            None => interpreter::interpret_replica(&template)?,
+        };
+        if self.quota_estimate
+            && let Some(requirements) = &mut interpreted.requirements
+        {
+            if requirements.namespace.is_empty() {
+                requirements.namespace = template
+                    .pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+            }
+            // Karmada's GenerateReplicaRequirements (the native rule) names the class.
+            if native
+                && requirements.priority_class_name.is_empty()
+                && let Some(class) = template
+                    .pointer("/spec/template/spec/priorityClassName")
+                    .and_then(Value::as_str)
+            {
+                requirements.priority_class_name = class.to_owned();
+            }
+        }
         let desired = build::binding_spec(&template, spec, interpreted, schedule_priority);
         Ok((template, desired))
     }

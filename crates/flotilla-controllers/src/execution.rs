@@ -191,6 +191,7 @@ impl Execution {
         let ready = async {
             self.informers.1.wait_until_ready().await;
             self.informers.0.wait_until_ready().await;
+            self.ctx.interpreter.ready().await;
         };
         until_ready(&shutdown, ready).await;
         let me = self.clone();
@@ -384,6 +385,7 @@ impl Execution {
             cluster,
             client,
             metrics: &self.ctx.metrics,
+            interpreter: &self.ctx.interpreter,
         };
         let manifests = work.spec.workload.values();
         let mut informers = Vec::new();
@@ -485,6 +487,7 @@ impl Execution {
             cluster: name,
             client,
             metrics: &self.ctx.metrics,
+            interpreter: &self.ctx.interpreter,
         };
         for manifest in &work.spec.workload.manifests {
             let manifest = manifest.to_value();

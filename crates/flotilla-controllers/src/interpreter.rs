@@ -5,6 +5,7 @@
 //! objects; controllers call them.
 
 pub mod aggregate;
+pub mod customized;
 pub mod dependencies;
 pub mod health;
 pub mod reflect;
@@ -12,6 +13,7 @@ pub mod replicas;
 pub mod retain;
 
 pub use aggregate::aggregate_status;
+pub use customized::{Customizations, CustomizedError};
 pub use dependencies::{DependentObjectReference, dependencies};
 pub use replicas::{interpret_replica, revise_replica};
 

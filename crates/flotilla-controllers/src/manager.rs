@@ -32,6 +32,9 @@ pub struct Context {
     pub member_objects: Arc<crate::member_cache::MemberCache>,
     /// Feature gates and failover flags (Karmada's defaults unless `up` was told otherwise).
     pub options: Arc<crate::options::ControllerOptions>,
+    /// The ResourceInterpreterCustomizations (Lua rules) consulted before the native
+    /// interpreter; watched once a controller waits for them (`ready`).
+    pub interpreter: Arc<crate::interpreter::Customizations>,
 }
 
 impl Context {
@@ -41,8 +44,10 @@ impl Context {
         members: Arc<dyn MemberClients>,
         cluster: Option<String>,
     ) -> Self {
+        let informers = Informers::new(client.clone());
         Self {
-            informers: Informers::new(client.clone()),
+            interpreter: Arc::new(crate::interpreter::Customizations::new(informers.clone())),
+            informers,
             member_objects: Arc::new(crate::member_cache::MemberCache::new(members.clone())),
             client,
             members,

@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 
 use crate::execution::apply::{api_message, as_value};
 use crate::execution::{WorkKey, is_ready};
-use crate::interpreter::health::{HealthError, interpret, verdict_health};
+use crate::interpreter::health::{Health, interpret};
 use crate::interpreter::reflect::{ReflectError, reflect_status};
 use crate::manager::{Context, ControllerTask};
 use crate::member_cache::{Cached, InformerKey, MemberCache, MemberEvent, ResolveError};
@@ -59,6 +59,9 @@ enum StatusError {
     Resolve(#[from] ResolveError),
     #[error("{0}")]
     Reflect(#[from] ReflectError),
+    /// A ResourceInterpreterCustomization's `ReflectStatus` failed.
+    #[error("{0}")]
+    Customized(String),
     #[error("{}", api_message(.0))]
     Kube(#[from] kube::Error),
 }
@@ -126,6 +129,7 @@ impl WorkStatus {
         let ready = async {
             self.informers.1.wait_until_ready().await;
             self.informers.0.wait_until_ready().await;
+            self.ctx.interpreter.ready().await;
         };
         until_ready(&shutdown, ready).await;
         let me = self.clone();
@@ -271,7 +275,13 @@ impl WorkStatus {
                 );
                 continue;
             };
-            let status = match reflect_status(&observed) {
+            let reflected = match self.ctx.interpreter.reflect_status(&observed) {
+                Some(customized) => customized
+                    .map(Some)
+                    .map_err(|e| StatusError::Customized(e.to_string())),
+                None => reflect_status(&observed).map_err(StatusError::from),
+            };
+            let status = match reflected {
                 Ok(status) => status,
                 Err(error) => {
                     self.event(
@@ -284,14 +294,26 @@ impl WorkStatus {
                         ),
                     )
                     .await;
-                    return Err(error.into());
+                    return Err(error);
                 }
             };
-            let verdict = interpret(&observed);
+            let verdict: Option<Result<bool, String>> =
+                match self.ctx.interpreter.interpret_health(&observed) {
+                    Some(customized) => Some(customized.map_err(|e| e.to_string())),
+                    None => interpret(&observed).map(|v| v.map_err(|e| e.to_string())),
+                };
+            let health = match &verdict {
+                None | Some(Ok(true)) => Health::Healthy,
+                Some(Ok(false)) => Health::Unhealthy,
+                Some(Err(error)) => {
+                    tracing::debug!(%error, "health interpretation failed");
+                    Health::Unknown
+                }
+            };
             let reflected = ManifestStatus {
                 identifier,
                 status: status.as_ref().map(JsonText::new),
-                health: verdict_health(verdict.as_ref()).as_str().to_owned(),
+                health: health.as_str().to_owned(),
             };
             // Karmada reports every reflection; here only the ones that change the Work.
             if !existing.contains(&reflected) {
@@ -356,9 +378,9 @@ fn identifier(ordinal: usize, manifest: &Value, namespaced: bool) -> ResourceIde
 /// Karmada's events on a Work for one object whose status was reflected:
 /// `ReflectStatusSucceed`, then the health verdict (`InterpretHealthSucceed`, or
 /// `InterpretHealthFailed`; none for a kind without a health rule).
-fn reflected_events(
+fn reflected_events<E: std::fmt::Display>(
     id: &ResourceIdentifier,
-    verdict: Option<&Result<bool, HealthError>>,
+    verdict: Option<&Result<bool, E>>,
 ) -> Vec<(EventType, &'static str, String)> {
     let object = format!("{}/{}/{}", id.kind, id.namespace, id.name);
     let mut events = vec![(

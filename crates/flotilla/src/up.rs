@@ -404,6 +404,7 @@ fn start_controller_manager(
     tokio::spawn(async move {
         elector
             .run(&shutdown, move |term| {
+                let informers = flotilla_runtime::Informers::new(client.clone());
                 let context = flotilla_controllers::Context {
                     client: client.clone(),
                     member_objects: Arc::new(flotilla_controllers::member_cache::MemberCache::new(
@@ -412,7 +413,10 @@ fn start_controller_manager(
                     members: members.clone(),
                     cluster: None,
                     metrics: metrics.clone(),
-                    informers: flotilla_runtime::Informers::new(client.clone()),
+                    informers: informers.clone(),
+                    interpreter: Arc::new(flotilla_controllers::interpreter::Customizations::new(
+                        informers,
+                    )),
                     options: options.clone(),
                 };
                 let selection = selection.clone();

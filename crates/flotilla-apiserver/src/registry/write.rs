@@ -280,6 +280,7 @@ impl Registry {
         let name = object::name(&body).unwrap_or("").to_owned();
         admission::validate(info, &body, None, self.webhook)?;
         self.check_federated_quota(info, &body, None)?;
+        self.check_interpreter_customization(info, &body)?;
         if let Some(guard) = &options.guard {
             guard.check(info, &body, None)?;
         }
@@ -563,6 +564,7 @@ impl Registry {
             admission::validate(info, &new, Some(&old), self.webhook)?;
             if part == Part::Main {
                 self.check_federated_quota(info, &new, Some(&old))?;
+                self.check_interpreter_customization(info, &new)?;
             }
         }
         if let Some(guard) = &options.guard {

@@ -98,6 +98,9 @@ pub enum RenderError {
     Override(#[from] OverrideError),
     #[error("the template is not an object")]
     NotAnObject,
+    /// A ResourceInterpreterCustomization's `ReviseReplica` failed.
+    #[error("{0}")]
+    Customized(String),
 }
 
 fn str_at<'a>(object: &'a Value, pointer: &str) -> &'a str {
@@ -177,11 +180,27 @@ pub fn injected_labels<'a>(
 /// then overrides applied; everything after (Work name, conflict resolution, the template's UID
 /// and generation) is read from the overridden workload, as Karmada reads its clone.
 pub fn render_work(template: &Value, input: &RenderInput<'_>) -> Result<Work, RenderError> {
+    render_work_with(template, input, None)
+}
+
+/// [`render_work`], revising replicas with a ResourceInterpreterCustomization's
+/// `ReviseReplica` where `customizations` has one for the kind.
+pub fn render_work_with(
+    template: &Value,
+    input: &RenderInput<'_>,
+    customizations: Option<&interpreter::Customizations>,
+) -> Result<Work, RenderError> {
     let mut workload = template.clone();
     if input.spec.is_workload()
         && let Some(replicas) = input.replicas
     {
-        interpreter::revise_replica(&mut workload, replicas);
+        match customizations.and_then(|c| c.revise_replica(&workload, replicas)) {
+            Some(Ok(revised)) => workload = revised,
+            Some(Err(error)) => return Err(RenderError::Customized(error.to_string())),
+            None => {
+                interpreter::revise_replica(&mut workload, replicas);
+            }
+        }
     }
     let applied = overrides::apply_overrides(
         &mut workload,

@@ -16,7 +16,7 @@ use kube::core::request::Error as RequestError;
 use parking_lot::Mutex;
 use serde_json::Value;
 
-use crate::interpreter::retain::{RetainError, retain, retain_cluster_fields};
+use crate::interpreter::retain::{RetainError, retain_cluster_fields, retain_kind_fields};
 use crate::member_cache::{Cached, InformerKey, MemberCache, ResolveError};
 use crate::metrics::{Metrics, UpdateResult};
 
@@ -51,6 +51,9 @@ pub enum ApplyError {
     Api(#[source] kube::Error),
     #[error("invalid manifest: {0}")]
     Manifest(String),
+    /// A ResourceInterpreterCustomization's `Retain` failed.
+    #[error("{0}")]
+    Customized(String),
 }
 
 /// The Go client's rendering of an API error: the Status message.
@@ -99,6 +102,8 @@ pub struct Applier<'a> {
     /// Counts every create, update and delete sent to the member (Karmada's
     /// `*_resource_to_cluster` counters).
     pub metrics: &'a Metrics,
+    /// ResourceInterpreterCustomizations (`Retain`).
+    pub interpreter: &'a crate::interpreter::Customizations,
 }
 
 impl std::fmt::Debug for Applier<'_> {
@@ -264,7 +269,12 @@ impl Applier<'_> {
             });
         }
         let mut desired = manifest.clone();
-        retain(&mut desired, observed)?;
+        retain_cluster_fields(&mut desired, observed);
+        match self.interpreter.retain(&desired, observed) {
+            Some(Ok(retained)) => desired = retained,
+            Some(Err(error)) => return Err(ApplyError::Customized(error.to_string())),
+            None => retain_kind_fields(&mut desired, observed)?,
+        }
         let observed_version = observed["metadata"]["resourceVersion"]
             .as_str()
             .unwrap_or_default()

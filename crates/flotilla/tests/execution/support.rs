@@ -94,6 +94,9 @@ impl World {
             cluster: cluster.map(str::to_owned),
             metrics: self.metrics.clone(),
             informers: self.informers.clone(),
+            interpreter: Arc::new(flotilla_controllers::interpreter::Customizations::new(
+                self.informers.clone(),
+            )),
             options: Arc::default(),
         }
     }

@@ -1,0 +1,381 @@
+//! Karmada's declarative interpreter: the Lua rules of ResourceInterpreterCustomizations,
+//! consulted before the native interpreter. For each kind (`apiVersion` + `kind`) the
+//! customizations naming it are merged in name order: the first one with a script for an
+//! operation supplies it, except `InterpretDependency`, whose scripts all run and whose results
+//! are merged (Karmada's `configmanager`). An operation no customization scripts falls back to
+//! the native interpreter; one that does replaces it, errors included.
+//!
+//! One [`Customizations`] per [`crate::Context`]: an informer of the customizations (started by
+//! the first controller that waits for it) keeps an index by kind, so a kind without rules costs
+//! one read lock.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, OnceLock};
+
+use flotilla_api::karmada::lua::{KubeLibrary, LuaInterpreter};
+use flotilla_api::karmada::{
+    AggregatedStatusItem, Operation, ReplicaRequirements, ResourceInterpreterCustomization,
+    replicas::InterpretedReplicas,
+};
+use flotilla_runtime::informer::{Informers, Shared, Subscription};
+use parking_lot::RwLock;
+use serde_json::Value;
+
+use super::dependencies::DependentObjectReference;
+
+/// A failed customized operation (the script's error, or a result of the wrong shape).
+#[derive(Debug, thiserror::Error)]
+#[error("{operation} of {kind} by ResourceInterpreterCustomization: {message}")]
+pub struct CustomizedError {
+    /// Karmada's name of the operation.
+    pub operation: &'static str,
+    /// The object's kind.
+    pub kind: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// The merged rules of one kind.
+#[derive(Debug, Default, Clone)]
+struct Rules {
+    /// Operation → script (the first customization, by name, that has one).
+    single: BTreeMap<Operation, Arc<str>>,
+    /// Every `InterpretDependency` script, in customization name order.
+    dependencies: Vec<Arc<str>>,
+}
+
+type Index = HashMap<(String, String), Rules>;
+
+struct Started {
+    informer: Shared<ResourceInterpreterCustomization>,
+    _subscription: Subscription,
+}
+
+/// The customizations of one control plane and the Lua runtime that runs them.
+pub struct Customizations {
+    informers: Option<Informers>,
+    started: OnceLock<Started>,
+    index: Arc<RwLock<Arc<Index>>>,
+    lua: LuaInterpreter,
+}
+
+impl std::fmt::Debug for Customizations {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Customizations")
+            .field("kinds", &self.index.read().len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Customizations {
+    /// Customizations read from `informers` (the watch starts with [`Customizations::ready`]).
+    pub fn new(informers: Informers) -> Self {
+        Self::build(Some(informers))
+    }
+
+    /// No customizations ever: the native interpreter alone (tests of pure code).
+    pub fn none() -> Self {
+        Self::build(None)
+    }
+
+    fn build(informers: Option<Informers>) -> Self {
+        Customizations {
+            informers,
+            started: OnceLock::new(),
+            index: Arc::default(),
+            lua: LuaInterpreter::new(Arc::new(NativeKube)),
+        }
+    }
+
+    /// Starts the watch of customizations (once) and resolves when its first list is indexed,
+    /// as Karmada's interpreter waits for its informer to sync.
+    pub async fn ready(&self) {
+        let Some(informers) = &self.informers else {
+            return;
+        };
+        let started = self.started.get_or_init(|| {
+            let informer = informers.all::<ResourceInterpreterCustomization>();
+            let store = informer.store();
+            let index = self.index.clone();
+            let subscription = informer.subscribe(move |_event| {
+                *index.write() = Arc::new(build_index(&store.state()));
+            });
+            Started {
+                informer,
+                _subscription: subscription,
+            }
+        });
+        started.informer.wait_until_ready().await;
+        *self.index.write() = Arc::new(build_index(&started.informer.store().state()));
+    }
+
+    /// Replaces the index with `customizations` (tests without an API server).
+    #[cfg(test)]
+    pub fn set(&self, customizations: &[ResourceInterpreterCustomization]) {
+        let owned: Vec<Arc<ResourceInterpreterCustomization>> =
+            customizations.iter().cloned().map(Arc::new).collect();
+        *self.index.write() = Arc::new(build_index(&owned));
+    }
+
+    fn rules(&self, object: &Value) -> Option<(Rules, String)> {
+        let index = self.index.read();
+        if index.is_empty() {
+            return None;
+        }
+        let (api_version, kind) = super::gvk_of(object);
+        index
+            .get(&(api_version.to_owned(), kind.to_owned()))
+            .map(|rules| (rules.clone(), kind.to_owned()))
+    }
+
+    fn script(&self, object: &Value, operation: Operation) -> Option<(Arc<str>, String)> {
+        let (rules, kind) = self.rules(object)?;
+        rules.single.get(&operation).map(|s| (s.clone(), kind))
+    }
+
+    /// `InterpretReplica`: replicas and per-replica requirements.
+    pub fn interpret_replica(
+        &self,
+        object: &Value,
+    ) -> Option<Result<InterpretedReplicas, CustomizedError>> {
+        let (script, kind) = self.script(object, Operation::InterpretReplica)?;
+        let fail = failure(Operation::InterpretReplica, &kind);
+        Some(
+            self.lua
+                .get_replicas(&script, object)
+                .map_err(|e| fail(e.to_string()))
+                .and_then(|(replicas, requirements)| {
+                    let requirements = requirements
+                        .map(serde_json::from_value::<ReplicaRequirements>)
+                        .transpose()
+                        .map_err(|e| fail(format!("decoding the replica requirements: {e}")))?;
+                    Ok(InterpretedReplicas {
+                        replicas,
+                        requirements,
+                    })
+                }),
+        )
+    }
+
+    /// `ReviseReplica`: `object` with `replicas` for one cluster.
+    pub fn revise_replica(
+        &self,
+        object: &Value,
+        replicas: i32,
+    ) -> Option<Result<Value, CustomizedError>> {
+        let (script, kind) = self.script(object, Operation::ReviseReplica)?;
+        let fail = failure(Operation::ReviseReplica, &kind);
+        Some(
+            self.lua
+                .revise_replica(&script, object, i64::from(replicas))
+                .map_err(|e| fail(e.to_string())),
+        )
+    }
+
+    /// `Retain`: the object to write over `observed` in the member.
+    pub fn retain(
+        &self,
+        desired: &Value,
+        observed: &Value,
+    ) -> Option<Result<Value, CustomizedError>> {
+        let (script, kind) = self.script(desired, Operation::Retain)?;
+        let fail = failure(Operation::Retain, &kind);
+        Some(
+            self.lua
+                .retain(&script, desired, observed)
+                .map_err(|e| fail(e.to_string())),
+        )
+    }
+
+    /// `InterpretStatus`: the status a Work records for the member object.
+    pub fn reflect_status(&self, observed: &Value) -> Option<Result<Value, CustomizedError>> {
+        let (script, kind) = self.script(observed, Operation::InterpretStatus)?;
+        let fail = failure(Operation::InterpretStatus, &kind);
+        Some(
+            self.lua
+                .reflect_status(&script, observed)
+                .map_err(|e| fail(e.to_string())),
+        )
+    }
+
+    /// `InterpretHealth`: whether the member object is healthy.
+    pub fn interpret_health(&self, observed: &Value) -> Option<Result<bool, CustomizedError>> {
+        let (script, kind) = self.script(observed, Operation::InterpretHealth)?;
+        let fail = failure(Operation::InterpretHealth, &kind);
+        Some(
+            self.lua
+                .interpret_health(&script, observed)
+                .map_err(|e| fail(e.to_string())),
+        )
+    }
+
+    /// `AggregateStatus`: the template's new `status` from the members' (an object without
+    /// one returned by the script clears it).
+    pub fn aggregate_status(
+        &self,
+        template: &Value,
+        items: &[AggregatedStatusItem],
+    ) -> Option<Result<Value, CustomizedError>> {
+        let (script, kind) = self.script(template, Operation::AggregateStatus)?;
+        let fail = failure(Operation::AggregateStatus, &kind);
+        let items: Vec<Value> = items.iter().map(status_item).collect();
+        Some(
+            self.lua
+                .aggregate_status(&script, template, &items)
+                .map(|mut object| match object.get_mut("status") {
+                    Some(status) if !status.is_null() => status.take(),
+                    _ => Value::Object(Default::default()),
+                })
+                .map_err(|e| fail(e.to_string())),
+        )
+    }
+
+    /// `InterpretDependency`: every script's references, checked, merged and sorted by
+    /// (apiVersion, kind, namespace, name).
+    pub fn dependencies(
+        &self,
+        object: &Value,
+    ) -> Option<Result<Vec<DependentObjectReference>, CustomizedError>> {
+        let (rules, kind) = self.rules(object)?;
+        if rules.dependencies.is_empty() {
+            return None;
+        }
+        let fail = failure(Operation::InterpretDependency, &kind);
+        let mut merged = BTreeSet::new();
+        for script in &rules.dependencies {
+            let references = match self.lua.get_dependencies(script, object) {
+                Ok(references) => references,
+                Err(error) => return Some(Err(fail(error.to_string()))),
+            };
+            for reference in references {
+                match dependency(reference) {
+                    Ok(reference) => {
+                        merged.insert(reference);
+                    }
+                    Err(message) => return Some(Err(fail(message))),
+                }
+            }
+        }
+        Some(Ok(merged.into_iter().collect()))
+    }
+}
+
+fn failure(operation: Operation, kind: &str) -> impl Fn(String) -> CustomizedError + '_ {
+    move |message| CustomizedError {
+        operation: operation.name(),
+        kind: kind.to_owned(),
+        message,
+    }
+}
+
+/// An `AggregatedStatusItem` as the script sees it (Karmada passes the Go struct as JSON).
+fn status_item(item: &AggregatedStatusItem) -> Value {
+    let mut out = serde_json::Map::new();
+    out.insert(
+        "clusterName".into(),
+        Value::String(item.cluster_name.clone()),
+    );
+    if let Some(status) = &item.status {
+        out.insert("status".into(), status.to_value());
+    }
+    out.insert("applied".into(), Value::Bool(item.applied));
+    if !item.applied_message.is_empty() {
+        out.insert(
+            "appliedMessage".into(),
+            Value::String(item.applied_message.clone()),
+        );
+    }
+    if !item.health.is_empty() {
+        out.insert("health".into(), Value::String(item.health.clone()));
+    }
+    Value::Object(out)
+}
+
+/// One returned reference, checked as Karmada's `VerifyDependencies` checks it.
+fn dependency(reference: Value) -> Result<DependentObjectReference, String> {
+    let text = |field: &str| {
+        reference
+            .get(field)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let out = DependentObjectReference {
+        api_version: text("apiVersion"),
+        kind: text("kind"),
+        namespace: text("namespace"),
+        name: text("name"),
+    };
+    if out.api_version.is_empty() || out.kind.is_empty() {
+        return Err(format!(
+            "dependency {reference} needs both apiVersion and kind"
+        ));
+    }
+    if out.name.is_empty() {
+        return Err(format!(
+            "dependency {reference} has no name (label selectors are not supported)"
+        ));
+    }
+    Ok(out)
+}
+
+fn build_index(customizations: &[Arc<ResourceInterpreterCustomization>]) -> Index {
+    let mut sorted: Vec<&ResourceInterpreterCustomization> =
+        customizations.iter().map(Arc::as_ref).collect();
+    sorted.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    let mut index = Index::new();
+    for customization in sorted {
+        let target = &customization.spec.target;
+        let rules = index
+            .entry((target.api_version.clone(), target.kind.clone()))
+            .or_default();
+        let scripts = &customization.spec.customizations;
+        for operation in Operation::ALL {
+            let Some(script) = scripts.script(operation) else {
+                continue;
+            };
+            if operation == Operation::InterpretDependency {
+                rules.dependencies.push(Arc::from(script));
+            } else {
+                rules
+                    .single
+                    .entry(operation)
+                    .or_insert_with(|| Arc::from(script));
+            }
+        }
+    }
+    index
+}
+
+/// The `kube` Lua library's native half: the native interpreter's requirements and
+/// dependencies of a pod template.
+struct NativeKube;
+
+impl KubeLibrary for NativeKube {
+    fn pod_requirements(&self, pod_template: &Value) -> Value {
+        let spec = pod_template.get("spec").cloned().unwrap_or(Value::Null);
+        let requirements = serde_json::from_value(spec)
+            .ok()
+            .and_then(|spec| flotilla_api::karmada::replicas::replica_requirements(&spec).ok())
+            .flatten();
+        requirements
+            .and_then(|r| serde_json::to_value(r).ok())
+            .unwrap_or(Value::Null)
+    }
+
+    fn pod_dependencies(&self, pod_template: &Value, namespace: &str) -> Vec<Value> {
+        let pod = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"namespace": namespace},
+            "spec": pod_template.get("spec").cloned().unwrap_or(Value::Null),
+        });
+        super::dependencies::dependencies(&pod)
+            .into_iter()
+            .filter_map(|d| serde_json::to_value(d).ok())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests;

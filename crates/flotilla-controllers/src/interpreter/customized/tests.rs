@@ -1,0 +1,198 @@
+use serde_json::json;
+
+use super::*;
+
+fn customization(name: &str, kind: &str, rules: Value) -> ResourceInterpreterCustomization {
+    serde_json::from_value(json!({
+        "apiVersion": "config.karmada.io/v1alpha1",
+        "kind": "ResourceInterpreterCustomization",
+        "metadata": {"name": name},
+        "spec": {"target": {"apiVersion": "apps/v1", "kind": kind}, "customizations": rules},
+    }))
+    .expect("customization")
+}
+
+fn deployment(replicas: i64) -> Value {
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "template": {"spec": {
+                "serviceAccountName": "runner",
+                "containers": [{"name": "c", "resources": {"limits": {"cpu": "100m"}}}],
+            }},
+        },
+        "status": {"replicas": replicas, "readyReplicas": replicas},
+    })
+}
+
+fn replicas_plus(n: i64) -> Value {
+    json!({"replicaResource": {"luaScript": format!(
+        "function GetReplicas(obj) return obj.spec.replicas + {n}, nil end"
+    )}})
+}
+
+#[test]
+fn without_customizations_every_operation_falls_back_to_the_native_rules() {
+    let customizations = Customizations::none();
+    let object = deployment(3);
+    assert!(customizations.interpret_replica(&object).is_none());
+    assert!(customizations.revise_replica(&object, 1).is_none());
+    assert!(customizations.retain(&object, &object).is_none());
+    assert!(customizations.reflect_status(&object).is_none());
+    assert!(customizations.interpret_health(&object).is_none());
+    assert!(customizations.aggregate_status(&object, &[]).is_none());
+    assert!(customizations.dependencies(&object).is_none());
+}
+
+#[test]
+fn the_first_customization_by_name_supplies_an_operation() {
+    let customizations = Customizations::none();
+    customizations.set(&[
+        customization("b", "Deployment", replicas_plus(10)),
+        customization("a", "Deployment", replicas_plus(1)),
+    ]);
+    let interpreted = customizations
+        .interpret_replica(&deployment(3))
+        .expect("customized")
+        .expect("runs");
+    assert_eq!(interpreted.replicas, 4);
+    assert_eq!(interpreted.requirements, None);
+    // Another kind, or an operation nobody scripted, stays native.
+    let mut stateful = deployment(3);
+    stateful["kind"] = json!("StatefulSet");
+    assert!(customizations.interpret_replica(&stateful).is_none());
+    assert!(
+        customizations
+            .retain(&deployment(3), &deployment(3))
+            .is_none()
+    );
+}
+
+#[test]
+fn requirements_decode_into_the_binding_shape() {
+    let customizations = Customizations::none();
+    customizations.set(&[customization(
+        "a",
+        "Deployment",
+        json!({"replicaResource": {"luaScript": "
+function GetReplicas(obj)
+  requirement = {}
+  requirement.nodeClaim = {}
+  requirement.resourceRequest = obj.spec.template.spec.containers[1].resources.limits
+  return obj.spec.replicas, requirement
+end"}}),
+    )]);
+    let interpreted = customizations
+        .interpret_replica(&deployment(2))
+        .expect("customized")
+        .expect("runs");
+    assert_eq!(interpreted.replicas, 2);
+    let requirements = interpreted.requirements.expect("requirements");
+    assert_eq!(requirements.node_claim, None);
+    assert_eq!(
+        serde_json::to_value(&requirements.resource_request).expect("json"),
+        json!({"cpu": "100m"})
+    );
+}
+
+#[test]
+fn a_failing_script_is_an_error_naming_the_operation_not_a_fallback() {
+    let customizations = Customizations::none();
+    customizations.set(&[customization(
+        "a",
+        "Deployment",
+        json!({"healthInterpretation": {"luaScript": "function InterpretHealth(obj) return obj.status.nothing.here end"}}),
+    )]);
+    let error = customizations
+        .interpret_health(&deployment(1))
+        .expect("customized")
+        .expect_err("fails");
+    assert!(
+        error
+            .to_string()
+            .starts_with("InterpretHealth of Deployment by ResourceInterpreterCustomization: "),
+        "{error}"
+    );
+}
+
+#[test]
+fn dependency_scripts_of_every_customization_are_merged_and_sorted() {
+    let service_account = json!({"dependencyInterpretation": {"luaScript": "
+function GetDependencies(obj)
+  return {{apiVersion = 'v1', kind = 'ServiceAccount', namespace = obj.metadata.namespace,
+           name = obj.spec.template.spec.serviceAccountName}}
+end"}});
+    let config_map = json!({"dependencyInterpretation": {"luaScript": "
+function GetDependencies(obj)
+  return {{apiVersion = 'v1', kind = 'ConfigMap', namespace = 'default', name = 'settings'},
+          {apiVersion = 'v1', kind = 'ServiceAccount', namespace = 'default', name = 'runner'}}
+end"}});
+    let customizations = Customizations::none();
+    customizations.set(&[
+        customization("sa", "Deployment", service_account),
+        customization("cm", "Deployment", config_map),
+    ]);
+    let found = customizations
+        .dependencies(&deployment(1))
+        .expect("customized")
+        .expect("runs");
+    let names: Vec<(&str, &str)> = found
+        .iter()
+        .map(|d| (d.kind.as_str(), d.name.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [("ConfigMap", "settings"), ("ServiceAccount", "runner")]
+    );
+}
+
+#[test]
+fn a_dependency_without_a_name_is_refused() {
+    let customizations = Customizations::none();
+    customizations.set(&[customization(
+        "a",
+        "Deployment",
+        json!({"dependencyInterpretation": {"luaScript":
+            "function GetDependencies(obj) return {{apiVersion = 'v1', kind = 'Secret'}} end"}}),
+    )]);
+    let error = customizations
+        .dependencies(&deployment(1))
+        .expect("customized")
+        .expect_err("refused");
+    assert!(error.to_string().contains("has no name"), "{error}");
+}
+
+#[test]
+fn aggregation_returns_the_scripts_status_from_the_items() {
+    let customizations = Customizations::none();
+    customizations.set(&[customization(
+        "a",
+        "Deployment",
+        json!({"statusAggregation": {"luaScript": "
+function AggregateStatus(obj, items)
+  obj.status = {}
+  obj.status.replicas = 0
+  for i = 1, #items do
+    obj.status.replicas = obj.status.replicas + items[i].status.replicas
+  end
+  obj.status.clusters = #items
+  return obj
+end"}}),
+    )]);
+    let item = |cluster: &str, replicas: i64| AggregatedStatusItem {
+        cluster_name: cluster.to_owned(),
+        status: Some(flotilla_api::karmada::JsonText::new(
+            &json!({"replicas": replicas}),
+        )),
+        applied: true,
+        ..AggregatedStatusItem::default()
+    };
+    let status = customizations
+        .aggregate_status(&deployment(5), &[item("a", 2), item("b", 3)])
+        .expect("customized")
+        .expect("runs");
+    assert_eq!(status, json!({"replicas": 5, "clusters": 2}));
+}
