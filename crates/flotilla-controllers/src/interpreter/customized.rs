@@ -46,6 +46,9 @@ struct Rules {
 
 type Index = HashMap<(String, String), Rules>;
 
+/// How long [`Customizations::ready`] waits for the first list.
+const LIST_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
+
 struct Started {
     informer: Shared<ResourceInterpreterCustomization>,
     _subscription: Subscription,
@@ -105,7 +108,19 @@ impl Customizations {
                 _subscription: subscription,
             }
         });
-        started.informer.wait_until_ready().await;
+        // A client not allowed to list customizations (an agent with narrow RBAC) must not
+        // keep its controllers from starting: after a while they run with the native rules,
+        // and the index fills in whenever the list succeeds.
+        if tokio::time::timeout(LIST_PATIENCE, started.informer.wait_until_ready())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "ResourceInterpreterCustomizations not listed within {LIST_PATIENCE:?}; \
+                 using the native interpreter until they are"
+            );
+            return;
+        }
         *self.index.write() = Arc::new(build_index(&started.informer.store().state()));
     }
 
