@@ -433,7 +433,42 @@ impl BindingController {
                     None
                 },
             };
-            let work = match render::render_work_with(&template, &input, Some(&self.interpreter)) {
+            // A webhook answering ReviseReplica is called here (rendering itself is not async);
+            // the revised workload is then rendered without revising it again.
+            let mut revised = None;
+            if binding.spec.is_workload()
+                && let Some(replicas) = input.replicas
+                && self.interpreter.webhook_revises(&template)
+            {
+                match self
+                    .interpreter
+                    .revise_replica_by_webhook(&template, replicas)
+                    .await
+                {
+                    Some(Ok(workload)) => revised = Some(workload),
+                    Some(Err(error)) => {
+                        failures.push(SyncError::Render {
+                            cluster: cluster_name.clone(),
+                            source: render::RenderError::Customized(error.to_string()),
+                        });
+                        continue;
+                    }
+                    None => {}
+                }
+            }
+            let input = RenderInput {
+                replicas: if revised.is_some() {
+                    None
+                } else {
+                    input.replicas
+                },
+                ..input
+            };
+            let work = match render::render_work_with(
+                revised.as_ref().unwrap_or(&template),
+                &input,
+                Some(&self.interpreter),
+            ) {
                 Ok(work) => work,
                 Err(source) => {
                     if let Some(note) =

@@ -584,7 +584,7 @@ impl BindingStatusController {
             Err(kube::Error::Api(status)) if status.code == 404 => return Ok(()),
             Err(error) => return Err(error.into()),
         };
-        let status = match self.interpreter.aggregate_status(&template, items) {
+        let status = match self.interpreter.aggregate_status(&template, items).await {
             Some(customized) => customized?,
             None => match crate::interpreter::aggregate_status(&template, items) {
                 Some(status) => status,

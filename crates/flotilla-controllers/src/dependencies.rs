@@ -448,7 +448,7 @@ impl Distributor {
             ..ObjectReference::default()
         };
         let template = serde_json::to_value(&template)?;
-        let wanted = match self.interpreter.dependencies(&template) {
+        let wanted = match self.interpreter.dependencies(&template).await {
             Some(customized) => customized?,
             None => dependencies(&template),
         };

@@ -543,7 +543,7 @@ impl Detector {
             template = self.patch_template(key, &claim.claim_patch()).await?;
         }
         let schedule_priority = self.schedule_priority(spec).await?;
-        let customized = self.interpreter.interpret_replica(&template);
+        let customized = self.interpreter.interpret_replica(&template).await;
         let native = customized.is_none();
         let mut interpreted = match customized {
             Some(customized) => customized?,

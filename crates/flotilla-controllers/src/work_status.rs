@@ -275,7 +275,7 @@ impl WorkStatus {
                 );
                 continue;
             };
-            let reflected = match self.ctx.interpreter.reflect_status(&observed) {
+            let reflected = match self.ctx.interpreter.reflect_status(&observed).await {
                 Some(customized) => customized
                     .map(Some)
                     .map_err(|e| StatusError::Customized(e.to_string())),
@@ -298,7 +298,7 @@ impl WorkStatus {
                 }
             };
             let verdict: Option<Result<bool, String>> =
-                match self.ctx.interpreter.interpret_health(&observed) {
+                match self.ctx.interpreter.interpret_health(&observed).await {
                     Some(customized) => Some(customized.map_err(|e| e.to_string())),
                     None => interpret(&observed).map(|v| v.map_err(|e| e.to_string())),
                 };

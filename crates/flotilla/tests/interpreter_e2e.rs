@@ -3,6 +3,9 @@
 //! `resourceinterpreter_test.go` ("Resource interpreter customization testing"): each operation
 //! replaced by a Lua script for `apps/v1` Deployments, plus the webhook's refusals.
 //!
+//! Then Karmada's webhook cases: a ResourceInterpreterWebhookConfiguration pointing at an
+//! HTTPS webhook the test serves, answering every operation ahead of the native rules.
+//!
 //! The customizations are cluster-scoped and all target Deployments, so the cases run one after
 //! another (Karmada's suite is serial too), each deleting its customizations when done.
 
@@ -12,6 +15,9 @@ mod support;
 
 #[path = "interpreter_e2e/scenarios.rs"]
 mod scenarios;
+
+#[path = "interpreter_e2e/webhook.rs"]
+mod webhook;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lua_customizations_replace_the_native_interpreter() {
@@ -39,4 +45,6 @@ async fn lua_customizations_replace_the_native_interpreter() {
     scenarios::interpret_status(&plane).await;
     scenarios::interpret_health(&plane).await;
     scenarios::dependency_interpretation(&plane).await;
+    let webhook = webhook::Webhook::start(dir.path()).await;
+    scenarios::webhook_interprets_every_operation(&plane, &webhook).await;
 }

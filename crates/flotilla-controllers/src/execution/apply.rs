@@ -270,7 +270,7 @@ impl Applier<'_> {
         }
         let mut desired = manifest.clone();
         retain_cluster_fields(&mut desired, observed);
-        match self.interpreter.retain(&desired, observed) {
+        match self.interpreter.retain(&desired, observed).await {
             Some(Ok(retained)) => desired = retained,
             Some(Err(error)) => return Err(ApplyError::Customized(error.to_string())),
             None => retain_kind_fields(&mut desired, observed)?,

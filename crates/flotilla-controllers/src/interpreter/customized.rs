@@ -5,6 +5,9 @@
 //! are merged (Karmada's `configmanager`). An operation no customization scripts falls back to
 //! the native interpreter; one that does replaces it, errors included.
 //!
+//! ResourceInterpreterWebhookConfigurations come first (`webhook.rs`): an operation a webhook
+//! answers for the kind is the webhook's, whatever the customizations say.
+//!
 //! One [`Customizations`] per [`crate::Context`]: an informer of the customizations (started by
 //! the first controller that waits for it) keeps an index by kind, so a kind without rules costs
 //! one read lock.
@@ -22,6 +25,7 @@ use parking_lot::RwLock;
 use serde_json::Value;
 
 use super::dependencies::DependentObjectReference;
+use super::webhook::{Answer, Call, WebhookError, Webhooks};
 
 /// A failed customized operation (the script's error, or a result of the wrong shape).
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +64,8 @@ pub struct Customizations {
     started: OnceLock<Started>,
     index: Arc<RwLock<Arc<Index>>>,
     lua: LuaInterpreter,
+    /// ResourceInterpreterWebhookConfigurations, consulted first.
+    webhooks: Webhooks,
 }
 
 impl std::fmt::Debug for Customizations {
@@ -83,6 +89,7 @@ impl Customizations {
 
     fn build(informers: Option<Informers>) -> Self {
         Customizations {
+            webhooks: Webhooks::new(informers.clone()),
             informers,
             started: OnceLock::new(),
             index: Arc::default(),
@@ -96,6 +103,12 @@ impl Customizations {
         let Some(informers) = &self.informers else {
             return;
         };
+        if !self.webhooks.ready(LIST_PATIENCE).await {
+            tracing::warn!(
+                "ResourceInterpreterWebhookConfigurations not listed within {LIST_PATIENCE:?}; \
+                 no interpreter webhook is called until they are"
+            );
+        }
         let started = self.started.get_or_init(|| {
             let informer = informers.all::<ResourceInterpreterCustomization>();
             let store = informer.store();
@@ -132,6 +145,12 @@ impl Customizations {
         *self.index.write() = Arc::new(build_index(&owned));
     }
 
+    /// The webhooks (tests set them directly).
+    #[cfg(test)]
+    pub(crate) fn webhooks(&self) -> &Webhooks {
+        &self.webhooks
+    }
+
     fn rules(&self, object: &Value) -> Option<(Rules, String)> {
         let index = self.index.read();
         if index.is_empty() {
@@ -149,10 +168,28 @@ impl Customizations {
     }
 
     /// `InterpretReplica`: replicas and per-replica requirements.
-    pub fn interpret_replica(
+    pub async fn interpret_replica(
         &self,
         object: &Value,
     ) -> Option<Result<InterpretedReplicas, CustomizedError>> {
+        let call = Call {
+            object,
+            ..Call::default()
+        };
+        if let Some(answer) = self
+            .webhooks
+            .interpret(Operation::InterpretReplica, call)
+            .await
+        {
+            return Some(
+                answer
+                    .map(|a| InterpretedReplicas {
+                        replicas: a.0.replicas.unwrap_or_default(),
+                        requirements: a.0.replica_requirements,
+                    })
+                    .map_err(by_webhook(Operation::InterpretReplica, object)),
+            );
+        }
         let (script, kind) = self.script(object, Operation::InterpretReplica)?;
         let fail = failure(Operation::InterpretReplica, &kind);
         Some(
@@ -172,7 +209,31 @@ impl Customizations {
         )
     }
 
-    /// `ReviseReplica`: `object` with `replicas` for one cluster.
+    /// Whether a webhook answers `ReviseReplica` for `object` (then
+    /// [`Customizations::revise_replica_by_webhook`] revises it, not [`Customizations::revise_replica`]).
+    pub fn webhook_revises(&self, object: &Value) -> bool {
+        self.webhooks.enabled(object, Operation::ReviseReplica)
+    }
+
+    /// `ReviseReplica` by the webhook that answers it, if any.
+    pub async fn revise_replica_by_webhook(
+        &self,
+        object: &Value,
+        replicas: i32,
+    ) -> Option<Result<Value, CustomizedError>> {
+        let call = Call {
+            object,
+            replicas: Some(replicas),
+            ..Call::default()
+        };
+        let answer = self
+            .webhooks
+            .interpret(Operation::ReviseReplica, call)
+            .await?;
+        Some(patched(answer, object, Operation::ReviseReplica))
+    }
+
+    /// `ReviseReplica` by a customization's script: `object` with `replicas` for one cluster.
     pub fn revise_replica(
         &self,
         object: &Value,
@@ -188,11 +249,19 @@ impl Customizations {
     }
 
     /// `Retain`: the object to write over `observed` in the member.
-    pub fn retain(
+    pub async fn retain(
         &self,
         desired: &Value,
         observed: &Value,
     ) -> Option<Result<Value, CustomizedError>> {
+        let call = Call {
+            object: desired,
+            observed: Some(observed),
+            ..Call::default()
+        };
+        if let Some(answer) = self.webhooks.interpret(Operation::Retain, call).await {
+            return Some(patched(answer, desired, Operation::Retain));
+        }
         let (script, kind) = self.script(desired, Operation::Retain)?;
         let fail = failure(Operation::Retain, &kind);
         Some(
@@ -203,7 +272,22 @@ impl Customizations {
     }
 
     /// `InterpretStatus`: the status a Work records for the member object.
-    pub fn reflect_status(&self, observed: &Value) -> Option<Result<Value, CustomizedError>> {
+    pub async fn reflect_status(&self, observed: &Value) -> Option<Result<Value, CustomizedError>> {
+        let call = Call {
+            object: observed,
+            ..Call::default()
+        };
+        if let Some(answer) = self
+            .webhooks
+            .interpret(Operation::InterpretStatus, call)
+            .await
+        {
+            return Some(
+                answer
+                    .map(|a| a.0.raw_status.unwrap_or_default())
+                    .map_err(by_webhook(Operation::InterpretStatus, observed)),
+            );
+        }
         let (script, kind) = self.script(observed, Operation::InterpretStatus)?;
         let fail = failure(Operation::InterpretStatus, &kind);
         Some(
@@ -214,7 +298,25 @@ impl Customizations {
     }
 
     /// `InterpretHealth`: whether the member object is healthy.
-    pub fn interpret_health(&self, observed: &Value) -> Option<Result<bool, CustomizedError>> {
+    pub async fn interpret_health(
+        &self,
+        observed: &Value,
+    ) -> Option<Result<bool, CustomizedError>> {
+        let call = Call {
+            object: observed,
+            ..Call::default()
+        };
+        if let Some(answer) = self
+            .webhooks
+            .interpret(Operation::InterpretHealth, call)
+            .await
+        {
+            return Some(
+                answer
+                    .map(|a| a.0.healthy.unwrap_or_default())
+                    .map_err(by_webhook(Operation::InterpretHealth, observed)),
+            );
+        }
         let (script, kind) = self.script(observed, Operation::InterpretHealth)?;
         let fail = failure(Operation::InterpretHealth, &kind);
         Some(
@@ -226,14 +328,31 @@ impl Customizations {
 
     /// `AggregateStatus`: the template's new `status` from the members' (an object without
     /// one returned by the script clears it).
-    pub fn aggregate_status(
+    pub async fn aggregate_status(
         &self,
         template: &Value,
         items: &[AggregatedStatusItem],
     ) -> Option<Result<Value, CustomizedError>> {
+        let items: Vec<Value> = items.iter().map(status_item).collect();
+        let call = Call {
+            object: template,
+            aggregated_status: items.clone(),
+            ..Call::default()
+        };
+        if let Some(answer) = self
+            .webhooks
+            .interpret(Operation::AggregateStatus, call)
+            .await
+        {
+            return Some(patched(answer, template, Operation::AggregateStatus).map(
+                |mut object| match object.get_mut("status") {
+                    Some(status) if !status.is_null() => status.take(),
+                    _ => Value::Object(Default::default()),
+                },
+            ));
+        }
         let (script, kind) = self.script(template, Operation::AggregateStatus)?;
         let fail = failure(Operation::AggregateStatus, &kind);
-        let items: Vec<Value> = items.iter().map(status_item).collect();
         Some(
             self.lua
                 .aggregate_status(&script, template, &items)
@@ -247,10 +366,32 @@ impl Customizations {
 
     /// `InterpretDependency`: every script's references, checked, merged and sorted by
     /// (apiVersion, kind, namespace, name).
-    pub fn dependencies(
+    pub async fn dependencies(
         &self,
         object: &Value,
     ) -> Option<Result<Vec<DependentObjectReference>, CustomizedError>> {
+        let call = Call {
+            object,
+            ..Call::default()
+        };
+        if let Some(answer) = self
+            .webhooks
+            .interpret(Operation::InterpretDependency, call)
+            .await
+        {
+            let fail = by_webhook(Operation::InterpretDependency, object);
+            return Some(answer.map_err(&fail).and_then(|a| {
+                let mut merged = BTreeSet::new();
+                for reference in a.0.dependencies {
+                    merged.insert(dependency(reference).map_err(|message| CustomizedError {
+                        operation: Operation::InterpretDependency.name(),
+                        kind: super::gvk_of(object).1.to_owned(),
+                        message,
+                    })?);
+                }
+                Ok(merged.into_iter().collect())
+            }));
+        }
         let (rules, kind) = self.rules(object)?;
         if rules.dependencies.is_empty() {
             return None;
@@ -273,6 +414,31 @@ impl Customizations {
         }
         Some(Ok(merged.into_iter().collect()))
     }
+}
+
+/// A failed webhook call as the operation's error.
+fn by_webhook(operation: Operation, object: &Value) -> impl Fn(WebhookError) -> CustomizedError {
+    let kind = super::gvk_of(object).1.to_owned();
+    move |error| CustomizedError {
+        operation: operation.name(),
+        kind: kind.clone(),
+        message: error.to_string(),
+    }
+}
+
+/// `object` with a webhook answer's patch applied.
+fn patched(
+    answer: Result<Answer, WebhookError>,
+    object: &Value,
+    operation: Operation,
+) -> Result<Value, CustomizedError> {
+    let fail = by_webhook(operation, object);
+    let answer = answer.map_err(&fail)?;
+    answer.patched(object).map_err(|message| CustomizedError {
+        operation: operation.name(),
+        kind: super::gvk_of(object).1.to_owned(),
+        message,
+    })
 }
 
 fn failure(operation: Operation, kind: &str) -> impl Fn(String) -> CustomizedError + '_ {

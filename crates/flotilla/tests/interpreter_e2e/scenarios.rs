@@ -525,3 +525,166 @@ data:
     })
     .await;
 }
+
+/// Karmada's webhook cases, on Deployments: a ResourceInterpreterWebhookConfiguration whose
+/// webhook answers every operation, ahead of the native rules.
+pub async fn webhook_interprets_every_operation(
+    plane: &ControlPlane,
+    webhook: &crate::webhook::Webhook,
+) {
+    use base64::Engine as _;
+    let ns = "ric-webhook";
+    let ca = base64::engine::general_purpose::STANDARD.encode(&webhook.ca_pem);
+    let configuration = format!(
+        "apiVersion: config.karmada.io/v1alpha1
+kind: ResourceInterpreterWebhookConfiguration
+metadata:
+  name: examples
+webhooks:
+- name: deployments.example.com
+  rules:
+  - operations: [InterpretReplica, ReviseReplica, Retain, AggregateStatus, InterpretHealth, InterpretStatus, InterpretDependency]
+    apiGroups: [apps]
+    apiVersions: [v1]
+    kinds: [Deployment]
+  clientConfig:
+    url: {url}
+    caBundle: {ca}
+  interpreterContextVersions: [v1alpha1]
+  timeoutSeconds: 3
+",
+        url = webhook.url
+    );
+    plane.apply(None, &configuration).await;
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    plane
+        .apply(None, &namespace_and_policy(ns, ONE_CLUSTER, true))
+        .await;
+    plane
+        .apply(
+            None,
+            &format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-webhook\n  namespace: {ns}\ndata:\n  a: b\n"),
+        )
+        .await;
+    plane.apply(None, &deployment(ns, 3, "")).await;
+    // InterpretReplica.
+    await_value(
+        "the binding's replicas and requirements come from the webhook",
+        "5 {\"namespace\":\"ric-webhook\",\"resourceRequest\":{\"cpu\":\"250m\"}}",
+        || async {
+            plane
+                .get(
+                    None,
+                    ns,
+                    "resourcebinding/web-deployment",
+                    "{.spec.replicas} {.spec.replicaRequirements}",
+                )
+                .await
+        },
+    )
+    .await;
+    // ReviseReplica: the one cluster's 5, plus 10.
+    await_value("the member runs the webhook's revision", "15", || async {
+        plane
+            .get(Some("us-west-2"), ns, "deployment/web", "{.spec.replicas}")
+            .await
+    })
+    .await;
+    // InterpretDependency: the ConfigMap only the webhook names travels along.
+    await_value(
+        "the webhook's dependency reaches the member",
+        "from-webhook",
+        || async {
+            plane
+                .get(
+                    Some("us-west-2"),
+                    ns,
+                    "configmap/from-webhook",
+                    "{.metadata.name}",
+                )
+                .await
+        },
+    )
+    .await;
+    // InterpretHealth and InterpretStatus.
+    await_value(
+        "the binding reports what the webhook said",
+        "us-west-2=Unhealthy",
+        || async {
+            plane
+                .get(
+                    None,
+                    ns,
+                    "resourcebinding/web-deployment",
+                    "{range .status.aggregatedStatus[*]}{.clusterName}={.health}{end}",
+                )
+                .await
+        },
+    )
+    .await;
+    await_value(
+        "the reflected status is the webhook's",
+        "webhook",
+        || async {
+            plane
+                .get(
+                    None,
+                    ns,
+                    "resourcebinding/web-deployment",
+                    "{.status.aggregatedStatus[0].status.reflectedBy}",
+                )
+                .await
+        },
+    )
+    .await;
+    // AggregateStatus.
+    await_value("the template's status is the webhook's", "42", || async {
+        plane
+            .get(None, ns, "deployment/web", "{.status.replicas}")
+            .await
+    })
+    .await;
+    // Retain: a member-side pause survives the next update from the template.
+    plane
+        .kubectl(&[
+            "--context",
+            "us-west-2",
+            "-n",
+            ns,
+            "patch",
+            "deployment",
+            "web",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"paused":true}}"#,
+        ])
+        .await;
+    plane
+        .kubectl(&["-n", ns, "label", "deployment", "web", "touched=yes"])
+        .await;
+    await_value(
+        "the update keeps the member's pause",
+        "yes true",
+        || async {
+            plane
+                .get(
+                    Some("us-west-2"),
+                    ns,
+                    "deployment/web",
+                    "{.metadata.labels.touched} {.spec.paused}",
+                )
+                .await
+        },
+    )
+    .await;
+    plane
+        .kubectl(&["delete", "namespace", ns, "--wait=false"])
+        .await;
+    plane
+        .kubectl(&[
+            "delete",
+            "resourceinterpreterwebhookconfiguration",
+            "examples",
+        ])
+        .await;
+}

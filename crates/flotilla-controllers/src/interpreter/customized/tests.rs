@@ -34,21 +34,32 @@ fn replicas_plus(n: i64) -> Value {
     )}})
 }
 
-#[test]
-fn without_customizations_every_operation_falls_back_to_the_native_rules() {
+#[tokio::test]
+async fn without_customizations_every_operation_falls_back_to_the_native_rules() {
     let customizations = Customizations::none();
     let object = deployment(3);
-    assert!(customizations.interpret_replica(&object).is_none());
+    assert!(customizations.interpret_replica(&object).await.is_none());
     assert!(customizations.revise_replica(&object, 1).is_none());
-    assert!(customizations.retain(&object, &object).is_none());
-    assert!(customizations.reflect_status(&object).is_none());
-    assert!(customizations.interpret_health(&object).is_none());
-    assert!(customizations.aggregate_status(&object, &[]).is_none());
-    assert!(customizations.dependencies(&object).is_none());
+    assert!(
+        customizations
+            .revise_replica_by_webhook(&object, 1)
+            .await
+            .is_none()
+    );
+    assert!(customizations.retain(&object, &object).await.is_none());
+    assert!(customizations.reflect_status(&object).await.is_none());
+    assert!(customizations.interpret_health(&object).await.is_none());
+    assert!(
+        customizations
+            .aggregate_status(&object, &[])
+            .await
+            .is_none()
+    );
+    assert!(customizations.dependencies(&object).await.is_none());
 }
 
-#[test]
-fn the_first_customization_by_name_supplies_an_operation() {
+#[tokio::test]
+async fn the_first_customization_by_name_supplies_an_operation() {
     let customizations = Customizations::none();
     customizations.set(&[
         customization("b", "Deployment", replicas_plus(10)),
@@ -56,6 +67,7 @@ fn the_first_customization_by_name_supplies_an_operation() {
     ]);
     let interpreted = customizations
         .interpret_replica(&deployment(3))
+        .await
         .expect("customized")
         .expect("runs");
     assert_eq!(interpreted.replicas, 4);
@@ -63,16 +75,17 @@ fn the_first_customization_by_name_supplies_an_operation() {
     // Another kind, or an operation nobody scripted, stays native.
     let mut stateful = deployment(3);
     stateful["kind"] = json!("StatefulSet");
-    assert!(customizations.interpret_replica(&stateful).is_none());
+    assert!(customizations.interpret_replica(&stateful).await.is_none());
     assert!(
         customizations
             .retain(&deployment(3), &deployment(3))
+            .await
             .is_none()
     );
 }
 
-#[test]
-fn requirements_decode_into_the_binding_shape() {
+#[tokio::test]
+async fn requirements_decode_into_the_binding_shape() {
     let customizations = Customizations::none();
     customizations.set(&[customization(
         "a",
@@ -87,6 +100,7 @@ end"}}),
     )]);
     let interpreted = customizations
         .interpret_replica(&deployment(2))
+        .await
         .expect("customized")
         .expect("runs");
     assert_eq!(interpreted.replicas, 2);
@@ -98,8 +112,8 @@ end"}}),
     );
 }
 
-#[test]
-fn a_failing_script_is_an_error_naming_the_operation_not_a_fallback() {
+#[tokio::test]
+async fn a_failing_script_is_an_error_naming_the_operation_not_a_fallback() {
     let customizations = Customizations::none();
     customizations.set(&[customization(
         "a",
@@ -108,6 +122,7 @@ fn a_failing_script_is_an_error_naming_the_operation_not_a_fallback() {
     )]);
     let error = customizations
         .interpret_health(&deployment(1))
+        .await
         .expect("customized")
         .expect_err("fails");
     assert!(
@@ -118,8 +133,8 @@ fn a_failing_script_is_an_error_naming_the_operation_not_a_fallback() {
     );
 }
 
-#[test]
-fn dependency_scripts_of_every_customization_are_merged_and_sorted() {
+#[tokio::test]
+async fn dependency_scripts_of_every_customization_are_merged_and_sorted() {
     let service_account = json!({"dependencyInterpretation": {"luaScript": "
 function GetDependencies(obj)
   return {{apiVersion = 'v1', kind = 'ServiceAccount', namespace = obj.metadata.namespace,
@@ -137,6 +152,7 @@ end"}});
     ]);
     let found = customizations
         .dependencies(&deployment(1))
+        .await
         .expect("customized")
         .expect("runs");
     let names: Vec<(&str, &str)> = found
@@ -149,8 +165,8 @@ end"}});
     );
 }
 
-#[test]
-fn a_dependency_without_a_name_is_refused() {
+#[tokio::test]
+async fn a_dependency_without_a_name_is_refused() {
     let customizations = Customizations::none();
     customizations.set(&[customization(
         "a",
@@ -160,13 +176,14 @@ fn a_dependency_without_a_name_is_refused() {
     )]);
     let error = customizations
         .dependencies(&deployment(1))
+        .await
         .expect("customized")
         .expect_err("refused");
     assert!(error.to_string().contains("has no name"), "{error}");
 }
 
-#[test]
-fn aggregation_returns_the_scripts_status_from_the_items() {
+#[tokio::test]
+async fn aggregation_returns_the_scripts_status_from_the_items() {
     let customizations = Customizations::none();
     customizations.set(&[customization(
         "a",
@@ -192,7 +209,51 @@ end"}}),
     };
     let status = customizations
         .aggregate_status(&deployment(5), &[item("a", 2), item("b", 3)])
+        .await
         .expect("customized")
         .expect("runs");
     assert_eq!(status, json!({"replicas": 5, "clusters": 2}));
+}
+
+#[tokio::test]
+async fn a_matching_webhook_comes_before_the_scripts_and_its_failure_is_the_operations() {
+    let customizations = Customizations::none();
+    customizations.set(&[customization(
+        "a",
+        "Deployment",
+        json!({"healthInterpretation": {"luaScript": "function InterpretHealth(obj) return true end"}}),
+    )]);
+    let configuration: flotilla_api::karmada::ResourceInterpreterWebhookConfiguration =
+        serde_json::from_value(json!({
+            "metadata": {"name": "examples"},
+            "webhooks": [{
+                "name": "health",
+                // Nothing listens on port 1.
+                "clientConfig": {"url": "https://127.0.0.1:1/health"},
+                "rules": [{"operations": ["InterpretHealth"], "apiGroups": ["apps"],
+                           "apiVersions": ["v1"], "kinds": ["Deployment"]}],
+                "interpreterContextVersions": ["v1alpha1"],
+                "timeoutSeconds": 2,
+            }],
+        }))
+        .expect("configuration");
+    customizations.webhooks().set(&[configuration]);
+    let error = customizations
+        .interpret_health(&deployment(1))
+        .await
+        .expect("the webhook answers the operation")
+        .expect_err("the call fails");
+    assert!(
+        error
+            .to_string()
+            .contains("failed calling webhook \"examples/health\""),
+        "{error}"
+    );
+    // Another operation stays with the rest.
+    assert!(
+        customizations
+            .interpret_replica(&deployment(1))
+            .await
+            .is_none()
+    );
 }
