@@ -333,33 +333,30 @@ impl Customizations {
         template: &Value,
         items: &[AggregatedStatusItem],
     ) -> Option<Result<Value, CustomizedError>> {
-        let items: Vec<Value> = items.iter().map(status_item).collect();
-        let call = Call {
-            object: template,
-            aggregated_status: items.clone(),
-            ..Call::default()
+        let status_of = |mut object: Value| match object.get_mut("status") {
+            Some(status) if !status.is_null() => status.take(),
+            _ => Value::Object(Default::default()),
         };
-        if let Some(answer) = self
-            .webhooks
-            .interpret(Operation::AggregateStatus, call)
-            .await
-        {
-            return Some(patched(answer, template, Operation::AggregateStatus).map(
-                |mut object| match object.get_mut("status") {
-                    Some(status) if !status.is_null() => status.take(),
-                    _ => Value::Object(Default::default()),
-                },
-            ));
+        // The items are converted only for a webhook or a script: this runs for every binding.
+        if self.webhooks.enabled(template, Operation::AggregateStatus) {
+            let call = Call {
+                object: template,
+                aggregated_status: items.iter().map(status_item).collect(),
+                ..Call::default()
+            };
+            let answer = self
+                .webhooks
+                .interpret(Operation::AggregateStatus, call)
+                .await?;
+            return Some(patched(answer, template, Operation::AggregateStatus).map(status_of));
         }
         let (script, kind) = self.script(template, Operation::AggregateStatus)?;
         let fail = failure(Operation::AggregateStatus, &kind);
+        let items: Vec<Value> = items.iter().map(status_item).collect();
         Some(
             self.lua
                 .aggregate_status(&script, template, &items)
-                .map(|mut object| match object.get_mut("status") {
-                    Some(status) if !status.is_null() => status.take(),
-                    _ => Value::Object(Default::default()),
-                })
+                .map(status_of)
                 .map_err(|e| fail(e.to_string())),
         )
     }
