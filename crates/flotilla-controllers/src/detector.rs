@@ -549,25 +549,8 @@ impl Detector {
             Some(customized) => customized?,
             None => interpreter::interpret_replica(&template)?,
         };
-        if self.quota_estimate
-            && let Some(requirements) = &mut interpreted.requirements
-        {
-            if requirements.namespace.is_empty() {
-                requirements.namespace = template
-                    .pointer("/metadata/namespace")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
-            }
-            // Karmada's GenerateReplicaRequirements (the native rule) names the class.
-            if native
-                && requirements.priority_class_name.is_empty()
-                && let Some(class) = template
-                    .pointer("/spec/template/spec/priorityClassName")
-                    .and_then(Value::as_str)
-            {
-                requirements.priority_class_name = class.to_owned();
-            }
+        if self.quota_estimate {
+            build::quota_estimate_requirements(&template, &mut interpreted, native);
         }
         let desired = build::binding_spec(&template, spec, interpreted, schedule_priority);
         Ok((template, desired))

@@ -22,21 +22,11 @@ mod webhook;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lua_customizations_replace_the_native_interpreter() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let data = dir.path().join("data");
-    let data = data.to_string_lossy();
-    let plane = support::ControlPlane::start(
-        &[
-            "--demo",
-            "--store",
-            "memory",
-            "--data-dir",
-            &data,
-            "--feature-gates=AllAlpha=true,AllBeta=true",
-        ],
+    let plane = support::ControlPlane::demo_with(
         dir.path(),
+        &["--feature-gates=AllAlpha=true,AllBeta=true"],
     )
     .await;
-    plane.await_members_ready(&support::MEMBERS).await;
     scenarios::webhook_refuses_bad_scripts_and_conflicts(&plane).await;
     scenarios::interpret_replica(&plane).await;
     scenarios::revise_replica(&plane).await;

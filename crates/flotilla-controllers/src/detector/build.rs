@@ -38,6 +38,26 @@ pub fn resource_reference(template: &Value) -> ObjectReference {
     }
 }
 
+/// Gate `ResourceQuotaEstimate`, as Karmada's detector and `GenerateReplicaRequirements` do:
+/// the requirements name the template's namespace when the interpreter left it empty, and the
+/// native rule's requirements the pod template's priority class.
+pub fn quota_estimate_requirements(
+    template: &Value,
+    interpreted: &mut InterpretedReplicas,
+    native: bool,
+) {
+    let Some(requirements) = &mut interpreted.requirements else {
+        return;
+    };
+    if requirements.namespace.is_empty() {
+        requirements.namespace = str_at(template, "/metadata/namespace").to_owned();
+    }
+    if native && requirements.priority_class_name.is_empty() {
+        requirements.priority_class_name =
+            str_at(template, "/spec/template/spec/priorityClassName").to_owned();
+    }
+}
+
 /// The desired spec of `template`'s binding under `policy`.
 pub fn binding_spec(
     template: &Value,
@@ -213,5 +233,40 @@ mod extension_tests {
         // Removed from the policy: removed from the binding. Karmada's own stay.
         assert!(!annotations.contains_key("flotilla.io/gpu-topology"));
         assert_eq!(annotations["policy.karmada.io/applied-placement"], "{}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use flotilla_api::karmada::ReplicaRequirements;
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn quota_estimation_names_the_namespace_and_the_native_rules_priority_class() {
+        let template = json!({
+            "metadata": {"namespace": "team-a"},
+            "spec": {"template": {"spec": {"priorityClassName": "gpu-high"}}},
+        });
+        let with_requirements = || InterpretedReplicas {
+            replicas: 2,
+            requirements: Some(ReplicaRequirements::default()),
+        };
+        let mut native = with_requirements();
+        quota_estimate_requirements(&template, &mut native, true);
+        let requirements = native.requirements.expect("requirements");
+        assert_eq!(requirements.namespace, "team-a");
+        assert_eq!(requirements.priority_class_name, "gpu-high");
+        // A customization's requirements get the namespace only, as in Karmada.
+        let mut customized = with_requirements();
+        quota_estimate_requirements(&template, &mut customized, false);
+        let requirements = customized.requirements.expect("requirements");
+        assert_eq!(requirements.namespace, "team-a");
+        assert_eq!(requirements.priority_class_name, "");
+        // Nothing to name without requirements.
+        let mut none = InterpretedReplicas::default();
+        quota_estimate_requirements(&template, &mut none, true);
+        assert_eq!(none.requirements, None);
     }
 }

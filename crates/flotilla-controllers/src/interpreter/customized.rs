@@ -27,16 +27,39 @@ use serde_json::Value;
 use super::dependencies::DependentObjectReference;
 use super::webhook::{Answer, Call, WebhookError, Webhooks};
 
-/// A failed customized operation (the script's error, or a result of the wrong shape).
+/// A failed customized operation: a script's error, a webhook's failure, or a result of the
+/// wrong shape. Reads `InterpretHealth of Deployment default/web: <source>: <what>`.
 #[derive(Debug, thiserror::Error)]
-#[error("{operation} of {kind} by ResourceInterpreterCustomization: {message}")]
+#[error("{operation} of {object}: {message}")]
 pub struct CustomizedError {
     /// Karmada's name of the operation.
     pub operation: &'static str,
-    /// The object's kind.
-    pub kind: String,
-    /// What went wrong.
+    /// The object: kind, then `namespace/name` (or `name`).
+    pub object: String,
+    /// What went wrong, starting with who said so (a customization's script, a webhook).
     pub message: String,
+}
+
+impl CustomizedError {
+    fn new(operation: Operation, object: &Value, message: String) -> Self {
+        let name = |pointer| {
+            object
+                .pointer(pointer)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+        };
+        let (namespace, name) = (name("/metadata/namespace"), name("/metadata/name"));
+        let kind = super::gvk_of(object).1;
+        CustomizedError {
+            operation: operation.name(),
+            object: if namespace.is_empty() {
+                format!("{kind} {name}")
+            } else {
+                format!("{kind} {namespace}/{name}")
+            },
+            message,
+        }
+    }
 }
 
 /// The merged rules of one kind.
@@ -151,7 +174,8 @@ impl Customizations {
         &self.webhooks
     }
 
-    fn rules(&self, object: &Value) -> Option<(Rules, String)> {
+    /// `pick` applied to the rules of `object`'s kind (`None` without rules).
+    fn with_rules<T>(&self, object: &Value, pick: impl FnOnce(&Rules) -> Option<T>) -> Option<T> {
         let index = self.index.read();
         if index.is_empty() {
             return None;
@@ -159,12 +183,11 @@ impl Customizations {
         let (api_version, kind) = super::gvk_of(object);
         index
             .get(&(api_version.to_owned(), kind.to_owned()))
-            .map(|rules| (rules.clone(), kind.to_owned()))
+            .and_then(pick)
     }
 
-    fn script(&self, object: &Value, operation: Operation) -> Option<(Arc<str>, String)> {
-        let (rules, kind) = self.rules(object)?;
-        rules.single.get(&operation).map(|s| (s.clone(), kind))
+    fn script(&self, object: &Value, operation: Operation) -> Option<Arc<str>> {
+        self.with_rules(object, |rules| rules.single.get(&operation).cloned())
     }
 
     /// `InterpretReplica`: replicas and per-replica requirements.
@@ -190,8 +213,8 @@ impl Customizations {
                     .map_err(by_webhook(Operation::InterpretReplica, object)),
             );
         }
-        let (script, kind) = self.script(object, Operation::InterpretReplica)?;
-        let fail = failure(Operation::InterpretReplica, &kind);
+        let script = self.script(object, Operation::InterpretReplica)?;
+        let fail = failure(Operation::InterpretReplica, object);
         Some(
             self.lua
                 .get_replicas(&script, object)
@@ -239,8 +262,8 @@ impl Customizations {
         object: &Value,
         replicas: i32,
     ) -> Option<Result<Value, CustomizedError>> {
-        let (script, kind) = self.script(object, Operation::ReviseReplica)?;
-        let fail = failure(Operation::ReviseReplica, &kind);
+        let script = self.script(object, Operation::ReviseReplica)?;
+        let fail = failure(Operation::ReviseReplica, object);
         Some(
             self.lua
                 .revise_replica(&script, object, i64::from(replicas))
@@ -262,8 +285,8 @@ impl Customizations {
         if let Some(answer) = self.webhooks.interpret(Operation::Retain, call).await {
             return Some(patched(answer, desired, Operation::Retain));
         }
-        let (script, kind) = self.script(desired, Operation::Retain)?;
-        let fail = failure(Operation::Retain, &kind);
+        let script = self.script(desired, Operation::Retain)?;
+        let fail = failure(Operation::Retain, desired);
         Some(
             self.lua
                 .retain(&script, desired, observed)
@@ -288,8 +311,8 @@ impl Customizations {
                     .map_err(by_webhook(Operation::InterpretStatus, observed)),
             );
         }
-        let (script, kind) = self.script(observed, Operation::InterpretStatus)?;
-        let fail = failure(Operation::InterpretStatus, &kind);
+        let script = self.script(observed, Operation::InterpretStatus)?;
+        let fail = failure(Operation::InterpretStatus, observed);
         Some(
             self.lua
                 .reflect_status(&script, observed)
@@ -317,8 +340,8 @@ impl Customizations {
                     .map_err(by_webhook(Operation::InterpretHealth, observed)),
             );
         }
-        let (script, kind) = self.script(observed, Operation::InterpretHealth)?;
-        let fail = failure(Operation::InterpretHealth, &kind);
+        let script = self.script(observed, Operation::InterpretHealth)?;
+        let fail = failure(Operation::InterpretHealth, observed);
         Some(
             self.lua
                 .interpret_health(&script, observed)
@@ -350,8 +373,8 @@ impl Customizations {
                 .await?;
             return Some(patched(answer, template, Operation::AggregateStatus).map(status_of));
         }
-        let (script, kind) = self.script(template, Operation::AggregateStatus)?;
-        let fail = failure(Operation::AggregateStatus, &kind);
+        let script = self.script(template, Operation::AggregateStatus)?;
+        let fail = failure(Operation::AggregateStatus, template);
         let items: Vec<Value> = items.iter().map(status_item).collect();
         Some(
             self.lua
@@ -380,22 +403,19 @@ impl Customizations {
             return Some(answer.map_err(&fail).and_then(|a| {
                 let mut merged = BTreeSet::new();
                 for reference in a.0.dependencies {
-                    merged.insert(dependency(reference).map_err(|message| CustomizedError {
-                        operation: Operation::InterpretDependency.name(),
-                        kind: super::gvk_of(object).1.to_owned(),
-                        message,
+                    merged.insert(dependency(reference).map_err(|message| {
+                        CustomizedError::new(Operation::InterpretDependency, object, message)
                     })?);
                 }
                 Ok(merged.into_iter().collect())
             }));
         }
-        let (rules, kind) = self.rules(object)?;
-        if rules.dependencies.is_empty() {
-            return None;
-        }
-        let fail = failure(Operation::InterpretDependency, &kind);
+        let scripts = self.with_rules(object, |rules| {
+            (!rules.dependencies.is_empty()).then(|| rules.dependencies.clone())
+        })?;
+        let fail = failure(Operation::InterpretDependency, object);
         let mut merged = BTreeSet::new();
-        for script in &rules.dependencies {
+        for script in &scripts {
             let references = match self.lua.get_dependencies(script, object) {
                 Ok(references) => references,
                 Err(error) => return Some(Err(fail(error.to_string()))),
@@ -415,12 +435,7 @@ impl Customizations {
 
 /// A failed webhook call as the operation's error.
 fn by_webhook(operation: Operation, object: &Value) -> impl Fn(WebhookError) -> CustomizedError {
-    let kind = super::gvk_of(object).1.to_owned();
-    move |error| CustomizedError {
-        operation: operation.name(),
-        kind: kind.clone(),
-        message: error.to_string(),
-    }
+    move |error| CustomizedError::new(operation, object, error.to_string())
 }
 
 /// `object` with a webhook answer's patch applied.
@@ -429,20 +444,20 @@ fn patched(
     object: &Value,
     operation: Operation,
 ) -> Result<Value, CustomizedError> {
-    let fail = by_webhook(operation, object);
-    let answer = answer.map_err(&fail)?;
-    answer.patched(object).map_err(|message| CustomizedError {
-        operation: operation.name(),
-        kind: super::gvk_of(object).1.to_owned(),
-        message,
-    })
+    let answer = answer.map_err(by_webhook(operation, object))?;
+    answer
+        .patched(object)
+        .map_err(|message| CustomizedError::new(operation, object, message))
 }
 
-fn failure(operation: Operation, kind: &str) -> impl Fn(String) -> CustomizedError + '_ {
-    move |message| CustomizedError {
-        operation: operation.name(),
-        kind: kind.to_owned(),
-        message,
+/// A script's failure as the operation's error.
+fn failure(operation: Operation, object: &Value) -> impl Fn(String) -> CustomizedError + '_ {
+    move |message| {
+        CustomizedError::new(
+            operation,
+            object,
+            format!("ResourceInterpreterCustomization script: {message}"),
+        )
     }
 }
 

@@ -364,64 +364,46 @@ end";
     .await;
 }
 
+/// `cluster=health` of each entry of the binding's `aggregatedStatus`.
+async fn binding_health(plane: &ControlPlane, ns: &str) -> String {
+    plane
+        .get(
+            None,
+            ns,
+            "resourcebinding/web-deployment",
+            "{range .status.aggregatedStatus[*]}{.clusterName}={.health}{end}",
+        )
+        .await
+}
+
+/// One Deployment on us-west-2 under the health script `script`; the binding must report `want`.
+async fn health_case(plane: &ControlPlane, ns: &str, script: &str, want: &str) {
+    let rules = [(ns, rule("healthInterpretation", script))];
+    with_customizations(plane, &rules, ns, || async {
+        plane
+            .apply(None, &namespace_and_policy(ns, ONE_CLUSTER, false))
+            .await;
+        plane.apply(None, &deployment(ns, 3, "")).await;
+        await_value("the binding reports the script's health", want, || {
+            binding_health(plane, ns)
+        })
+        .await;
+    })
+    .await;
+}
+
 pub async fn interpret_health(plane: &ControlPlane) {
-    let ns = "ric-health";
     let healthy = "
 function InterpretHealth(observedObj)
   return observedObj.status.readyReplicas == observedObj.spec.replicas
 end";
-    let rules = [("ric-health", rule("healthInterpretation", healthy))];
-    with_customizations(plane, &rules, ns, || async {
-        plane
-            .apply(None, &namespace_and_policy(ns, ONE_CLUSTER, false))
-            .await;
-        plane.apply(None, &deployment(ns, 3, "")).await;
-        await_value(
-            "the binding reports the member healthy",
-            "us-west-2=Healthy",
-            || async {
-                plane
-                    .get(
-                        None,
-                        ns,
-                        "resourcebinding/web-deployment",
-                        "{range .status.aggregatedStatus[*]}{.clusterName}={.health}{end}",
-                    )
-                    .await
-            },
-        )
-        .await;
-    })
-    .await;
+    health_case(plane, "ric-health", healthy, "us-west-2=Healthy").await;
     // A script that never finds the Deployment healthy: the native rule would.
-    let ns = "ric-unhealthy";
     let unhealthy = "
 function InterpretHealth(observedObj)
   return observedObj.status.readyReplicas == observedObj.spec.replicas + 100
 end";
-    let rules = [("ric-unhealthy", rule("healthInterpretation", unhealthy))];
-    with_customizations(plane, &rules, ns, || async {
-        plane
-            .apply(None, &namespace_and_policy(ns, ONE_CLUSTER, false))
-            .await;
-        plane.apply(None, &deployment(ns, 3, "")).await;
-        await_value(
-            "the binding reports the member unhealthy",
-            "us-west-2=Unhealthy",
-            || async {
-                plane
-                    .get(
-                        None,
-                        ns,
-                        "resourcebinding/web-deployment",
-                        "{range .status.aggregatedStatus[*]}{.clusterName}={.health}{end}",
-                    )
-                    .await
-            },
-        )
-        .await;
-    })
-    .await;
+    health_case(plane, "ric-unhealthy", unhealthy, "us-west-2=Unhealthy").await;
 }
 
 pub async fn dependency_interpretation(plane: &ControlPlane) {
@@ -610,16 +592,7 @@ webhooks:
     await_value(
         "the binding reports what the webhook said",
         "us-west-2=Unhealthy",
-        || async {
-            plane
-                .get(
-                    None,
-                    ns,
-                    "resourcebinding/web-deployment",
-                    "{range .status.aggregatedStatus[*]}{.clusterName}={.health}{end}",
-                )
-                .await
-        },
+        || binding_health(plane, ns),
     )
     .await;
     await_value(

@@ -68,10 +68,16 @@ impl ControlPlane {
     /// `up --demo` on a memory store, once every member is Ready (the scheduler places nothing
     /// on a cluster still tainted not-ready).
     pub async fn demo(dir: &Path) -> ControlPlane {
+        ControlPlane::demo_with(dir, &[]).await
+    }
+
+    /// [`ControlPlane::demo`] with `extra` flags for `up` (feature gates, controllers).
+    pub async fn demo_with(dir: &Path, extra: &[&str]) -> ControlPlane {
         let data = dir.join("data");
         let data = data.to_string_lossy();
-        let plane =
-            ControlPlane::start(&["--demo", "--store", "memory", "--data-dir", &data], dir).await;
+        let mut args = vec!["--demo", "--store", "memory", "--data-dir", &data];
+        args.extend_from_slice(extra);
+        let plane = ControlPlane::start(&args, dir).await;
         plane.await_members_ready(&MEMBERS).await;
         plane
     }

@@ -126,9 +126,9 @@ async fn a_failing_script_is_an_error_naming_the_operation_not_a_fallback() {
         .expect("customized")
         .expect_err("fails");
     assert!(
-        error
-            .to_string()
-            .starts_with("InterpretHealth of Deployment by ResourceInterpreterCustomization: "),
+        error.to_string().starts_with(
+            "InterpretHealth of Deployment default/web: ResourceInterpreterCustomization script: "
+        ),
         "{error}"
     );
 }
