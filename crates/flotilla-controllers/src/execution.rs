@@ -43,8 +43,6 @@ use drift::{Drift, fingerprint};
 pub const NAME: &str = "execution";
 /// Name used for events (Karmada's).
 const REPORTER: &str = "execution-controller";
-/// Concurrent Works.
-const WORKERS: usize = 8;
 /// Karmada's event reasons for a sync.
 const SYNC_SUCCEED: &str = "SyncWorkloadSucceed";
 const SYNC_FAILED: &str = "SyncWorkloadFailed";
@@ -197,7 +195,7 @@ impl Execution {
         let me = self.clone();
         tasks.workers(
             &self.queue,
-            WORKERS,
+            self.ctx.options.concurrent_work_syncs.max(1),
             move |key| {
                 let me = me.clone();
                 async move { me.reconcile(&key).await }

@@ -86,6 +86,10 @@ pub struct UpOptions {
     /// Evictions per second during cluster failover (0: one per 30 minutes).
     #[arg(long, default_value = "0.5", value_parser = parse_eviction_rate)]
     pub resource_eviction_rate: f32,
+    /// Works the execution controller syncs at once (Karmada's `--concurrent-work-syncs`;
+    /// Flotilla's default is higher than Karmada's 5, as each sync mostly waits on a member).
+    #[arg(long, default_value_t = flotilla_controllers::options::DEFAULT_CONCURRENT_WORK_SYNCS, value_parser = parse_work_syncs)]
+    pub concurrent_work_syncs: usize,
     /// Admit ClusterTaintPolicies with NoExecute taints (karmada-webhook's
     /// `--allow-no-execute-taint-policy`, default false: such a taint evicts every workload
     /// that does not tolerate it).
@@ -99,6 +103,13 @@ fn parse_feature_gates(text: &str) -> Result<flotilla_controllers::FeatureGates,
 
 fn parse_purge_mode(text: &str) -> Result<flotilla_controllers::PurgeMode, String> {
     flotilla_controllers::PurgeMode::parse(text).map_err(|e| e.to_string())
+}
+
+fn parse_work_syncs(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if (1..=4096).contains(&n) => Ok(n),
+        _ => Err(format!("{text:?} is not a number of Works from 1 to 4096")),
+    }
 }
 
 fn parse_eviction_rate(text: &str) -> Result<f32, String> {
@@ -118,6 +129,7 @@ impl UpOptions {
                 resource_eviction_rate: self.resource_eviction_rate,
                 ..flotilla_controllers::FailoverOptions::default()
             },
+            concurrent_work_syncs: self.concurrent_work_syncs,
         }
     }
 }
@@ -488,6 +500,24 @@ mod tests {
                 .expect_err("not a positive number of MiB")
                 .to_string();
             assert!(error.contains("--watch-cache-window-mib"), "{error}");
+        }
+    }
+
+    #[test]
+    fn concurrent_work_syncs_reach_the_controllers_and_must_be_positive() {
+        let up = Up::try_parse_from(["up"]).expect("every flag has a default");
+        assert_eq!(
+            up.options.controller_options().concurrent_work_syncs,
+            flotilla_controllers::options::DEFAULT_CONCURRENT_WORK_SYNCS
+        );
+        let up = Up::try_parse_from(["up", "--concurrent-work-syncs", "5"]).expect("Karmada's");
+        assert_eq!(up.options.controller_options().concurrent_work_syncs, 5);
+        for bad in ["0", "-3", "many", "5000"] {
+            let flag = format!("--concurrent-work-syncs={bad}");
+            let error = Up::try_parse_from(["up", flag.as_str()])
+                .expect_err("not a usable number of Works")
+                .to_string();
+            assert!(error.contains("--concurrent-work-syncs"), "{error}");
         }
     }
 }
