@@ -43,6 +43,8 @@ pub struct AgentConfig {
     pub topology: Topology,
     /// The member API endpoint to register (default: the member kubeconfig's server).
     pub api_endpoint: Option<String>,
+    /// `--concurrent-work-syncs`: Works the execution controller syncs at once.
+    pub concurrent_work_syncs: usize,
 }
 
 impl AgentConfig {
@@ -63,6 +65,7 @@ impl AgentConfig {
             controllers: "*".into(),
             topology: Topology::default(),
             api_endpoint: None,
+            concurrent_work_syncs: flotilla_controllers::options::DEFAULT_CONCURRENT_WORK_SYNCS,
         }
     }
 }
@@ -230,7 +233,10 @@ async fn session(
         interpreter: Arc::new(flotilla_controllers::interpreter::Customizations::new(
             informers,
         )),
-        options: Arc::default(),
+        options: Arc::new(flotilla_controllers::ControllerOptions {
+            concurrent_work_syncs: config.concurrent_work_syncs,
+            ..Default::default()
+        }),
     };
     let controllers_term = term.child();
     let controllers = {

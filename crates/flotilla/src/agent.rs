@@ -49,6 +49,9 @@ pub struct AgentArgs {
     /// Controllers to run among clusterStatus, execution and workStatus (`*` = all).
     #[arg(long, default_value = "*")]
     pub controllers: String,
+    /// Works the execution controller syncs at once (Karmada's `--concurrent-work-syncs`).
+    #[arg(long, default_value_t = flotilla_controllers::options::DEFAULT_CONCURRENT_WORK_SYNCS, value_parser = crate::up::parse_work_syncs)]
+    pub concurrent_work_syncs: usize,
 }
 
 /// Runs the agent until SIGINT or SIGTERM.
@@ -100,6 +103,7 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
     config.lease_duration = args.cluster_lease_duration;
     config.renew_interval = args.cluster_lease_duration / 4;
     config.controllers = args.controllers.clone();
+    config.concurrent_work_syncs = args.concurrent_work_syncs;
     config.api_endpoint = args.cluster_api_endpoint.clone();
     config.topology = flotilla_agent::Topology {
         region: args.cluster_region.clone(),

@@ -105,7 +105,7 @@ fn parse_purge_mode(text: &str) -> Result<flotilla_controllers::PurgeMode, Strin
     flotilla_controllers::PurgeMode::parse(text).map_err(|e| e.to_string())
 }
 
-fn parse_work_syncs(text: &str) -> Result<usize, String> {
+pub(crate) fn parse_work_syncs(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(n) if (1..=4096).contains(&n) => Ok(n),
         _ => Err(format!("{text:?} is not a number of Works from 1 to 4096")),
