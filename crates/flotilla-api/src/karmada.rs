@@ -24,6 +24,7 @@ pub mod policy;
 pub mod quota;
 pub mod remedy;
 pub mod replicas;
+pub mod webster;
 pub mod work;
 pub mod work_v1alpha1;
 

@@ -748,3 +748,45 @@ fn reported(replicas: i32, generation: i64) -> Value {
                 "resourceTemplateGeneration": generation},
             "health": "Healthy"}]}})
 }
+
+/// Karmada's `JobReplicaScheduling` e2e case: a Job Divided by static weights 1:2:3 with
+/// parallelism = completions = 6. Each member's Job gets its share of both (Karmada's binding
+/// controller divides `completions` by the clusters' replicas), so the members run 6
+/// completions between them, not 6 each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_divided_job_shares_its_completions_across_clusters() {
+    let clusters = ["member1", "member2", "member3"];
+    let world = World::start(&clusters).await;
+    let weights: Vec<Value> = clusters
+        .iter()
+        .zip(1..)
+        .map(|(name, weight)| json!({"targetCluster": {"clusterNames": [name]}, "weight": weight}))
+        .collect();
+    world
+        .apply(
+            json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+            "metadata": {"name": "pi", "namespace": "default"},
+            "spec": {"resourceSelectors": [{"apiVersion": "batch/v1", "kind": "Job", "name": "pi"}],
+                "placement": {"clusterAffinity": {"clusterNames": clusters},
+                    "replicaScheduling": {"replicaSchedulingType": "Divided",
+                        "replicaDivisionPreference": "Weighted",
+                        "weightPreference": {"staticWeightList": weights}}}}}),
+        )
+        .await;
+    world
+        .apply(json!({"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": "pi", "namespace": "default"},
+            "spec": {"parallelism": 6, "completions": 6,
+                "template": {"spec": {"restartPolicy": "Never",
+                    "containers": [{"name": "pi", "image": "perl:5.34"}]}}}}))
+        .await;
+    for (cluster, share) in clusters.iter().zip(1..) {
+        let work = eventually("the Job's Work", || {
+            work_in(&world, cluster, "Job", "pi", "default")
+        })
+        .await;
+        let spec = &manifest(&work)["spec"];
+        assert_eq!(spec["parallelism"], share, "{cluster}: {spec}");
+        assert_eq!(spec["completions"], share, "{cluster}: {spec}");
+    }
+}

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use flotilla_api::karmada::names::{execution_space_name, work_name};
+use flotilla_api::karmada::webster;
 use flotilla_api::karmada::{Cluster, ResourceBindingSpec, Work, WorkSpec, WorkloadTemplate};
 use flotilla_api::validation::karmada::{CRB_PERMANENT_ID, RB_PERMANENT_ID, prune_manifest};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -183,6 +184,41 @@ pub fn render_work(template: &Value, input: &RenderInput<'_>) -> Result<Work, Re
     render_work_with(template, input, None)
 }
 
+/// This cluster's share of a Divided Job's `spec.completions`, as Karmada's binding controller
+/// divides them (`divideReplicasByJobCompletions`): the template's completions spread over the
+/// binding's target clusters (scheduled, then the clusters of `requiredBy` bindings not already
+/// among them) by their replicas, with the dispenser's tie-break on the template's UID. `None`
+/// (completions left as they are) for anything but a Job whose binding has replicas and a
+/// Divided placement, for a Job without `spec.completions` (a work-queue Job), or when the
+/// targets carry no replicas to weigh by.
+pub fn divided_job_completions(
+    template: &Value,
+    spec: &ResourceBindingSpec,
+    cluster: &str,
+) -> Option<i64> {
+    let divided = spec.placement.as_ref().is_some_and(|placement| {
+        placement.replica_scheduling_type() == flotilla_api::karmada::REPLICA_SCHEDULING_DIVIDED
+    });
+    if str_at(template, "/kind") != "Job" || spec.replicas <= 0 || !divided {
+        return None;
+    }
+    let completions = template.pointer("/spec/completions")?.as_i64()?;
+    let mut targets = spec.clusters.clone();
+    for snapshot in &spec.required_by {
+        for target in &snapshot.clusters {
+            if !targets.iter().any(|t| t.name == target.name) {
+                targets.push(target.clone());
+            }
+        }
+    }
+    let uid = str_at(template, "/metadata/uid");
+    let completions = i32::try_from(completions).unwrap_or(i32::MAX);
+    webster::spread_replicas_by_weights(completions, &targets, &[], uid)
+        .into_iter()
+        .find(|target| target.name == cluster)
+        .map(|target| i64::from(target.replicas))
+}
+
 /// [`render_work`], revising replicas with a ResourceInterpreterCustomization's
 /// `ReviseReplica` where `customizations` has one for the kind.
 pub fn render_work_with(
@@ -201,6 +237,11 @@ pub fn render_work_with(
                 interpreter::revise_replica(&mut workload, replicas);
             }
         }
+    }
+    if let Some(completions) = divided_job_completions(template, input.spec, input.cluster.name())
+        && let Some(field) = workload.pointer_mut("/spec/completions")
+    {
+        *field = completions.into();
     }
     let applied = overrides::apply_overrides(
         &mut workload,

@@ -156,6 +156,7 @@ pub async fn add_cluster(client: &kube::Client, name: &str) {
             "lastTransitionTime": "2026-12-01T00:00:00Z"}],
         "apiEnablements": [
             {"groupVersion": "apps/v1", "resources": [{"name": "deployments", "kind": "Deployment"}]},
+            {"groupVersion": "batch/v1", "resources": [{"name": "jobs", "kind": "Job"}]},
             {"groupVersion": "v1", "resources": [{"name": "configmaps", "kind": "ConfigMap"},
                 {"name": "namespaces", "kind": "Namespace"}]},
             {"groupVersion": "rbac.authorization.k8s.io/v1",

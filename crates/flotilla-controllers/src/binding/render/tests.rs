@@ -264,3 +264,101 @@ fn an_override_can_set_the_conflict_resolution() {
         "overwrite"
     );
 }
+
+fn job(completions: Option<i64>) -> Value {
+    let mut job = json!({"apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": "pi", "namespace": "default", "uid": "u-job", "generation": 1},
+        "spec": {"parallelism": 6,
+            "template": {"spec": {"containers": [{"name": "pi", "image": "perl"}]}}}});
+    if let Some(completions) = completions {
+        job["spec"]["completions"] = completions.into();
+    }
+    job
+}
+
+fn job_spec(scheduling: &str) -> ResourceBindingSpec {
+    spec(
+        json!({"resource": {"apiVersion": "batch/v1", "kind": "Job", "name": "pi"},
+        "replicas": 6,
+        "placement": {"replicaScheduling": {"replicaSchedulingType": scheduling}},
+        "clusters": [{"name": "member1", "replicas": 1}, {"name": "member2", "replicas": 2},
+            {"name": "member3", "replicas": 3}]}),
+    )
+}
+
+fn job_manifest(template: &Value, spec: &ResourceBindingSpec, name: &str, replicas: i32) -> Value {
+    let binding = binding();
+    let cluster = cluster(name);
+    let input = RenderInput {
+        replicas: Some(replicas),
+        ..configmap_input(&binding, spec, &cluster)
+    };
+    render_work(template, &input)
+        .expect("renders")
+        .spec
+        .workload
+        .manifests[0]
+        .to_value()
+}
+
+/// Karmada's binding controller divides a Divided Job's completions over the target clusters by
+/// their replicas (Webster), so the members run the template's completions between them, not
+/// each.
+#[test]
+fn a_divided_jobs_completions_are_divided_by_the_clusters_replicas() {
+    let spec = job_spec("Divided");
+    let template = job(Some(10));
+    let shares: Vec<_> = ["member1", "member2", "member3"]
+        .iter()
+        .map(|c| divided_job_completions(&template, &spec, c))
+        .collect();
+    // Sainte-Laguë over weights 1:2:3 for 10 seats.
+    assert_eq!(shares, vec![Some(2), Some(3), Some(5)]);
+    let manifest = job_manifest(&template, &spec, "member2", 2);
+    assert_eq!(manifest["spec"]["parallelism"], 2);
+    assert_eq!(manifest["spec"]["completions"], 3);
+    // Karmada's e2e case: completions = parallelism = the sum of the weights.
+    let template = job(Some(6));
+    for (cluster, share) in [("member1", 1), ("member2", 2), ("member3", 3)] {
+        let manifest = job_manifest(&template, &spec, cluster, share);
+        assert_eq!(manifest["spec"]["completions"], share, "{cluster}");
+        assert_eq!(manifest["spec"]["parallelism"], share, "{cluster}");
+    }
+}
+
+#[test]
+fn completions_stay_whole_when_duplicated_and_absent_when_the_job_has_none() {
+    let duplicated = job_spec("Duplicated");
+    let pi = job(Some(10));
+    assert_eq!(divided_job_completions(&pi, &duplicated, "member1"), None);
+    let manifest = job_manifest(&pi, &duplicated, "member1", 6);
+    assert_eq!(manifest["spec"]["completions"], 10);
+    // A work-queue Job leaves completions unset; so does its Work.
+    let divided = job_spec("Divided");
+    let manifest = job_manifest(&job(None), &divided, "member3", 3);
+    assert!(manifest["spec"].get("completions").is_none(), "{manifest}");
+    // Only Jobs: a Deployment's fields are never touched.
+    assert_eq!(
+        divided_job_completions(&template(), &divided, "member1"),
+        None
+    );
+}
+
+#[test]
+fn clusters_of_requiring_bindings_share_the_completions() {
+    let mut spec = job_spec("Divided");
+    spec.clusters.truncate(1);
+    spec.required_by = serde_json::from_value(json!([{"namespace": "default", "name": "a",
+        "clusters": [{"name": "member1", "replicas": 5}, {"name": "member4", "replicas": 1}]}]))
+    .expect("snapshots");
+    let template = job(Some(4));
+    // member1 keeps its scheduled weight (1); member4 comes from the requiring binding.
+    assert_eq!(
+        divided_job_completions(&template, &spec, "member1"),
+        Some(2)
+    );
+    assert_eq!(
+        divided_job_completions(&template, &spec, "member4"),
+        Some(2)
+    );
+}
