@@ -10,6 +10,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use futures::{StreamExt, stream};
+
 use flotilla_api::karmada::names::{execution_space_name, work_name};
 use flotilla_api::karmada::{Cluster, ClusterOverridePolicy, Work, WorkSpec, WorkloadTemplate};
 use flotilla_api::validation::karmada::{CPP_PERMANENT_ID, prune_manifest};
@@ -30,6 +32,8 @@ use crate::overrides::{self, PolicyRef};
 
 /// Label that keeps a namespace out of members.
 pub const SKIP_AUTO_PROPAGATION_LABEL: &str = "namespace.karmada.io/skip-auto-propagation";
+/// A namespace's Works (one per cluster) written at once.
+const CONCURRENT_WORK_WRITES: usize = 16;
 
 /// Whether `namespace` is propagated to every cluster.
 pub fn should_sync(namespace: &Namespace) -> bool {
@@ -211,6 +215,7 @@ impl NamespaceSync {
         }
         let cluster_overrides = self.cluster_overrides.state();
         let mut first_error = None;
+        let mut writes = Vec::new();
         for cluster in self.clusters.state() {
             if cluster.is_deleting() {
                 continue;
@@ -230,7 +235,23 @@ impl NamespaceSync {
                 &ObjectRef::new(work.metadata.name.as_deref().unwrap_or(""))
                     .within(work.metadata.namespace.as_deref().unwrap_or("")),
             );
-            match ensure_work(&self.client, work, stored.as_deref()).await {
+            writes.push((cluster, work, stored));
+        }
+        // One namespace goes to every cluster at once: written one after another, the last
+        // clusters got theirs only after 100 store commits, while the workloads' Works for that
+        // namespace were already being applied there (and failed: namespace not found).
+        let results: Vec<_> = stream::iter(writes.into_iter().map(|(cluster, work, stored)| {
+            let client = &self.client;
+            async move {
+                let result = ensure_work(client, work, stored.as_deref()).await;
+                (cluster, result)
+            }
+        }))
+        .buffered(CONCURRENT_WORK_WRITES)
+        .collect()
+        .await;
+        for (cluster, result) in results {
+            match result {
                 Ok(WorkWrite::Unchanged) => {}
                 Ok(_) => {
                     info!(namespace = %name, cluster = cluster.name(), "namespace Work written")
