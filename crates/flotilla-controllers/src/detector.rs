@@ -1,9 +1,9 @@
 //! The resource detector: watches every propagatable kind the control plane serves (found by
 //! discovery, re-run when CRDs change) and the (Cluster)PropagationPolicies, gives each
 //! template its policy (Karmada's precedence, [`matching`]), claims it ([`claim`]) and keeps its
-//! ResourceBinding / ClusterResourceBinding in step ([`build`]). Policy deletion unclaims the
-//! templates and bindings and then drops the policy's finalizer; bindings stay, so members keep
-//! their objects.
+//! ResourceBinding / ClusterResourceBinding in step ([`build`]: what it holds; `write`: creating
+//! or replacing it). Policy deletion unclaims the templates and bindings and then drops the
+//! policy's finalizer; bindings stay, so members keep their objects.
 //!
 //! Skipped: Karmada's own groups (`cluster`, `policy`, `work.karmada.io`), Events, reserved
 //! namespaces (`karmada-system`, `karmada-cluster`, `karmada-es-*`), `kube-*` namespaces
@@ -16,18 +16,17 @@ mod fingerprint;
 pub mod matching;
 mod policies;
 mod watch;
+mod write;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::hash::Hash;
 use std::sync::Arc;
 
-use flotilla_api::karmada::{
-    ClusterResourceBinding, PropagationSpec, ResourceBinding, ResourceBindingSpec,
-};
+use flotilla_api::karmada::{PropagationSpec, ResourceBindingSpec};
 use flotilla_runtime::controller::{Tasks, until_ready};
 use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
 use flotilla_runtime::{Priority, Shutdown, WorkQueue};
-use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use parking_lot::Mutex;
 use serde_json::Value;
 use tracing::{debug, info, warn};
@@ -625,94 +624,6 @@ impl Detector {
         }
     }
 
-    async fn ensure_binding(
-        &self,
-        template: &Value,
-        claim: &PolicyClaim,
-        desired: ResourceBindingSpec,
-        extensions: &std::collections::BTreeMap<String, String>,
-    ) -> Result<bool, DetectorError> {
-        let mut meta = build::binding_metadata(template, claim, false);
-        build::apply_extensions(&mut meta, extensions);
-        let name = meta.name.clone().unwrap_or_default();
-        let namespace = meta.namespace.clone().unwrap_or_default();
-        let api = Api::<ResourceBinding>::namespaced(self.client.clone(), &namespace);
-        match api.get_opt(&name).await? {
-            None => {
-                let binding = ResourceBinding {
-                    metadata: meta,
-                    spec: desired,
-                    ..ResourceBinding::default()
-                };
-                api.create(&PostParams::default(), &binding).await?;
-                debug!(binding = %format!("{namespace}/{name}"), "created ResourceBinding");
-                Ok(true)
-            }
-            Some(existing) => {
-                let mut updated = existing.clone();
-                build::apply_extensions(&mut updated.metadata, extensions);
-                refresh(
-                    &mut updated.metadata,
-                    &mut updated.spec,
-                    template,
-                    claim,
-                    desired,
-                    build::RB_FINALIZER,
-                    &name,
-                )?;
-                if updated == existing {
-                    return Ok(false);
-                }
-                api.replace(&name, &PostParams::default(), &updated).await?;
-                debug!(binding = %format!("{namespace}/{name}"), "updated ResourceBinding");
-                Ok(true)
-            }
-        }
-    }
-
-    async fn ensure_cluster_binding(
-        &self,
-        template: &Value,
-        claim: &PolicyClaim,
-        desired: ResourceBindingSpec,
-        extensions: &std::collections::BTreeMap<String, String>,
-    ) -> Result<bool, DetectorError> {
-        let mut meta = build::binding_metadata(template, claim, true);
-        build::apply_extensions(&mut meta, extensions);
-        let name = meta.name.clone().unwrap_or_default();
-        let api = Api::<ClusterResourceBinding>::all(self.client.clone());
-        match api.get_opt(&name).await? {
-            None => {
-                let binding = ClusterResourceBinding {
-                    metadata: meta,
-                    spec: desired,
-                    ..ClusterResourceBinding::default()
-                };
-                api.create(&PostParams::default(), &binding).await?;
-                info!(binding = %name, "created ClusterResourceBinding");
-                Ok(true)
-            }
-            Some(existing) => {
-                let mut updated = existing.clone();
-                build::apply_extensions(&mut updated.metadata, extensions);
-                refresh(
-                    &mut updated.metadata,
-                    &mut updated.spec,
-                    template,
-                    claim,
-                    desired,
-                    build::CRB_FINALIZER,
-                    &name,
-                )?;
-                if updated == existing {
-                    return Ok(false);
-                }
-                api.replace(&name, &PostParams::default(), &updated).await?;
-                Ok(true)
-            }
-        }
-    }
-
     async fn publish(
         &self,
         key: &TemplateKey,
@@ -753,36 +664,6 @@ fn template_id(key: &TemplateKey) -> TemplateId {
         namespace: key.namespace.clone(),
         name: key.name.clone(),
     }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn refresh(
-    meta: &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
-    spec: &mut ResourceBindingSpec,
-    template: &Value,
-    claim: &PolicyClaim,
-    desired: ResourceBindingSpec,
-    finalizer: &str,
-    name: &str,
-) -> Result<(), DetectorError> {
-    let template_uid = template
-        .pointer("/metadata/uid")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    match build::controller_uid(meta) {
-        Some(uid) if uid != template_uid => {
-            return Err(DetectorError::OwnerMismatch {
-                binding: name.to_owned(),
-                owner: uid.to_owned(),
-            });
-        }
-        Some(_) => {}
-        None => meta.owner_references = Some(vec![build::owner_reference(template)]),
-    }
-    build::apply_claim(meta, claim);
-    build::ensure_finalizer(meta, finalizer);
-    build::refresh_spec(spec, desired);
-    Ok(())
 }
 
 /// Which policy (permanent id) claims which templates, both ways.
