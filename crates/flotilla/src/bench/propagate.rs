@@ -58,6 +58,11 @@ pub struct PropagateBenchOptions {
     /// Concurrent clients creating the burst's Deployments.
     #[arg(long, default_value_t = 32)]
     pub writers: usize,
+    /// Create the burst's Deployments at this steady rate (per second) instead of as fast as
+    /// the writers can: the latency percentiles then measure the pipeline at that load, not a
+    /// queue of all N.
+    #[arg(long, value_parser = parse_rate)]
+    pub rate: Option<f64>,
     /// The control plane's store, as `flotilla up --store` (redb in a temporary directory).
     #[arg(long, value_enum, default_value = "redb")]
     pub store: crate::up::StoreKind,
@@ -69,6 +74,15 @@ pub struct PropagateBenchOptions {
     /// this process, so it costs control-plane CPU: for finding writes, not for timing.
     #[arg(long)]
     pub explain_writes: bool,
+}
+
+fn parse_rate(value: &str) -> Result<f64, String> {
+    match value.parse::<f64>() {
+        Ok(rate) if rate.is_finite() && rate > 0.0 => Ok(rate),
+        _ => Err(format!(
+            "{value:?} is not a rate: give Deployments per second, a number above 0"
+        )),
+    }
 }
 
 /// Latency percentiles, ms.
@@ -118,6 +132,9 @@ pub struct Sequential {
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct Burst {
     pub deployments: usize,
+    /// `--rate`: Deployments created per second (none: as fast as the writers could).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
     /// Control-plane store writes per Deployment, and by resource.
     pub writes_per_deployment: f64,
     pub writes: Vec<(String, u64)>,
@@ -130,6 +147,8 @@ pub struct Burst {
     pub all_ready_s: f64,
     pub works_per_s: f64,
     pub applied: Latency,
+    /// Create → ready (the template's aggregated `readyReplicas` reached its replicas).
+    pub ready: Latency,
     pub control_plane_cpu_s: f64,
     pub sim_cpu_s: f64,
     pub control_plane_rss_mib: f64,
@@ -346,8 +365,13 @@ async fn burst(
     let names = &members.names;
     let groups = names.len();
     eprintln!(
-        "bench propagate: burst of {} Deployments over {groups} policies ({} writers)",
-        options.deployments, options.writers
+        "bench propagate: burst of {} Deployments over {groups} policies ({} writers{})",
+        options.deployments,
+        options.writers,
+        options
+            .rate
+            .map(|rate| format!(", {rate} a second"))
+            .unwrap_or_default()
     );
     let policies = Api::<PropagationPolicy>::namespaced(client.clone(), BURST_NS);
     for g in 0..groups {
@@ -388,12 +412,18 @@ async fn burst(
     for _ in 0..options.writers.max(1) {
         let api = Api::<Deployment>::namespaced(client.clone(), BURST_NS);
         let (created, next) = (created.clone(), next.clone());
-        let (n, replicas) = (options.deployments, options.replicas);
+        let (n, replicas, rate) = (options.deployments, options.replicas, options.rate);
         writers.push(tokio::spawn(async move {
             loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 if i >= n {
                     return anyhow::Ok(());
+                }
+                if let Some(rate) = rate {
+                    // The i-th create is due i/rate after the start; a writer that is late
+                    // (the API server was slow) sends at once, and its latency counts from then.
+                    let due = started + Duration::from_secs_f64(i as f64 / rate);
+                    tokio::time::sleep_until(due.into()).await;
                 }
                 // Built when sent, so the bench holds no burst of typed Deployments in the
                 // process whose RSS it reports.
@@ -463,6 +493,7 @@ async fn burst(
     // The instants the tracker saw each Deployment applied and ready (not when this loop woke).
     let created = created.lock();
     let mut latencies = Vec::with_capacity(n);
+    let mut ready_latencies = Vec::with_capacity(n);
     let (mut last_applied, mut last_ready) = (started, started);
     for (name, at) in created.iter() {
         let (applied, ready) = tracker.times(&(BURST_NS.to_owned(), name.clone()));
@@ -470,18 +501,22 @@ async fn burst(
             latencies.push(applied.saturating_duration_since(*at));
             last_applied = last_applied.max(applied);
         }
-        last_ready = last_ready.max(ready.unwrap_or(finished_at));
+        let ready = ready.unwrap_or(finished_at);
+        ready_latencies.push(ready.saturating_duration_since(*at));
+        last_ready = last_ready.max(ready);
     }
     let all_applied_s = last_applied.duration_since(started).as_secs_f64();
     let all_ready_s = last_ready.duration_since(started).as_secs_f64();
     Ok(Burst {
         deployments: n,
+        rate: options.rate,
         works: expected_works,
         create_s,
         all_applied_s,
         all_ready_s,
         works_per_s: expected_works as f64 / all_applied_s,
         applied: Latency::of(latencies),
+        ready: Latency::of(ready_latencies),
         control_plane_cpu_s,
         sim_cpu_s,
         control_plane_rss_mib: world::rss_mib(),
@@ -717,13 +752,23 @@ pub fn report(f: &Figures) {
             b.deployments.to_string(),
         );
         row("burst: Works", b.works.to_string());
+        if let Some(rate) = b.rate {
+            row("burst: created at (Deployments/s)", format!("{rate}"));
+        }
         row("burst: creates done s", format!("{:.1}", b.create_s));
         row("burst: all applied s", format!("{:.1}", b.all_applied_s));
         row("burst: all ready s", format!("{:.1}", b.all_ready_s));
         row("burst: Works applied/s", format!("{:.0}", b.works_per_s));
         row(
-            "burst: create→applied P50/P99 ms",
-            format!("{}/{}", b.applied.p50_ms, b.applied.p99_ms),
+            "burst: create→applied P50/P95/P99 ms",
+            format!(
+                "{}/{}/{}",
+                b.applied.p50_ms, b.applied.p95_ms, b.applied.p99_ms
+            ),
+        );
+        row(
+            "burst: create→ready P50/P95/P99 ms",
+            format!("{}/{}/{}", b.ready.p50_ms, b.ready.p95_ms, b.ready.p99_ms),
         );
         row(
             "burst: control-plane CPU s (sim apart)",
@@ -784,7 +829,17 @@ pub fn report(f: &Figures) {
 
 #[cfg(test)]
 mod tests {
-    use super::ratio;
+    use super::{parse_rate, ratio};
+
+    #[test]
+    fn a_rate_is_a_positive_number_of_deployments_a_second() {
+        assert_eq!(parse_rate("150"), Ok(150.0));
+        assert_eq!(parse_rate("0.5"), Ok(0.5));
+        for bad in ["0", "-3", "fast", "NaN", "inf", ""] {
+            let error = parse_rate(bad).expect_err(bad);
+            assert!(error.contains("Deployments per second"), "{bad}: {error}");
+        }
+    }
 
     #[test]
     fn ratios_keep_three_significant_digits_however_small() {
