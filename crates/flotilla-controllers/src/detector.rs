@@ -152,6 +152,8 @@ pub struct Detector {
     /// Gate `ResourceQuotaEstimate`: replica requirements name the template's namespace and
     /// its pods' priority class.
     quota_estimate: bool,
+    /// Gate `WorkloadAffinity`: bindings carry their template's `workloadAffinityGroups`.
+    workload_affinity: bool,
 }
 
 impl std::fmt::Debug for Detector {
@@ -165,7 +167,8 @@ pub fn start(context: Context, shutdown: Shutdown) -> ControllerTask {
     Box::pin(async move {
         let quota_estimate = context.options.gates.enabled("ResourceQuotaEstimate");
         let detector = Detector::new(context.client, context.metrics)
-            .with_interpreter(context.interpreter.clone(), quota_estimate);
+            .with_interpreter(context.interpreter.clone(), quota_estimate)
+            .with_workload_affinity(context.options.gates.enabled("WorkloadAffinity"));
         detector.run(shutdown).await;
     })
 }
@@ -193,6 +196,7 @@ impl Detector {
             metrics,
             interpreter: Arc::new(interpreter::Customizations::none()),
             quota_estimate: false,
+            workload_affinity: false,
         })
     }
 
@@ -206,6 +210,14 @@ impl Detector {
         if let Some(me) = Arc::get_mut(&mut self) {
             me.interpreter = interpreter;
             me.quota_estimate = quota_estimate;
+        }
+        self
+    }
+
+    /// The same detector with gate `WorkloadAffinity` as given. Only before [`Detector::run`].
+    pub fn with_workload_affinity(mut self: Arc<Self>, on: bool) -> Arc<Self> {
+        if let Some(me) = Arc::get_mut(&mut self) {
+            me.workload_affinity = on;
         }
         self
     }
@@ -551,7 +563,10 @@ impl Detector {
         if self.quota_estimate {
             build::quota_estimate_requirements(&template, &mut interpreted, native);
         }
-        let desired = build::binding_spec(&template, spec, interpreted, schedule_priority);
+        let mut desired = build::binding_spec(&template, spec, interpreted, schedule_priority);
+        if self.workload_affinity {
+            desired.workload_affinity_groups = build::workload_affinity_groups(&template, spec);
+        }
         Ok((template, desired))
     }
 

@@ -183,6 +183,7 @@ pub fn run(
         enable_empty_workload_propagation: false,
         divide_by_node_count: None,
         gpu_topology: None,
+        workload_peers: None,
     };
     let status = ResourceBindingStatus::default();
     let empty = Registry::new(Vec::new())

@@ -69,6 +69,9 @@ pub struct ScheduleOptions<'a> {
     /// capacity where each replica's GPUs share a NUMA node / PCIe switch, falling back to
     /// Karmada's counting when that does not fit. `None` = Karmada's behaviour.
     pub gpu_topology: Option<(&'a AccurateEstimator, GpuTopologyLevel)>,
+    /// Gate `WorkloadAffinity`: the binding's group peers, for the WorkloadAffinity and
+    /// WorkloadAntiAffinity filters.
+    pub workload_peers: Option<&'a crate::framework::WorkloadPeers>,
 }
 
 /// A successful schedule.
@@ -301,7 +304,8 @@ fn generic_schedule(
     placement: &Placement,
     options: &ScheduleOptions<'_>,
 ) -> Result<Vec<TargetCluster>, ScheduleError> {
-    let prepared = Prepared::new(spec, status, placement);
+    let mut prepared = Prepared::new(spec, status, placement);
+    prepared.workload_peers = options.workload_peers;
     // Filter.
     let mut feasible: Vec<&Cluster> = Vec::new();
     let mut feasible_figures: Vec<&SummaryFigures> = Vec::new();

@@ -87,6 +87,21 @@ pub struct Prepared<'a> {
     /// `clusterAffinities` term plus (for workloads) its overflow affinities; `None` when no
     /// affinity applies.
     pub affinities: Option<Vec<CompiledAffinity<'a>>>,
+    /// Gate `WorkloadAffinity`: what the binding's group peers hold, gathered by the run loop
+    /// (`None`: not gathered, the workload-affinity filters pass every cluster).
+    pub workload_peers: Option<&'a WorkloadPeers>,
+}
+
+/// The schedules of a ResourceBinding's workload-affinity peers: the other ResourceBindings of
+/// its namespace in the same affinity or anti-affinity group (`spec.workloadAffinityGroups`),
+/// each seen at its newest known version (the scheduler's own recent results count before the
+/// binding's watch brings them back).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkloadPeers {
+    /// The clusters of each scheduled peer in the affinity group: a cluster must be in all.
+    pub affinity: Vec<std::collections::BTreeSet<String>>,
+    /// Every cluster a peer in the anti-affinity group is scheduled to.
+    pub anti_affinity: std::collections::BTreeSet<String>,
 }
 
 impl<'a> Prepared<'a> {
@@ -116,7 +131,10 @@ impl<'a> Prepared<'a> {
                     list
                 })
         };
-        Self { affinities }
+        Self {
+            affinities,
+            workload_peers: None,
+        }
     }
 }
 
@@ -174,6 +192,16 @@ impl Registry {
     /// The in-tree plugins.
     pub fn in_tree() -> Self {
         Self::new(crate::plugins::in_tree())
+    }
+
+    /// The in-tree plugins with those of gate `WorkloadAffinity` when `workload_affinity` is on
+    /// (Karmada registers them only then).
+    pub fn in_tree_gated(workload_affinity: bool) -> Self {
+        let mut plugins = crate::plugins::in_tree();
+        if workload_affinity {
+            plugins.extend(crate::plugins::workload_affinity());
+        }
+        Self::new(plugins)
     }
 
     /// Names of all known plugins.

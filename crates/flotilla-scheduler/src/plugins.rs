@@ -8,6 +8,8 @@ pub mod cluster_eviction;
 pub mod cluster_locality;
 pub mod spread_constraint;
 pub mod taint_toleration;
+pub mod workload_affinity;
+pub mod workload_anti_affinity;
 
 use std::sync::Arc;
 
@@ -45,6 +47,23 @@ pub fn in_tree() -> Vec<PluginEntry> {
         PluginEntry {
             name: cluster_eviction::NAME,
             filter: Some(Arc::new(cluster_eviction::ClusterEviction)),
+            score: None,
+        },
+    ]
+}
+
+/// The plugins Karmada registers only with gate `WorkloadAffinity`, in evaluation order (after
+/// every other filter).
+pub fn workload_affinity() -> Vec<PluginEntry> {
+    vec![
+        PluginEntry {
+            name: workload_anti_affinity::NAME,
+            filter: Some(Arc::new(workload_anti_affinity::WorkloadAntiAffinity)),
+            score: None,
+        },
+        PluginEntry {
+            name: workload_affinity::NAME,
+            filter: Some(Arc::new(workload_affinity::WorkloadAffinity)),
             score: None,
         },
     ]

@@ -11,6 +11,7 @@
 pub mod extensions;
 pub mod members;
 pub mod metrics;
+mod peers;
 pub mod status;
 mod watch;
 mod write;
@@ -87,6 +88,10 @@ pub struct SchedulerConfig {
     /// Karmada's `--enable-scheduler-estimator`: the accurate estimator over members' nodes
     /// and pods, watched in process ([`members`]). `None` = the general estimator only.
     pub members: Option<Arc<members::MemberNodes>>,
+    /// Gate `WorkloadAffinity`: gather the peers of bindings in workload (anti-)affinity groups
+    /// and schedule them one at a time. The framework needs the gate's plugins too
+    /// ([`crate::framework::Registry::in_tree_gated`]).
+    pub workload_affinity: bool,
 }
 
 impl Default for SchedulerConfig {
@@ -103,6 +108,7 @@ impl Default for SchedulerConfig {
                 max: Duration::from_secs(10),
             },
             members: None,
+            workload_affinity: false,
         }
     }
 }
@@ -175,6 +181,10 @@ pub struct Scheduler {
     /// bindings' affinities after a change).
     cluster_shapes: Mutex<HashMap<String, (ClusterShape, Arc<Cluster>)>>,
     unschedulable: Mutex<BTreeSet<BindingKey>>,
+    /// Gate `WorkloadAffinity`: results written and not yet seen by the binding watch.
+    assigning: Mutex<peers::Assigning>,
+    /// Held while a binding in a workload (anti-)affinity group is scheduled.
+    grouped: tokio::sync::Mutex<()>,
     metrics: Metrics,
     recorder: Recorder,
     events: tokio::sync::mpsc::Sender<(Event, ObjectReference)>,
@@ -243,6 +253,8 @@ impl Scheduler {
             generations: Mutex::new(HashMap::new()),
             cluster_shapes: Mutex::new(HashMap::new()),
             unschedulable: Mutex::new(BTreeSet::new()),
+            assigning: Mutex::new(peers::Assigning::default()),
+            grouped: tokio::sync::Mutex::new(()),
             metrics,
             recorder,
         })
@@ -460,6 +472,21 @@ impl Scheduler {
             ScheduleTrigger::ReplicasChanged => "ScaleSchedule",
             _ => "ReconcileSchedule",
         };
+        // Gate WorkloadAffinity: one grouped binding at a time, against its peers' newest
+        // schedules (ResourceBindings only: groups are namespaced).
+        let groups = binding
+            .spec
+            .workload_affinity_groups
+            .as_ref()
+            .filter(|_| self.config.workload_affinity)
+            .zip(namespace);
+        let _one_at_a_time = match groups {
+            Some(_) => Some(self.grouped.lock().await),
+            None => None,
+        };
+        let peers = groups.map(|(groups, namespace)| {
+            lock(&self.assigning).peers(&self.bindings, namespace, name, groups)
+        });
         let started = Instant::now();
         let result = {
             // Estimator trait objects are not Sync: the options never live across an await.
@@ -475,6 +502,7 @@ impl Scheduler {
                 enable_empty_workload_propagation: self.config.enable_empty_workload_propagation,
                 divide_by_node_count: accurate.as_ref().filter(|_| extensions.node_count),
                 gpu_topology: accurate.as_ref().zip(extensions.gpu_topology),
+                workload_peers: peers.as_ref(),
             };
             crate::schedule_traced(&snapshot, binding.spec, binding.status, &options)
         };
@@ -507,7 +535,7 @@ impl Scheduler {
                     .record_result(key, &binding, placement, &result.clusters)
                     .await
                 {
-                    Ok(written) => written.unwrap_or(generation),
+                    Ok(written) => written.and_then(|w| w.generation).unwrap_or(generation),
                     // Karmada: the ResourceBinding webhook refused the result for a
                     // FederatedResourceQuota; the binding keeps its previous result.
                     Err(kube::Error::Api(refused))
@@ -612,14 +640,15 @@ impl Scheduler {
     }
 
     /// Writes `clusters` and the placement they were computed for unless the binding already
-    /// carries them; returns the binding's generation after a write.
+    /// carries them; returns the binding's versions after a write. A grouped binding's result
+    /// is remembered for its peers until the watch brings it back (gate WorkloadAffinity).
     async fn record_result(
         &self,
         key: &BindingKey,
         binding: &BindingView<'_>,
         placement: &flotilla_api::karmada::Placement,
         clusters: &[flotilla_api::karmada::TargetCluster],
-    ) -> Result<Option<i64>, kube::Error> {
+    ) -> Result<Option<flotilla_runtime::write::WrittenMeta>, kube::Error> {
         let applied = binding
             .metadata
             .annotations
@@ -629,19 +658,29 @@ impl Scheduler {
         if status::result_unchanged(applied, &binding.spec.clusters, placement, clusters) {
             return Ok(None);
         }
-        write::patch(
+        let written = write::patch(
             &self.client,
             key,
             &status::result_patch(placement, clusters),
             false,
         )
-        .await
+        .await?;
+        if self.config.workload_affinity
+            && binding.spec.workload_affinity_groups.is_some()
+            && let BindingKey::Namespaced { namespace, name } = key
+        {
+            lock(&self.assigning).record(
+                namespace,
+                name,
+                written.resource_version.as_deref(),
+                clusters.iter().map(|c| c.name.clone()).collect(),
+            );
+        }
+        Ok(Some(written))
     }
 
     async fn patch_status(&self, key: &BindingKey, patch: &Value) -> Result<(), kube::Error> {
-        write::patch(&self.client, key, patch, true)
-            .await
-            .map(|_| ())
+        write::patch(&self.client, key, patch, true).await.map(drop)
     }
 
     /// Records the decision on the binding and on its template, as Karmada does.

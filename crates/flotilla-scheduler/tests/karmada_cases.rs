@@ -257,6 +257,7 @@ impl Case {
             enable_empty_workload_propagation: false,
             divide_by_node_count: None,
             gpu_topology: None,
+            workload_peers: None,
         };
         match schedule(&Snapshot::new(clusters), &spec, &status, &options) {
             Ok(result) => Want::Placed(

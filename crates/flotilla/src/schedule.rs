@@ -570,6 +570,7 @@ fn run(args: &ScheduleArgs) -> anyhow::Result<Outcome> {
         enable_empty_workload_propagation: args.enable_empty_workload_propagation,
         divide_by_node_count,
         gpu_topology,
+        workload_peers: None,
     };
     let suspended = spec.suspension.as_ref().and_then(|s| s.scheduling) == Some(true);
     let needed = previous.is_none()

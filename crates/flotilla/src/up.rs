@@ -295,7 +295,13 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
             members.clone(),
         )))
     });
-    let scheduler = start_scheduler(&running, &components, scheduler_metrics, estimator);
+    let scheduler = start_scheduler(
+        &running,
+        &components,
+        scheduler_metrics,
+        estimator,
+        options.feature_gates.enabled("WorkloadAffinity"),
+    );
     let controllers = start_controller_manager(
         &running,
         &components,
@@ -363,8 +369,13 @@ fn start_scheduler(
     shutdown: &flotilla_runtime::Shutdown,
     metrics: flotilla_scheduler::run::Metrics,
     estimator: Option<Arc<flotilla_scheduler::run::members::MemberNodes>>,
+    workload_affinity: bool,
 ) -> tokio::task::JoinHandle<()> {
     let client = component_client(running, "scheduler");
+    // Karmada's scheduler registers the WorkloadAffinity plugins only with the gate on.
+    let framework = flotilla_scheduler::Registry::in_tree_gated(workload_affinity)
+        .framework(&["*"])
+        .expect("`*` is always a valid plugin list");
     let identity = lease_identity();
     let elector = flotilla_runtime::LeaderElector::new(
         client.clone(),
@@ -378,6 +389,8 @@ fn start_scheduler(
                     client.clone(),
                     flotilla_scheduler::run::SchedulerConfig {
                         members: estimator.clone(),
+                        framework: framework.clone(),
+                        workload_affinity,
                         ..Default::default()
                     },
                     metrics.clone(),

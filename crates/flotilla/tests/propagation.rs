@@ -33,6 +33,9 @@ mod cron_federated_hpa;
 #[path = "propagation/remedy.rs"]
 mod remedy;
 
+#[path = "propagation/workload_affinity.rs"]
+mod workload_affinity;
+
 use std::collections::BTreeMap;
 
 use flotilla_api::karmada::names::work_name;

@@ -286,3 +286,52 @@ fn member_statuses_on_works_and_bindings_round_trip_as_compact_json() {
         binding["status"]["aggregatedStatus"]
     );
 }
+
+#[test]
+fn workload_affinity_groups_are_the_templates_values_under_the_policys_keys() {
+    let placement: Placement = serde_json::from_value(json!({
+        "workloadAffinity": {
+            "affinity": {"groupByLabelKey": "app.group"},
+            "antiAffinity": {"groupByLabelKey": "ha.group"},
+        }
+    }))
+    .expect("a placement");
+    let labels = |pairs: &[(&str, &str)]| {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    assert_eq!(
+        WorkloadAffinityGroups::of(
+            &placement,
+            &labels(&[("app.group", "train"), ("ha.group", "a")])
+        ),
+        Some(WorkloadAffinityGroups {
+            affinity_group: "app.group=train".into(),
+            anti_affinity_group: "ha.group=a".into(),
+        })
+    );
+    // Only the terms whose label the template carries.
+    assert_eq!(
+        WorkloadAffinityGroups::of(&placement, &labels(&[("ha.group", "")])),
+        Some(WorkloadAffinityGroups {
+            affinity_group: String::new(),
+            anti_affinity_group: "ha.group=".into(),
+        })
+    );
+    assert_eq!(
+        WorkloadAffinityGroups::of(&placement, &labels(&[("other", "x")])),
+        None
+    );
+    assert_eq!(
+        WorkloadAffinityGroups::of(&Placement::default(), &labels(&[("app.group", "x")])),
+        None
+    );
+    // The binding carries them under Karmada's field names.
+    let groups = WorkloadAffinityGroups::of(&placement, &labels(&[("app.group", "train")]));
+    assert_eq!(
+        serde_json::to_value(groups).expect("encode"),
+        json!({"affinityGroup": "app.group=train"})
+    );
+}

@@ -359,6 +359,29 @@ pub struct WorkloadAffinityGroups {
     pub anti_affinity_group: String,
 }
 
+impl WorkloadAffinityGroups {
+    /// The groups a template with `labels` joins under `placement.workloadAffinity`, as
+    /// Karmada's detector names them (`getWorkloadAffinityGroups`): for each of `affinity` and
+    /// `antiAffinity`, `<groupByLabelKey>=<the template's value>` when the template carries
+    /// that label. `None` when neither applies.
+    pub fn of(
+        placement: &super::Placement,
+        labels: &std::collections::BTreeMap<String, String>,
+    ) -> Option<Self> {
+        let affinity = placement.workload_affinity.as_ref()?;
+        let group = |term: &str| {
+            let key = affinity.get(term)?.get("groupByLabelKey")?.as_str()?;
+            labels.get(key).map(|value| format!("{key}={value}"))
+        };
+        let groups = Self {
+            affinity_group: group("affinity").unwrap_or_default(),
+            anti_affinity_group: group("antiAffinity").unwrap_or_default(),
+        };
+        (!groups.affinity_group.is_empty() || !groups.anti_affinity_group.is_empty())
+            .then_some(groups)
+    }
+}
+
 /// `ResourceBindingStatus`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

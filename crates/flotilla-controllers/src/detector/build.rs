@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use flotilla_api::karmada::replicas::InterpretedReplicas;
 use flotilla_api::karmada::{
     BindingSchedulePriority, BindingSuspension, ObjectReference, PropagationSpec,
-    ResourceBindingSpec,
+    ResourceBindingSpec, WorkloadAffinityGroups,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use serde_json::Value;
@@ -84,6 +84,29 @@ pub fn binding_spec(
     }
 }
 
+/// Gate `WorkloadAffinity`: the (anti-)affinity groups a namespaced template joins under its
+/// policy's `workloadAffinity`, from the template's labels. Groups are scoped to a namespace,
+/// and Karmada sets them on ResourceBindings only (a cluster-scoped template gets none).
+pub fn workload_affinity_groups(
+    template: &Value,
+    policy: &PropagationSpec,
+) -> Option<WorkloadAffinityGroups> {
+    if str_at(template, "/metadata/namespace").is_empty() {
+        return None;
+    }
+    let labels = template
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .map(|labels| {
+            labels
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default();
+    WorkloadAffinityGroups::of(&policy.placement, &labels)
+}
+
 /// Copies the policy- and template-derived fields of `desired` onto `existing`, keeping the
 /// schedule (`clusters`), eviction tasks, `requiredBy`, `rescheduleTriggeredAt`, components
 /// and the binding's own `suspension.scheduling`.
@@ -99,6 +122,7 @@ pub fn refresh_spec(existing: &mut ResourceBindingSpec, desired: ResourceBinding
     existing.conflict_resolution = desired.conflict_resolution;
     existing.preserve_resources_on_deletion = desired.preserve_resources_on_deletion;
     existing.schedule_priority = desired.schedule_priority;
+    existing.workload_affinity_groups = desired.workload_affinity_groups;
     existing.suspension = match (desired.suspension, scheduling) {
         (Some(mut s), scheduling) => {
             s.scheduling = scheduling;
@@ -268,5 +292,50 @@ mod tests {
         let mut none = InterpretedReplicas::default();
         quota_estimate_requirements(&template, &mut none, true);
         assert_eq!(none.requirements, None);
+    }
+
+    #[test]
+    fn workload_affinity_groups_come_from_a_namespaced_templates_labels_and_are_refreshed() {
+        let policy: PropagationSpec = serde_json::from_value(json!({
+            "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment"}],
+            "placement": {"workloadAffinity": {"antiAffinity": {"groupByLabelKey": "ha"}}},
+        }))
+        .expect("a policy");
+        let template = |namespace: Option<&str>, value: &str| {
+            let mut template = json!({"metadata": {"name": "web", "labels": {"ha": value}}});
+            if let Some(namespace) = namespace {
+                template["metadata"]["namespace"] = json!(namespace);
+            }
+            template
+        };
+        let groups = workload_affinity_groups(&template(Some("shop"), "a"), &policy);
+        assert_eq!(
+            groups.as_ref().map(|g| g.anti_affinity_group.as_str()),
+            Some("ha=a")
+        );
+        // Karmada sets groups on ResourceBindings only.
+        assert_eq!(
+            workload_affinity_groups(&template(None, "a"), &policy),
+            None
+        );
+        // A relabelled template moves its binding to the new group.
+        let mut existing = ResourceBindingSpec {
+            workload_affinity_groups: groups,
+            ..ResourceBindingSpec::default()
+        };
+        let desired = ResourceBindingSpec {
+            workload_affinity_groups: workload_affinity_groups(
+                &template(Some("shop"), "b"),
+                &policy,
+            ),
+            ..ResourceBindingSpec::default()
+        };
+        refresh_spec(&mut existing, desired);
+        assert_eq!(
+            existing
+                .workload_affinity_groups
+                .map(|g| g.anti_affinity_group),
+            Some("ha=b".to_owned())
+        );
     }
 }

@@ -42,6 +42,7 @@ fn run(
         enable_empty_workload_propagation: false,
         divide_by_node_count: None,
         gpu_topology: None,
+        workload_peers: None,
     };
     schedule(&Snapshot::new(clusters), spec, status, &options)
 }
@@ -264,6 +265,7 @@ fn empty_workload_propagation_lists_selected_clusters() {
         enable_empty_workload_propagation: true,
         divide_by_node_count: None,
         gpu_topology: None,
+        workload_peers: None,
     };
     let r = schedule(
         &Snapshot::new(clusters),
@@ -432,6 +434,7 @@ fn gpu_topology_prefers_clusters_where_replicas_stay_on_one_numa_node() {
             enable_empty_workload_propagation: false,
             divide_by_node_count: None,
             gpu_topology: topology.then_some((&estimator, GpuTopologyLevel::NumaNode)),
+            workload_peers: None,
         };
         let status = ResourceBindingStatus::default();
         schedule(
@@ -492,6 +495,7 @@ fn failed_affinity_terms_are_traced() {
         enable_empty_workload_propagation: false,
         divide_by_node_count: None,
         gpu_topology: None,
+        workload_peers: None,
     };
     let snapshot = Snapshot::new(clusters);
     let traced = schedule_traced(

@@ -66,3 +66,20 @@ fn later_names_win_in_order() {
     assert_eq!(on(&["-ClusterLocality", "ClusterLocality"]), 1);
     assert_eq!(on(&["*", "-ClusterLocality", "ClusterLocality"]), 6);
 }
+
+#[test]
+fn the_workload_affinity_plugins_exist_only_with_their_gate() {
+    let off: Vec<_> = Registry::in_tree_gated(false).names().collect();
+    assert_eq!(off, Registry::in_tree().names().collect::<Vec<_>>());
+    assert!(
+        Registry::in_tree_gated(false)
+            .framework(&["WorkloadAffinity"])
+            .is_err()
+    );
+    let on = Registry::in_tree_gated(true)
+        .framework(&["*", "-WorkloadAntiAffinity"])
+        .expect("known names");
+    let names: Vec<_> = on.names().collect();
+    assert_eq!(names.last(), Some(&"WorkloadAffinity"));
+    assert!(!names.contains(&"WorkloadAntiAffinity"));
+}

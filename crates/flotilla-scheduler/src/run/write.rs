@@ -9,14 +9,14 @@ use serde_json::Value;
 
 use super::BindingKey;
 
-/// Merge-patches the binding (`status`: its status subresource); returns the generation it has
-/// after the write.
+/// Merge-patches the binding (`status`: its status subresource); returns the generation and
+/// resourceVersion it has after the write.
 pub(super) async fn patch(
     client: &kube::Client,
     key: &BindingKey,
     patch: &Value,
     status: bool,
-) -> Result<Option<i64>, kube::Error> {
+) -> Result<flotilla_runtime::write::WrittenMeta, kube::Error> {
     let params = PatchParams::default();
     let patch = Patch::Merge(patch);
     let (request, name) = match key {
@@ -36,5 +36,5 @@ pub(super) async fn patch(
     }
     .map_err(kube::Error::BuildRequest)?;
     let written = flotilla_runtime::write::send(client, request, "patch").await?;
-    Ok(written.metadata.generation)
+    Ok(written.metadata)
 }

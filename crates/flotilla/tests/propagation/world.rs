@@ -34,6 +34,21 @@ pub fn fixture(name: &str) -> Value {
 
 impl World {
     pub async fn start(clusters: &[&str]) -> World {
+        Self::start_with(
+            clusters,
+            flotilla_controllers::ControllerOptions::default(),
+            SchedulerConfig::default(),
+        )
+        .await
+    }
+
+    /// A world whose propagation controllers run with `options` (feature gates) and whose
+    /// scheduler runs with `scheduler`.
+    pub async fn start_with(
+        clusters: &[&str],
+        options: flotilla_controllers::ControllerOptions,
+        scheduler: SchedulerConfig,
+    ) -> World {
         let _ = tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
             .with_test_writer()
@@ -55,17 +70,14 @@ impl World {
             add_cluster(&client, cluster).await;
         }
         let shutdown = Shutdown::new();
-        let scheduler = Scheduler::new(
-            client.clone(),
-            SchedulerConfig::default(),
-            Metrics::default(),
-        );
+        let scheduler = Scheduler::new(client.clone(), scheduler, Metrics::default());
         tokio::spawn(scheduler.run(shutdown.clone()));
         let context = flotilla_controllers::Context::new(
             client.clone(),
             Arc::new(flotilla_member::StaticMemberClients::new()),
             None,
-        );
+        )
+        .with_options(options);
         for start in [
             flotilla_controllers::detector::start,
             flotilla_controllers::binding::start,
