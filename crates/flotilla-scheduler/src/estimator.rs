@@ -4,6 +4,7 @@
 //! pods. The scheduler keeps the minimum per cluster, ignoring [`UNAUTHENTIC_REPLICA`].
 
 pub mod accurate;
+pub mod quota;
 pub mod topology;
 
 use flotilla_api::karmada::replicas::is_scalar_resource_name;

@@ -235,6 +235,10 @@ impl SimCluster {
             kubelet.clone().run(ctx.clone(), stores.pods.clone()),
         )));
         tasks.extend(workloads.run(ctx.clone(), stores.clone()));
+        tasks.push(AbortOnDrop(tokio::spawn(crate::quota::run(
+            ctx.clone(),
+            stores.pods.clone(),
+        ))));
 
         nodes::create_all(&ctx, &table).await?;
         tasks.push(AbortOnDrop(tokio::spawn(nodes::heartbeat(

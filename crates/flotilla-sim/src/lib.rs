@@ -25,6 +25,7 @@ pub mod nodes;
 pub mod pod;
 pub mod profile;
 pub mod queue;
+pub mod quota;
 pub mod rng;
 pub mod scheduler;
 pub mod serve;

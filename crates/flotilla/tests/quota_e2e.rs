@@ -5,9 +5,9 @@
 //! from the members, and enforcement (a workload beyond the quota is not scheduled, a scale-up
 //! and a requests increase are refused, the usage is counted).
 //!
-//! The simulated members run no ResourceQuota controller (nothing fills a member quota's
-//! `status`): the status case writes what a member's quota controller would, with
-//! `kubectl --context <member> patch --subresource=status`.
+//! The simulated members run a ResourceQuota controller (docs/sim.md): the status case creates a
+//! pod in a member and waits for its usage to travel from the member quota's status to the
+//! FederatedResourceQuota's aggregated status.
 
 #[path = "propagate_e2e/support.rs"]
 #[allow(dead_code)]
@@ -80,22 +80,25 @@ async fn static_assignments_become_member_quotas(plane: &ControlPlane) {
         .await_events(ns, "FederatedResourceQuota", "team", &["SyncWorkSucceed"])
         .await;
 
-    // What a member's quota controller reports reaches the quota's aggregated status.
+    // A pod in the member counts in its quota (the member's quota controller reports it), and
+    // that reaches the quota's aggregated status.
     plane
-        .kubectl(&[
-            "--context",
-            MEMBERS[0],
-            "-n",
-            ns,
-            "patch",
-            "resourcequota",
-            "team",
-            "--subresource=status",
-            "--type=merge",
-            "-p",
-            r#"{"status":{"hard":{"cpu":"1","memory":"1Gi"},"used":{"cpu":"200m","memory":"64Mi"}}}"#,
-        ])
+        .apply(
+            Some(MEMBERS[0]),
+            &format!(
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: worker\n  namespace: {ns}\nspec:\n  containers:\n  - name: c\n    image: registry.k8s.io/pause:3.10\n    resources:\n      requests:\n        cpu: 200m\n        memory: 64Mi\n"
+            ),
+        )
         .await;
+    await_value("the member quota's own status", "1 200m 64Mi", || {
+        plane.get(
+            Some(MEMBERS[0]),
+            ns,
+            "resourcequota/team",
+            "{.status.hard.cpu} {.status.used.cpu} {.status.used.memory}",
+        )
+    })
+    .await;
     let path = format!(
         "{{.status.aggregatedStatus[?(@.clusterName==\"{}\")].used.cpu}}",
         MEMBERS[0]
@@ -371,4 +374,106 @@ async fn enforcement_refuses_what_exceeds_the_quota(plane: &ControlPlane) {
             .await,
         "10m"
     );
+}
+
+/// Karmada's `estimator_test.go` "Quota plugin Testing": with the accurate estimator
+/// (`--enable-scheduler-estimator`) and gate `ResourceQuotaEstimate`, a member ResourceQuota
+/// caps the replicas the scheduler gives that member. The quota (0.03 CPU) is propagated with the
+/// Deployment's policy; 3 replicas of 10m fit, 5 do not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn member_quotas_cap_the_estimated_replicas() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let data = dir.path().join("data");
+    let data = data.to_string_lossy();
+    let plane = ControlPlane::start(
+        &[
+            "--demo",
+            "--store",
+            "memory",
+            "--data-dir",
+            &data,
+            "--enable-scheduler-estimator",
+            "--feature-gates=AllAlpha=true,AllBeta=true",
+        ],
+        dir.path(),
+    )
+    .await;
+    plane.await_members_ready(&MEMBERS).await;
+    let target = MEMBERS[0];
+    for (ns, replicas) in [("estimate-fits", 3), ("estimate-exceeds", 5)] {
+        plane.kubectl(&["create", "namespace", ns]).await;
+        plane
+            .apply(
+                None,
+                &format!(
+                    "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: rq\n  namespace: {ns}\nspec:\n  hard:\n    requests.cpu: \"0.03\"\n---\napiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata:\n  name: pp\n  namespace: {ns}\nspec:\n  resourceSelectors:\n  - {{apiVersion: apps/v1, kind: Deployment, name: web}}\n  - {{apiVersion: v1, kind: ResourceQuota, name: rq}}\n  placement:\n    clusterAffinity: {{clusterNames: [{target}]}}\n    replicaScheduling:\n      replicaSchedulingType: Divided\n      replicaDivisionPreference: Weighted\n      weightPreference: {{dynamicWeight: AvailableReplicas}}\n"
+                ),
+            )
+            .await;
+        // The member's quota controller has reported the quota before the workload comes.
+        await_value("the member quota's status", "0.03 0", || {
+            plane.get(
+                Some(target),
+                ns,
+                "resourcequota/rq",
+                "{.status.hard.requests\\.cpu} {.status.used.requests\\.cpu}",
+            )
+        })
+        .await;
+        plane
+            .apply(
+                None,
+                &format!(
+                    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: {ns}\nspec:\n  replicas: {replicas}\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec:\n      containers:\n      - name: web\n        image: registry.k8s.io/pause:3.10\n        resources: {{requests: {{cpu: 10m}}}}\n"
+                ),
+            )
+            .await;
+    }
+    // Within the quota: scheduled to the target, the requirements name the namespace, and the
+    // member runs all three.
+    await_value(
+        "the binding within the quota",
+        &format!("{target}=3 estimate-fits"),
+        || {
+            plane.get(
+                None,
+                "estimate-fits",
+                "resourcebinding/web-deployment",
+                "{.spec.clusters[0].name}={.spec.clusters[0].replicas} {.spec.replicaRequirements.namespace}",
+            )
+        },
+    )
+    .await;
+    await_value("the member Deployment ready", "3", || {
+        plane.get(
+            Some(target),
+            "estimate-fits",
+            "deployment/web",
+            "{.status.readyReplicas}",
+        )
+    })
+    .await;
+    // Beyond it: Unschedulable, no clusters, nothing in the member.
+    await_value(
+        "the binding beyond the quota",
+        "False Unschedulable ",
+        || {
+            plane.get(
+                None,
+                "estimate-exceeds",
+                "resourcebinding/web-deployment",
+                "{.status.conditions[?(@.type==\"Scheduled\")].status} {.status.conditions[?(@.type==\"Scheduled\")].reason} {.spec.clusters}",
+            )
+        },
+    )
+    .await;
+    let member = plane
+        .get(
+            Some(target),
+            "estimate-exceeds",
+            "deployment/web",
+            "{.metadata.name}",
+        )
+        .await;
+    assert_eq!(member, "", "nothing beyond the quota reaches the member");
 }

@@ -12,8 +12,9 @@ use std::sync::Arc;
 
 use flotilla_api::karmada::replicas::parse_list;
 use flotilla_api::karmada::{Cluster, ReplicaRequirements, ResourceList};
-use k8s_openapi::api::core::v1::{Node, Pod, PodSpec, Taint, Toleration};
+use k8s_openapi::api::core::v1::{Node, Pod, PodSpec, ResourceQuota, Taint, Toleration};
 
+use super::quota::{self, QuotaEntry};
 use super::topology::{
     GPU_RESOURCE, GPU_TOPOLOGY_NODE_ANNOTATION, GpuLayout, GpuTopologyLevel, gpus_per_replica,
 };
@@ -57,10 +58,11 @@ pub struct NodeEntry {
     pub gpu_layout: Option<GpuLayout>,
 }
 
-/// A member's nodes with their free resources.
+/// A member's nodes with their free resources, and its ResourceQuotas.
 #[derive(Debug, Clone, Default)]
 pub struct NodeIndex {
     nodes: Vec<NodeEntry>,
+    quotas: Vec<QuotaEntry>,
 }
 
 fn pod_requests(spec: &PodSpec, object: &str) -> Result<ResourceList, IndexError> {
@@ -197,7 +199,16 @@ impl NodeIndex {
             }
             free.pods = (free.pods - count).max(0);
         }
-        Ok(Self { nodes: entries })
+        Ok(Self {
+            nodes: entries,
+            quotas: Vec::new(),
+        })
+    }
+
+    /// The same index counting the member's ResourceQuotas too ([`super::quota`]).
+    pub fn with_quotas(mut self, quotas: &[ResourceQuota]) -> Self {
+        self.quotas = quotas.iter().filter_map(QuotaEntry::new).collect();
+        self
     }
 
     /// The indexed nodes.
@@ -205,14 +216,15 @@ impl NodeIndex {
         &self.nodes
     }
 
-    /// Karmada's `NodeResourceEstimator.Estimate` over this member.
+    /// Karmada's `NodeResourceEstimator.Estimate` over this member, capped by its
+    /// `ResourceQuotaEstimator` (the quotas of the requirements' namespace, when named).
     pub fn max_available_replicas(&self, requirements: Option<&ReplicaRequirements>) -> i32 {
         let mut total: i32 = 0;
         self.for_each_fit(requirements, |_, fits| {
             // Go: atomic.AddInt32(&res, int32(MaxDivided(...))).
             total = total.wrapping_add(fits as i32);
         });
-        total
+        total.min(quota::max_replicas(&self.quotas, requirements))
     }
 
     /// Nodes that satisfy the node claim and fit at least one replica (the weight of the
@@ -248,7 +260,7 @@ impl NodeIndex {
             };
             total = total.wrapping_add(aligned as i32);
         });
-        total
+        total.min(quota::max_replicas(&self.quotas, requirements))
     }
 
     /// Calls `f` with each node satisfying the claim and `MaxDivided(free, request)` for it.

@@ -20,7 +20,7 @@ use flotilla_runtime::Shutdown;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Node, Pod, ResourceQuota};
 use kube::api::Api;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::{self, Store};
@@ -43,14 +43,20 @@ pub trait MemberConnector: Send + Sync + fmt::Debug {
 struct Member {
     nodes: Store<Node>,
     pods: Store<Pod>,
+    /// The member's ResourceQuotas (the estimator's quota rule, [`crate::estimator::quota`]).
+    quotas: Store<ResourceQuota>,
     /// Bumped on every node or pod event.
     version: Arc<AtomicU64>,
+    /// Bumped on every ResourceQuota event: a quota change rebuilds the index at once (quotas
+    /// change rarely, and a stale one would let a workload past a new quota).
+    quota_version: Arc<AtomicU64>,
     built: Mutex<Option<Built>>,
     scope: Shutdown,
 }
 
 struct Built {
     version: u64,
+    quota_version: u64,
     at: Instant,
     index: Arc<NodeIndex>,
 }
@@ -144,10 +150,13 @@ impl MemberNodes {
             }
             let (nodes, node_writer) = reflector::store();
             let (pods, pod_writer) = reflector::store();
+            let (quotas, quota_writer) = reflector::store();
             let member = Arc::new(Member {
                 nodes,
                 pods,
+                quotas,
                 version: Arc::new(AtomicU64::new(0)),
+                quota_version: Arc::new(AtomicU64::new(0)),
                 built: Mutex::new(None),
                 scope: shutdown.child(),
             });
@@ -158,6 +167,7 @@ impl MemberNodes {
                 member,
                 node_writer,
                 pod_writer,
+                quota_writer,
             ));
         }
     }
@@ -187,19 +197,24 @@ impl Member {
         if version == 0 {
             return None; // not listed yet
         }
+        let quota_version = self.quota_version.load(Ordering::Acquire);
         let mut built = self.built.lock();
         if let Some(b) = built.as_ref()
+            && b.quota_version == quota_version
             && (b.version == version || b.at.elapsed() < REBUILD_INTERVAL)
         {
             return Some(b.index.clone());
         }
         let nodes: Vec<Node> = self.nodes.state().iter().map(|n| (**n).clone()).collect();
         let pods: Vec<Pod> = self.pods.state().iter().map(|p| (**p).clone()).collect();
-        match NodeIndex::new(&nodes, &pods) {
+        let quotas: Vec<ResourceQuota> =
+            self.quotas.state().iter().map(|q| (**q).clone()).collect();
+        match NodeIndex::new(&nodes, &pods).map(|index| index.with_quotas(&quotas)) {
             Ok(index) => {
                 let index = Arc::new(index);
                 *built = Some(Built {
                     version,
+                    quota_version,
                     at: Instant::now(),
                     index: index.clone(),
                 });
@@ -219,6 +234,7 @@ async fn watch_member(
     member: Arc<Member>,
     node_writer: reflector::store::Writer<Node>,
     pod_writer: reflector::store::Writer<Pod>,
+    quota_writer: reflector::store::Writer<ResourceQuota>,
 ) {
     let client = loop {
         match connector.connect(&cluster).await {
@@ -243,9 +259,18 @@ async fn watch_member(
     );
     let pods = reflector::reflector(
         pod_writer,
-        watcher::watcher(Api::<Pod>::all(client), pod_config)
+        watcher::watcher(Api::<Pod>::all(client.clone()), pod_config)
             .default_backoff()
             .modify(slim_pod),
+    );
+    let quotas = reflector::reflector(
+        quota_writer,
+        watcher::watcher(
+            Api::<ResourceQuota>::all(client),
+            watcher::Config::default(),
+        )
+        .default_backoff()
+        .modify(|quota| quota.metadata.managed_fields = None),
     );
     let nodes_listed = Arc::new(AtomicBool::new(false));
     let pods_listed = Arc::new(AtomicBool::new(false));
@@ -284,9 +309,26 @@ async fn watch_member(
         pods_listed,
         nodes_listed,
     );
+    // A quota change rebuilds the index at its next use.
+    let quota_task = {
+        let member = member.clone();
+        let cluster = cluster.clone();
+        let mut stream = quotas.map(|e| e.map(|e| kind(&e))).boxed();
+        async move {
+            while let Some(event) = stream.next().await {
+                match event {
+                    Ok(Kind::Listed | Kind::Changed) => {
+                        member.quota_version.fetch_add(1, Ordering::AcqRel);
+                    }
+                    Ok(Kind::Listing) => {}
+                    Err(error) => debug!(%cluster, %error, "estimator quota watch"),
+                }
+            }
+        }
+    };
     tokio::select! {
         _ = member.scope.cancelled() => {}
-        _ = futures::future::join(node_task, pod_task) => {}
+        _ = futures::future::join3(node_task, pod_task, quota_task) => {}
     }
 }
 
