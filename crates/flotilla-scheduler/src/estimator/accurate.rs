@@ -58,11 +58,12 @@ pub struct NodeEntry {
     pub gpu_layout: Option<GpuLayout>,
 }
 
-/// A member's nodes with their free resources, and its ResourceQuotas.
+/// A member's nodes with their free resources, and its ResourceQuotas. Both are shared, so an
+/// index with other quotas ([`NodeIndex::with_quotas`]) costs no copy of the nodes.
 #[derive(Debug, Clone, Default)]
 pub struct NodeIndex {
-    nodes: Vec<NodeEntry>,
-    quotas: Vec<QuotaEntry>,
+    nodes: Arc<[NodeEntry]>,
+    quotas: Arc<[QuotaEntry]>,
 }
 
 fn pod_requests(spec: &PodSpec, object: &str) -> Result<ResourceList, IndexError> {
@@ -200,14 +201,18 @@ impl NodeIndex {
             free.pods = (free.pods - count).max(0);
         }
         Ok(Self {
-            nodes: entries,
-            quotas: Vec::new(),
+            nodes: entries.into(),
+            quotas: Arc::from([]),
         })
     }
 
     /// The same index counting the member's ResourceQuotas too ([`super::quota`]).
     pub fn with_quotas(mut self, quotas: &[ResourceQuota]) -> Self {
-        self.quotas = quotas.iter().filter_map(QuotaEntry::new).collect();
+        self.quotas = quotas
+            .iter()
+            .filter_map(QuotaEntry::new)
+            .collect::<Vec<_>>()
+            .into();
         self
     }
 
@@ -284,7 +289,7 @@ impl NodeIndex {
             },
         );
         let request = CompiledRequest::new(requirements.and_then(|r| r.resource_request.as_ref()));
-        for node in &self.nodes {
+        for node in self.nodes.iter() {
             if node.unschedulable && !tolerates_cordon {
                 continue;
             }

@@ -199,10 +199,17 @@ impl Member {
         }
         let quota_version = self.quota_version.load(Ordering::Acquire);
         let mut built = self.built.lock();
-        if let Some(b) = built.as_ref()
-            && b.quota_version == quota_version
+        if let Some(b) = built.as_mut()
             && (b.version == version || b.at.elapsed() < REBUILD_INTERVAL)
         {
+            if b.quota_version != quota_version {
+                // Quotas changed: the same nodes with the new quotas, at once (a stale quota
+                // would let a workload past it), without indexing the nodes again.
+                let quotas: Vec<ResourceQuota> =
+                    self.quotas.state().iter().map(|q| (**q).clone()).collect();
+                b.index = Arc::new((*b.index).clone().with_quotas(&quotas));
+                b.quota_version = quota_version;
+            }
             return Some(b.index.clone());
         }
         let nodes: Vec<Node> = self.nodes.state().iter().map(|n| (**n).clone()).collect();
