@@ -36,6 +36,9 @@ mod remedy;
 #[path = "propagation/workload_affinity.rs"]
 mod workload_affinity;
 
+#[path = "propagation/quota_join.rs"]
+mod quota_join;
+
 use std::collections::BTreeMap;
 
 use flotilla_api::karmada::names::work_name;
