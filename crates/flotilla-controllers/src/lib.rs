@@ -27,6 +27,7 @@ pub mod namespace;
 pub mod options;
 pub mod overrides;
 pub mod remedy;
+pub mod unified_auth;
 pub mod resources;
 pub mod taint_manager;
 pub mod work_status;

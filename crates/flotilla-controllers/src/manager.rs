@@ -177,6 +177,11 @@ pub const CONTROLLERS: &[ControllerSpec] = &[
         start: crate::remedy::start,
     },
     ControllerSpec {
+        name: crate::unified_auth::NAME,
+        default_on: true,
+        start: crate::unified_auth::start,
+    },
+    ControllerSpec {
         name: crate::federated_resource_quota::SYNC_NAME,
         default_on: true,
         start: crate::federated_resource_quota::sync::start,
