@@ -26,10 +26,11 @@ pub type ProxyBody = Body;
 /// What the server calls for a proxy request it has authorized.
 pub trait ClusterProxy: Send + Sync + fmt::Debug {
     /// Forwards `request` (URI: the member path and query, e.g. `/api/v1/nodes?watch=1`) to the
-    /// member `cluster`.
+    /// member `cluster` on behalf of `caller` (authenticated, and allowed `clusters/proxy`).
     fn forward(
         &self,
         cluster: String,
+        caller: UserInfo,
         request: http::Request<bytes::Bytes>,
     ) -> Pin<Box<dyn Future<Output = Result<http::Response<ProxyBody>, ApiError>> + Send>>;
 }
@@ -132,7 +133,10 @@ pub(crate) async fn serve(
         Ok(r) => r,
         Err(e) => return error_response(&ApiError::bad_request(e.to_string())),
     };
-    match proxy.forward(cluster.to_owned(), forwarded).await {
+    match proxy
+        .forward(cluster.to_owned(), user.clone(), forwarded)
+        .await
+    {
         Ok(response) => response,
         Err(error) => error_response(&error),
     }

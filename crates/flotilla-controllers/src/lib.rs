@@ -27,9 +27,9 @@ pub mod namespace;
 pub mod options;
 pub mod overrides;
 pub mod remedy;
-pub mod unified_auth;
 pub mod resources;
 pub mod taint_manager;
+pub mod unified_auth;
 pub mod work_status;
 pub mod workload_rebalancer;
 

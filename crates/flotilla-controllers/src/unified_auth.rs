@@ -28,7 +28,7 @@ use kube::runtime::watcher::Event as WatchEvent;
 use serde_json::json;
 use tracing::{info, warn};
 
-use crate::binding::render::EXECUTION_FINALIZER;
+use crate::binding::render::{EXECUTION_FINALIZER, MANAGED_LABEL};
 use crate::binding::works::{WorkWrite, ensure_work};
 use crate::manager::{Context, ControllerTask};
 
@@ -124,7 +124,9 @@ pub fn impersonation_rules(subjects: &[Subject]) -> Vec<PolicyRule> {
 /// The two Works that carry the impersonator's ClusterRole and ClusterRoleBinding to `cluster`.
 pub fn impersonation_works(cluster: &Cluster, rules: &[PolicyRule]) -> Option<[Work; 2]> {
     let secret = cluster.spec.impersonator_secret_ref.as_ref()?;
-    let labels = json!({"karmada.io/system": "true"});
+    // `karmada.io/managed` marks the member objects as Karmada's, as every Work's manifest is
+    // (Karmada's `CreateOrUpdateWork`): the execution controller then updates them.
+    let labels = json!({"karmada.io/system": "true", MANAGED_LABEL: "true"});
     let role = json!({
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
         "metadata": {"name": IMPERSONATOR, "labels": labels},
@@ -159,7 +161,10 @@ pub fn impersonation_works(cluster: &Cluster, rules: &[PolicyRule]) -> Option<[W
         },
         ..Work::default()
     };
-    Some([work("ClusterRole", role), work("ClusterRoleBinding", binding)])
+    Some([
+        work("ClusterRole", role),
+        work("ClusterRoleBinding", binding),
+    ])
 }
 
 struct UnifiedAuth {
@@ -194,14 +199,14 @@ async fn run(context: Context, shutdown: Shutdown) {
     tasks.subscribe(&clusters, move |e: WatchEvent<&Cluster>| match e {
         // Karmada syncs a cluster when it is created (and on RBAC changes), not on its updates;
         // the impersonator reference set by a later update is picked up here too.
-        WatchEvent::Apply(c) | WatchEvent::InitApply(c) => {
-            if c.spec.impersonator_secret_ref.is_some() {
-                let priority = match e {
-                    WatchEvent::InitApply(_) => Priority::Low,
-                    _ => Priority::High,
-                };
-                me.queue.add_with(c.name().to_owned(), priority);
-            }
+        WatchEvent::Apply(c) | WatchEvent::InitApply(c)
+            if c.spec.impersonator_secret_ref.is_some() =>
+        {
+            let priority = match e {
+                WatchEvent::InitApply(_) => Priority::Low,
+                _ => Priority::High,
+            };
+            me.queue.add_with(c.name().to_owned(), priority);
         }
         _ => {}
     });
@@ -299,7 +304,11 @@ impl UnifiedAuth {
                     .within(work.metadata.namespace.as_deref().unwrap_or_default()),
             );
             if ensure_work(&self.client, work, stored.as_deref()).await? != WorkWrite::Unchanged {
-                info!(cluster = name, subjects = subjects.len(), "impersonation config synced");
+                info!(
+                    cluster = name,
+                    subjects = subjects.len(),
+                    "impersonation config synced"
+                );
             }
         }
         Ok(())

@@ -58,6 +58,16 @@ pub trait MemberClients: Send + Sync + fmt::Debug {
     fn client_generation(&self, _cluster: &str) -> u64 {
         0
     }
+
+    /// A client for the member authenticated as its impersonator (the token of the Secret
+    /// `spec.impersonatorSecretRef` names), for the cluster proxy to act as its caller; `None`
+    /// when the Cluster names no impersonator.
+    async fn impersonator_client(
+        &self,
+        _cluster: &str,
+    ) -> Result<Option<kube::Client>, MemberError> {
+        Ok(None)
+    }
 }
 
 /// A fixed map of clients by cluster name (tests and in-process simulations).

@@ -252,6 +252,54 @@ impl MemberClients for SecretMemberClients {
         self.cache.lock().remove(cluster);
     }
 
+    async fn impersonator_client(&self, name: &str) -> Result<Option<kube::Client>, MemberError> {
+        Self::ready(&self.clusters, "clusters", name).await?;
+        let cluster = self
+            .clusters
+            .store()
+            .get(&ObjectRef::new(name))
+            .ok_or_else(|| MemberError::UnknownCluster {
+                cluster: name.to_owned(),
+            })?;
+        let Some(impersonator) = cluster.spec.impersonator_secret_ref.clone() else {
+            return Ok(None);
+        };
+        let missing = |what: &str, namespace: &str, secret: &str| MemberError::Config {
+            cluster: name.to_owned(),
+            message: format!("secret {namespace}/{secret} ({what}) does not exist"),
+        };
+        let read = |namespace: String, secret: String, what: &'static str| {
+            let secrets = self.informers.namespaced::<Secret>(&namespace);
+            async move {
+                Self::ready(&secrets, "secrets", name).await?;
+                secrets
+                    .store()
+                    .get(&ObjectRef::new(&secret).within(&namespace))
+                    .ok_or_else(|| missing(what, &namespace, &secret))
+            }
+        };
+        let token = read(
+            impersonator.namespace.clone(),
+            impersonator.name.clone(),
+            "spec.impersonatorSecretRef",
+        )
+        .await?;
+        // The CA and endpoint are the member's own (spec.secretRef); only the token differs.
+        let mut secret = match cluster.spec.secret_ref.clone() {
+            Some(r) => (*read(r.namespace, r.name, "spec.secretRef").await?).clone(),
+            None => Secret::default(),
+        };
+        let mut data = secret.data.take().unwrap_or_default();
+        match token.data.as_ref().and_then(|d| d.get(SECRET_TOKEN_KEY)) {
+            Some(value) => data.insert(SECRET_TOKEN_KEY.to_owned(), value.clone()),
+            None => data.remove(SECRET_TOKEN_KEY),
+        };
+        secret.data = Some(data);
+        secret.metadata.namespace = Some(impersonator.namespace);
+        secret.metadata.name = Some(impersonator.name);
+        build_client(&cluster, &secret).map(Some)
+    }
+
     fn client_generation(&self, cluster: &str) -> u64 {
         self.cache.lock().get(cluster).map_or(0, |c| c.generation)
     }

@@ -1,8 +1,10 @@
 //! `flotilla join` / `flotilla unjoin`: registering a member in push mode, Karmada's way. In
 //! the member: namespace `karmada-cluster`, a ServiceAccount with the rights the control plane
-//! needs and its token; on the control plane: the Secret `karmada-cluster/<name>` (`token`,
-//! `caBundle`) and a `Cluster` (`syncMode: Push`, `apiEndpoint`, `secretRef`, topology, labels,
-//! taints, `spec.id` = the member's `kube-system` UID).
+//! needs and its token, and the impersonator ServiceAccount `karmada-impersonator` and its
+//! token; on the control plane: the Secrets `karmada-cluster/<name>` (`token`, `caBundle`) and
+//! `karmada-cluster/<name>-impersonator` (`token`) and a `Cluster` (`syncMode: Push`,
+//! `apiEndpoint`, `secretRef`, `impersonatorSecretRef`, topology, labels, taints, `spec.id` =
+//! the member's `kube-system` UID).
 //!
 //! [`join`] and [`unjoin`] take clients, so `up --demo` calls them in process; the CLI wrappers
 //! load kubeconfigs and print the [`Report`]. Both are idempotent. Every check that can fail
@@ -139,14 +141,22 @@ pub async fn join(
     ));
     let mut undo = Vec::new();
     let result = async {
-        let token = member::ensure(&member.client, &request.name, &mut report, &mut undo).await?;
-        verify_token(member, &token).await?;
+        let tokens = member::ensure(&member.client, &request.name, &mut report, &mut undo).await?;
+        verify_token(member, &tokens.control).await?;
         report.did("member: the control plane's token is accepted and authorized".into());
         control::ensure_secret(
             control,
             &request.name,
-            &token,
+            &tokens.control,
             &member.ca_pem,
+            &mut report,
+            &mut undo,
+        )
+        .await?;
+        control::ensure_impersonator_secret(
+            control,
+            &request.name,
+            &tokens.impersonator,
             &mut report,
             &mut undo,
         )

@@ -7,6 +7,8 @@
 #[path = "propagate_e2e/support.rs"]
 mod support;
 
+#[path = "propagate_e2e/proxy.rs"]
+mod proxy;
 #[path = "propagate_e2e/restart.rs"]
 mod restart;
 #[path = "propagate_e2e/scenarios.rs"]
@@ -25,6 +27,7 @@ async fn user_scenarios_through_kubectl_against_up_demo() {
         scenarios::propagate_deps_carries_config_along(&plane),
         scenarios::conflict_abort_then_overwrite(&plane),
         scenarios::drift_in_a_member_is_repaired(&plane),
+        proxy::a_service_account_reaches_a_member_as_itself(&plane),
     );
     scenarios::nothing_left_behind(&plane).await;
 }

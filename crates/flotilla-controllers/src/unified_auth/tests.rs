@@ -22,7 +22,10 @@ fn subjects_are_those_bound_to_roles_granting_the_clusters_proxy() {
             json!([{"apiGroups": ["cluster.karmada.io"], "verbs": ["*"],
                 "resources": ["clusters/proxy"], "resourceNames": ["member1", "new"]}]),
         ),
-        role("admin", json!([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}])),
+        role(
+            "admin",
+            json!([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]),
+        ),
         role(
             "searcher",
             json!([{"apiGroups": ["search.karmada.io"], "resources": ["proxying/proxy"], "verbs": ["get"]}]),
@@ -40,9 +43,21 @@ fn subjects_are_those_bound_to_roles_granting_the_clusters_proxy() {
                 {"kind": "Group", "name": "system:serviceaccounts"},
                 {"kind": "Group", "name": "system:serviceaccounts:karmadatest"}]),
         ),
-        binding("admins", "admin", json!([{"kind": "Group", "name": "system:masters"}])),
-        binding("search", "searcher", json!([{"kind": "User", "name": "sam"}])),
-        binding("readers", "reader", json!([{"kind": "User", "name": "rita"}])),
+        binding(
+            "admins",
+            "admin",
+            json!([{"kind": "Group", "name": "system:masters"}]),
+        ),
+        binding(
+            "search",
+            "searcher",
+            json!([{"kind": "User", "name": "sam"}]),
+        ),
+        binding(
+            "readers",
+            "reader",
+            json!([{"kind": "User", "name": "rita"}]),
+        ),
     ];
     let names = |cluster: &str| -> Vec<String> {
         proxy_subjects(cluster, &roles, &bindings)
@@ -88,7 +103,10 @@ fn works_carry_the_impersonators_role_and_binding_to_clusters_with_an_impersonat
         ..Subject::default()
     }]);
     let [role, binding] = impersonation_works(&cluster, &rules).expect("works");
-    assert_eq!(role.metadata.namespace.as_deref(), Some("karmada-es-member1"));
+    assert_eq!(
+        role.metadata.namespace.as_deref(),
+        Some("karmada-es-member1")
+    );
     assert_eq!(
         role.metadata.name.as_deref(),
         Some(work_name("ClusterRole", IMPERSONATOR, "").as_str())
@@ -102,6 +120,7 @@ fn works_carry_the_impersonators_role_and_binding_to_clusters_with_an_impersonat
     let manifest = serde_json::to_value(&role.spec.workload.manifests[0]).expect("manifest");
     assert_eq!(manifest["rules"][0]["resourceNames"], json!(["sam"]));
     assert_eq!(manifest["metadata"]["labels"]["karmada.io/system"], "true");
+    assert_eq!(manifest["metadata"]["labels"]["karmada.io/managed"], "true");
     // No impersonator, nothing to sync.
     let plain: Cluster =
         serde_json::from_value(json!({"metadata": {"name": "member2"}})).expect("a cluster");

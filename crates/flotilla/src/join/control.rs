@@ -68,6 +68,12 @@ pub async fn check_duplicates(
     Ok(same)
 }
 
+/// `<cluster>-impersonator`: the Secret holding the member impersonator's token (Karmada's
+/// `GenerateImpersonationSecretName`).
+pub fn impersonator_secret_name(cluster: &str) -> String {
+    format!("{cluster}-impersonator")
+}
+
 /// Creates or refreshes the member's credentials Secret.
 pub async fn ensure_secret(
     control: &kube::Client,
@@ -77,7 +83,6 @@ pub async fn ensure_secret(
     report: &mut Report,
     undo: &mut Vec<Undo>,
 ) -> Result<(), JoinError> {
-    let secrets: Api<Secret> = Api::namespaced(control.clone(), CONTROL_NAMESPACE);
     let data = BTreeMap::from([
         ("token".to_owned(), ByteString(token.as_bytes().to_vec())),
         (
@@ -85,6 +90,31 @@ pub async fn ensure_secret(
             ByteString(ca_pem.as_bytes().to_vec()),
         ),
     ]);
+    ensure_opaque(control, name, data, "token, caBundle", report, undo).await
+}
+
+/// Creates or refreshes the Secret with the member impersonator's token.
+pub async fn ensure_impersonator_secret(
+    control: &kube::Client,
+    cluster: &str,
+    token: &str,
+    report: &mut Report,
+    undo: &mut Vec<Undo>,
+) -> Result<(), JoinError> {
+    let data = BTreeMap::from([("token".to_owned(), ByteString(token.as_bytes().to_vec()))]);
+    let name = impersonator_secret_name(cluster);
+    ensure_opaque(control, &name, data, "token", report, undo).await
+}
+
+async fn ensure_opaque(
+    control: &kube::Client,
+    name: &str,
+    data: BTreeMap<String, ByteString>,
+    keys: &str,
+    report: &mut Report,
+    undo: &mut Vec<Undo>,
+) -> Result<(), JoinError> {
+    let secrets: Api<Secret> = Api::namespaced(control.clone(), CONTROL_NAMESPACE);
     match secrets
         .get_opt(name)
         .await
@@ -107,7 +137,7 @@ pub async fn ensure_secret(
                 .map_err(failed("create the member Secret"))?;
             undo.push(Undo::ControlSecret(name.to_owned()));
             report.did(format!(
-                "control plane: created Secret {CONTROL_NAMESPACE}/{name} (token, caBundle)"
+                "control plane: created Secret {CONTROL_NAMESPACE}/{name} ({keys})"
             ));
         }
         Some(mut existing) if existing.data.as_ref() != Some(&data) => {
@@ -118,7 +148,7 @@ pub async fn ensure_secret(
                 .await
                 .map_err(failed("update the member Secret"))?;
             report.did(format!(
-                "control plane: updated Secret {CONTROL_NAMESPACE}/{name} (token, caBundle)"
+                "control plane: updated Secret {CONTROL_NAMESPACE}/{name} ({keys})"
             ));
         }
         Some(_) => report.did(format!(
@@ -152,6 +182,10 @@ fn desired(
     spec.secret_ref = Some(LocalSecretReference {
         namespace: CONTROL_NAMESPACE.to_owned(),
         name: request.name.clone(),
+    });
+    spec.impersonator_secret_ref = Some(LocalSecretReference {
+        namespace: CONTROL_NAMESPACE.to_owned(),
+        name: impersonator_secret_name(&request.name),
     });
     if let Some(region) = &request.region {
         spec.region = region.clone();
@@ -288,14 +322,22 @@ pub async fn remove(
         .filter(|r| r.namespace == CONTROL_NAMESPACE)
         .map(|r| r.name.clone())
         .unwrap_or_else(|| name.to_owned());
+    let impersonator_name = cluster
+        .as_ref()
+        .and_then(|c| c.spec.impersonator_secret_ref.as_ref())
+        .filter(|r| r.namespace == CONTROL_NAMESPACE)
+        .map(|r| r.name.clone())
+        .unwrap_or_else(|| impersonator_secret_name(name));
     let secrets: Api<Secret> = Api::namespaced(control.clone(), CONTROL_NAMESPACE);
-    if secrets
-        .get_opt(&secret_name)
-        .await
-        .map_err(failed("read the member Secret"))?
-        .is_some()
-    {
-        delete("control plane", &secrets, &secret_name, "Secret", report).await?;
+    for secret_name in [secret_name, impersonator_name] {
+        if secrets
+            .get_opt(&secret_name)
+            .await
+            .map_err(failed("read the member Secret"))?
+            .is_some()
+        {
+            delete("control plane", &secrets, &secret_name, "Secret", report).await?;
+        }
     }
     let leases: Api<Lease> = Api::namespaced(control.clone(), CONTROL_NAMESPACE);
     if leases

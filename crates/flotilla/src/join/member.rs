@@ -1,7 +1,9 @@
 //! The objects `join` keeps in the member: namespace `karmada-cluster` (when missing), the
 //! ClusterRole `karmada-controller-manager:karmada-<cluster>` that grants the control plane what
 //! it needs, and — owned by that ClusterRole, so one delete removes them all — its
-//! ClusterRoleBinding, the ServiceAccount `karmada-<cluster>` and that account's token Secret.
+//! ClusterRoleBinding, the ServiceAccount `karmada-<cluster>` and that account's token Secret,
+//! and the ServiceAccount `karmada-impersonator` with its token Secret (the cluster proxy acts
+//! as its callers with it; the `unifiedAuth` controller gives it its rights).
 
 use std::time::Duration;
 
@@ -40,14 +42,27 @@ fn failed(step: &str) -> impl FnOnce(kube::Error) -> JoinError + '_ {
     }
 }
 
-/// Creates what is missing and returns the service account's token. Everything created is
+/// The member's impersonator: the ServiceAccount (and its token Secret) the cluster proxy uses
+/// to act as its callers (Karmada's; its rights come from the `unifiedAuth` controller).
+pub const IMPERSONATOR: &str = "karmada-impersonator";
+
+/// The tokens `join` records on the control plane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tokens {
+    /// The control plane's service account.
+    pub control: String,
+    /// The impersonator's.
+    pub impersonator: String,
+}
+
+/// Creates what is missing and returns the service accounts' tokens. Everything created is
 /// recorded in `undo`.
 pub async fn ensure(
     client: &kube::Client,
     cluster: &str,
     report: &mut Report,
     undo: &mut Vec<Undo>,
-) -> Result<String, JoinError> {
+) -> Result<Tokens, JoinError> {
     let namespaces: Api<Namespace> = Api::all(client.clone());
     if namespaces
         .get_opt(MEMBER_NAMESPACE)
@@ -122,20 +137,44 @@ pub async fn ensure(
         .await?
         .then(|| undo.push(Undo::MemberAccount(account.clone())));
 
-    let secrets: Api<Secret> = Api::namespaced(client.clone(), MEMBER_NAMESPACE);
-    let secret: Secret = from_json(json!({
-        "metadata": {
-            "name": account,
-            "ownerReferences": owner,
-            "annotations": {"kubernetes.io/service-account.name": account},
-        },
-        "type": "kubernetes.io/service-account-token",
+    // The impersonator, owned by the same ClusterRole (one delete removes everything).
+    let impersonator: ServiceAccount = from_json(json!({
+        "metadata": {"name": IMPERSONATOR, "ownerReferences": owner},
     }));
-    create_if_missing(&secrets, &secret, &account, "Secret", report)
-        .await?
-        .then(|| undo.push(Undo::MemberSecret(account.clone())));
+    create_if_missing(
+        &accounts,
+        &impersonator,
+        IMPERSONATOR,
+        "ServiceAccount",
+        report,
+    )
+    .await?
+    .then(|| undo.push(Undo::MemberAccount(IMPERSONATOR.to_owned())));
 
-    let filled = kube::runtime::wait::await_condition(secrets, &account, |s: Option<&Secret>| {
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), MEMBER_NAMESPACE);
+    for name in [account.as_str(), IMPERSONATOR] {
+        let secret: Secret = from_json(json!({
+            "metadata": {
+                "name": name,
+                "ownerReferences": owner,
+                "annotations": {"kubernetes.io/service-account.name": name},
+            },
+            "type": "kubernetes.io/service-account-token",
+        }));
+        create_if_missing(&secrets, &secret, name, "Secret", report)
+            .await?
+            .then(|| undo.push(Undo::MemberSecret(name.to_owned())));
+    }
+    Ok(Tokens {
+        control: filled_token(&secrets, &account).await?,
+        impersonator: filled_token(&secrets, IMPERSONATOR).await?,
+    })
+}
+
+/// The token of the service-account token Secret `account`, once the member filled it in.
+async fn filled_token(secrets: &Api<Secret>, account: &str) -> Result<String, JoinError> {
+    let secrets = secrets.clone();
+    let filled = kube::runtime::wait::await_condition(secrets, account, |s: Option<&Secret>| {
         s.and_then(|s| s.data.as_ref())
             .is_some_and(|d| d.get("token").is_some_and(|t| !t.0.is_empty()))
     });
@@ -217,9 +256,11 @@ pub async fn remove(
         let bindings: Api<ClusterRoleBinding> = Api::all(client.clone());
         delete("member", &bindings, &role, "ClusterRoleBinding", report).await?;
         let secrets: Api<Secret> = Api::namespaced(client.clone(), MEMBER_NAMESPACE);
-        delete("member", &secrets, &account, "Secret", report).await?;
         let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), MEMBER_NAMESPACE);
-        delete("member", &accounts, &account, "ServiceAccount", report).await?;
+        for name in [account.as_str(), IMPERSONATOR] {
+            delete("member", &secrets, name, "Secret", report).await?;
+            delete("member", &accounts, name, "ServiceAccount", report).await?;
+        }
     }
     let roles: Api<ClusterRole> = Api::all(client.clone());
     match roles.delete(&role, &background).await {
