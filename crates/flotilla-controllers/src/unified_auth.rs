@@ -10,7 +10,8 @@
 //! token, impersonating the caller, so the member's own RBAC decides (docs/clusters.md).
 //!
 //! A cluster is synced when it appears; a ClusterRole or ClusterRoleBinding change re-syncs the
-//! clusters the role names (all of them when it names none).
+//! clusters the role names (all of them when it names none). Each sync records
+//! `SyncImpersonationConfigSucceed` (or `…Failed`, with the error) on the Cluster, as Karmada's.
 //!
 //! Behaviour of Karmada's `pkg/controllers/unifiedauth` and `pkg/util/rbac.go`.
 
@@ -20,9 +21,11 @@ use std::sync::Arc;
 use flotilla_api::karmada::names::{execution_space_name, work_name};
 use flotilla_api::karmada::{Cluster, Work, WorkSpec, WorkloadTemplate};
 use flotilla_runtime::controller::{Tasks, until_ready};
+use flotilla_runtime::events::{EventType, Recorder, Reporter};
 use flotilla_runtime::{Priority, Shutdown, WorkQueue};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Subject};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use kube::Resource as _;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher::Event as WatchEvent;
 use serde_json::json;
@@ -169,6 +172,7 @@ pub fn impersonation_works(cluster: &Cluster, rules: &[PolicyRule]) -> Option<[W
 
 struct UnifiedAuth {
     client: kube::Client,
+    recorder: Recorder,
     queue: WorkQueue<String>,
     clusters: Store<Cluster>,
     roles: Store<ClusterRole>,
@@ -187,6 +191,13 @@ async fn run(context: Context, shutdown: Shutdown) {
     let bindings = context.informers.all::<ClusterRoleBinding>();
     let works = context.informers.all::<Work>();
     let this = Arc::new(UnifiedAuth {
+        recorder: Recorder::new(
+            context.client.clone(),
+            Reporter {
+                controller: "unified-auth-controller".into(),
+                instance: None,
+            },
+        ),
         client: context.client.clone(),
         queue: WorkQueue::default(),
         clusters: clusters.store(),
@@ -298,20 +309,57 @@ impl UnifiedAuth {
         let Some(works) = impersonation_works(&cluster, &rules) else {
             return Ok(());
         };
+        let mut written = Ok(false);
         for work in works {
             let stored = self.works.get(
                 &ObjectRef::new(work.metadata.name.as_deref().unwrap_or_default())
                     .within(work.metadata.namespace.as_deref().unwrap_or_default()),
             );
-            if ensure_work(&self.client, work, stored.as_deref()).await? != WorkWrite::Unchanged {
-                info!(
-                    cluster = name,
-                    subjects = subjects.len(),
-                    "impersonation config synced"
-                );
+            match ensure_work(&self.client, work, stored.as_deref()).await {
+                Ok(write) => {
+                    written = written.map(|any| any || write != WorkWrite::Unchanged);
+                }
+                Err(error) => {
+                    written = Err(error);
+                    break;
+                }
             }
         }
-        Ok(())
+        // Karmada records the outcome on the Cluster each time it syncs.
+        let reference = cluster.object_ref(&());
+        match written {
+            Ok(changed) => {
+                if changed {
+                    info!(
+                        cluster = name,
+                        subjects = subjects.len(),
+                        "impersonation config synced"
+                    );
+                }
+                self.recorder
+                    .note(
+                        &reference,
+                        EventType::Normal,
+                        "SyncImpersonationConfigSucceed",
+                        "SyncImpersonationConfig",
+                        "Sync impersonation config succeed.".to_owned(),
+                    )
+                    .await;
+                Ok(())
+            }
+            Err(error) => {
+                self.recorder
+                    .note(
+                        &reference,
+                        EventType::Warning,
+                        "SyncImpersonationConfigFailed",
+                        "SyncImpersonationConfig",
+                        error.to_string(),
+                    )
+                    .await;
+                Err(error)
+            }
+        }
     }
 }
 

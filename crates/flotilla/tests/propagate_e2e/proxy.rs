@@ -138,4 +138,12 @@ pub async fn a_service_account_reaches_a_member_as_itself(plane: &ControlPlane) 
         rules.contains(&format!("system:serviceaccounts:{NS}")),
         "{rules}"
     );
+    plane
+        .await_events(
+            "default",
+            "Cluster",
+            member,
+            &["SyncImpersonationConfigSucceed"],
+        )
+        .await;
 }
