@@ -49,7 +49,21 @@ pub struct SecretMemberClients {
     informers: Informers,
     clusters: Shared<Cluster>,
     cache: parking_lot::Mutex<HashMap<String, Cached>>,
+    /// The impersonator clients of the cluster proxy, rebuilt when what they are built from
+    /// changes (the Cluster's endpoint settings or either Secret).
+    impersonators: parking_lot::Mutex<HashMap<String, (ImpersonatorFingerprint, kube::Client)>>,
     generations: std::sync::atomic::AtomicU64,
+}
+
+/// What an impersonator client is built from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ImpersonatorFingerprint {
+    endpoint: String,
+    insecure: bool,
+    proxy_url: String,
+    proxy_header: std::collections::BTreeMap<String, String>,
+    secret_version: Option<String>,
+    impersonator_version: Option<String>,
 }
 
 impl fmt::Debug for SecretMemberClients {
@@ -77,6 +91,7 @@ impl SecretMemberClients {
             informers,
             clusters,
             cache: parking_lot::Mutex::new(HashMap::new()),
+            impersonators: parking_lot::Mutex::new(HashMap::new()),
             generations: std::sync::atomic::AtomicU64::new(0),
         })
     }
@@ -250,6 +265,7 @@ impl MemberClients for SecretMemberClients {
 
     fn invalidate(&self, cluster: &str) {
         self.cache.lock().remove(cluster);
+        self.impersonators.lock().remove(cluster);
     }
 
     async fn impersonator_client(&self, name: &str) -> Result<Option<kube::Client>, MemberError> {
@@ -289,6 +305,19 @@ impl MemberClients for SecretMemberClients {
             Some(r) => (*read(r.namespace, r.name, "spec.secretRef").await?).clone(),
             None => Secret::default(),
         };
+        let fingerprint = ImpersonatorFingerprint {
+            endpoint: cluster.spec.api_endpoint.clone(),
+            insecure: cluster.spec.insecure_skip_tls_verification,
+            proxy_url: cluster.spec.proxy_url.clone(),
+            proxy_header: cluster.spec.proxy_header.clone(),
+            secret_version: secret.metadata.resource_version.clone(),
+            impersonator_version: token.metadata.resource_version.clone(),
+        };
+        if let Some((cached, client)) = self.impersonators.lock().get(name)
+            && *cached == fingerprint
+        {
+            return Ok(Some(client.clone()));
+        }
         let mut data = secret.data.take().unwrap_or_default();
         match token.data.as_ref().and_then(|d| d.get(SECRET_TOKEN_KEY)) {
             Some(value) => data.insert(SECRET_TOKEN_KEY.to_owned(), value.clone()),
@@ -297,7 +326,11 @@ impl MemberClients for SecretMemberClients {
         secret.data = Some(data);
         secret.metadata.namespace = Some(impersonator.namespace);
         secret.metadata.name = Some(impersonator.name);
-        build_client(&cluster, &secret).map(Some)
+        let client = build_client(&cluster, &secret)?;
+        self.impersonators
+            .lock()
+            .insert(name.to_owned(), (fingerprint, client.clone()));
+        Ok(Some(client))
     }
 
     fn client_generation(&self, cluster: &str) -> u64 {
