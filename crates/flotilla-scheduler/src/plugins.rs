@@ -13,7 +13,9 @@ pub mod workload_anti_affinity;
 
 use std::sync::Arc;
 
-use crate::framework::PluginEntry;
+use flotilla_api::karmada::WorkloadAffinityGroups;
+
+use crate::framework::{PluginContext, PluginEntry, WorkloadPeers};
 
 /// Every in-tree plugin, in evaluation order.
 pub fn in_tree() -> Vec<PluginEntry> {
@@ -50,6 +52,24 @@ pub fn in_tree() -> Vec<PluginEntry> {
             score: None,
         },
     ]
+}
+
+/// The peers a workload-affinity filter judges `ctx`'s cluster against: `None` (the cluster
+/// passes) when the binding already targets it, names no group of the kind `group` reads, or
+/// no peers were gathered.
+pub(crate) fn workload_peers<'a>(
+    ctx: &PluginContext<'a>,
+    group: impl Fn(&WorkloadAffinityGroups) -> &str,
+) -> Option<&'a WorkloadPeers> {
+    if ctx.spec.target_contains(ctx.cluster.name()) {
+        return None;
+    }
+    let grouped = ctx
+        .spec
+        .workload_affinity_groups
+        .as_ref()
+        .is_some_and(|groups| !group(groups).is_empty());
+    ctx.prepared.workload_peers.filter(|_| grouped)
 }
 
 /// The plugins Karmada registers only with gate `WorkloadAffinity`, in evaluation order (after

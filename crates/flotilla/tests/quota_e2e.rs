@@ -21,21 +21,8 @@ const DENIED: &str = "admission webhook \"resourcebinding.karmada.io\" denied th
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn federated_resource_quotas_follow_karmada() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let data = dir.path().join("data");
-    let data = data.to_string_lossy();
-    let plane = ControlPlane::start(
-        &[
-            "--demo",
-            "--store",
-            "memory",
-            "--data-dir",
-            &data,
-            "--feature-gates=AllAlpha=true,AllBeta=true",
-        ],
-        dir.path(),
-    )
-    .await;
-    plane.await_members_ready(&MEMBERS).await;
+    let plane =
+        ControlPlane::demo_with(dir.path(), &["--feature-gates=AllAlpha=true,AllBeta=true"]).await;
     tokio::join!(
         static_assignments_become_member_quotas(&plane),
         enforcement_refuses_what_exceeds_the_quota(&plane),
@@ -383,22 +370,14 @@ async fn enforcement_refuses_what_exceeds_the_quota(plane: &ControlPlane) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn member_quotas_cap_the_estimated_replicas() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let data = dir.path().join("data");
-    let data = data.to_string_lossy();
-    let plane = ControlPlane::start(
+    let plane = ControlPlane::demo_with(
+        dir.path(),
         &[
-            "--demo",
-            "--store",
-            "memory",
-            "--data-dir",
-            &data,
             "--enable-scheduler-estimator",
             "--feature-gates=AllAlpha=true,AllBeta=true",
         ],
-        dir.path(),
     )
     .await;
-    plane.await_members_ready(&MEMBERS).await;
     let target = MEMBERS[0];
     for (ns, replicas) in [("estimate-fits", 3), ("estimate-exceeds", 5)] {
         plane.kubectl(&["create", "namespace", ns]).await;

@@ -21,18 +21,10 @@ impl FilterPlugin for WorkloadAffinity {
     }
 
     fn filter(&self, ctx: &PluginContext<'_>) -> PluginResult {
-        let cluster = ctx.cluster.name();
-        if ctx.spec.target_contains(cluster) {
-            return PluginResult::success();
-        }
-        let grouped = ctx
-            .spec
-            .workload_affinity_groups
-            .as_ref()
-            .is_some_and(|groups| !groups.affinity_group.is_empty());
-        let Some(peers) = ctx.prepared.workload_peers.filter(|_| grouped) else {
+        let Some(peers) = super::workload_peers(ctx, |g| &g.affinity_group) else {
             return PluginResult::success();
         };
+        let cluster = ctx.cluster.name();
         if peers
             .affinity
             .iter()
