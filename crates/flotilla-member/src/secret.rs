@@ -109,6 +109,17 @@ impl SecretMemberClients {
         }
     }
 
+    /// The Cluster `name` once the Clusters are listed.
+    async fn known_cluster(&self, name: &str) -> Result<Arc<Cluster>, MemberError> {
+        Self::ready(&self.clusters, "clusters", name).await?;
+        self.clusters
+            .store()
+            .get(&ObjectRef::new(name))
+            .ok_or_else(|| MemberError::UnknownCluster {
+                cluster: name.to_owned(),
+            })
+    }
+
     /// The Cluster as last seen (for callers that want the spec without another request).
     pub fn cluster(&self, name: &str) -> Option<Arc<Cluster>> {
         self.clusters.store().get(&ObjectRef::new(name))
@@ -207,14 +218,7 @@ pub fn build_client(cluster: &Cluster, secret: &Secret) -> Result<kube::Client, 
 #[async_trait::async_trait]
 impl MemberClients for SecretMemberClients {
     async fn client(&self, name: &str) -> Result<kube::Client, MemberError> {
-        Self::ready(&self.clusters, "clusters", name).await?;
-        let cluster = self
-            .clusters
-            .store()
-            .get(&ObjectRef::new(name))
-            .ok_or_else(|| MemberError::UnknownCluster {
-                cluster: name.to_owned(),
-            })?;
+        let cluster = self.known_cluster(name).await?;
         let secret_ref = cluster
             .spec
             .secret_ref
@@ -269,14 +273,7 @@ impl MemberClients for SecretMemberClients {
     }
 
     async fn impersonator_client(&self, name: &str) -> Result<Option<kube::Client>, MemberError> {
-        Self::ready(&self.clusters, "clusters", name).await?;
-        let cluster = self
-            .clusters
-            .store()
-            .get(&ObjectRef::new(name))
-            .ok_or_else(|| MemberError::UnknownCluster {
-                cluster: name.to_owned(),
-            })?;
+        let cluster = self.known_cluster(name).await?;
         let Some(impersonator) = cluster.spec.impersonator_secret_ref.clone() else {
             return Ok(None);
         };
