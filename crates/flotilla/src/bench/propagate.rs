@@ -19,6 +19,8 @@
 //! (and single-create latency): the floor every propagated Work pays at least once.
 
 mod baseline;
+mod check;
+mod report;
 mod track;
 pub(crate) mod world;
 mod writes;
@@ -31,11 +33,15 @@ use anyhow::Context as _;
 use flotilla_api::karmada::PropagationPolicy;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, ListParams, PostParams};
+use kube::api::{Api, PostParams};
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 
 use track::{Expect, Tracker};
+
+use check::{explain_stall, verify};
+use report::per;
+pub use report::report;
 
 /// Options of `flotilla bench propagate`.
 #[derive(Debug, Clone, clap::Args)]
@@ -526,310 +532,9 @@ async fn burst(
     })
 }
 
-/// What the control plane and the members hold for a template that stalled, for the stall
-/// message: the template's status, its binding's per-cluster aggregated status, each Work's
-/// manifest status and the member's own Deployment status — so one failing run shows at which
-/// hop the status stopped travelling.
-async fn explain_stall(
-    client: &kube::Client,
-    members: &world::Members,
-    (namespace, name): &track::Key,
-) -> String {
-    use kube::api::DynamicObject;
-    let mut out = Vec::new();
-    let get = |api: Api<DynamicObject>, name: String| async move {
-        match api.get_opt(&name).await {
-            Ok(Some(o)) => o.data,
-            Ok(None) => json!("not found"),
-            Err(e) => json!(format!("error: {e}")),
-        }
-    };
-    let resource = |group: &str, version: &str, kind: &str, plural: &str| kube::api::ApiResource {
-        group: group.to_owned(),
-        version: version.to_owned(),
-        api_version: if group.is_empty() {
-            version.to_owned()
-        } else {
-            format!("{group}/{version}")
-        },
-        kind: kind.to_owned(),
-        plural: plural.to_owned(),
-    };
-    let deployments = resource("apps", "v1", "Deployment", "deployments");
-    let template = get(
-        Api::namespaced_with(client.clone(), namespace, &deployments),
-        name.clone(),
-    )
-    .await;
-    out.push(format!("template status {}", template["status"]));
-    let binding = get(
-        Api::namespaced_with(
-            client.clone(),
-            namespace,
-            &resource(
-                "work.karmada.io",
-                "v1alpha2",
-                "ResourceBinding",
-                "resourcebindings",
-            ),
-        ),
-        format!("{name}-deployment"),
-    )
-    .await;
-    out.push(format!(
-        "binding clusters {} aggregatedStatus {}",
-        binding["spec"]["clusters"], binding["status"]["aggregatedStatus"]
-    ));
-    let works = resource("work.karmada.io", "v1alpha1", "Work", "works");
-    for target in binding["spec"]["clusters"].as_array().into_iter().flatten() {
-        let Some(cluster) = target["name"].as_str() else {
-            continue;
-        };
-        let list = Api::<DynamicObject>::namespaced_with(
-            client.clone(),
-            &format!("karmada-es-{cluster}"),
-            &works,
-        )
-        .list(&ListParams::default())
-        .await;
-        let work = list.ok().and_then(|l| {
-            l.items.into_iter().find(|w| {
-                w.data["spec"]["workload"]["manifests"][0]["metadata"]["name"] == name.as_str()
-            })
-        });
-        let (conditions, manifest) = work.map_or((json!(null), json!(null)), |w| {
-            (
-                w.data["status"]["conditions"].clone(),
-                w.data["status"]["manifestStatuses"].clone(),
-            )
-        });
-        out.push(format!(
-            "{cluster}: Work conditions {conditions} manifestStatuses {manifest}"
-        ));
-        match crate::join::probe::load_member(&members.sim.kubeconfig, Some(cluster)).await {
-            Ok(member) => {
-                let d = get(
-                    Api::namespaced_with(member.client.clone(), namespace, &deployments),
-                    name.clone(),
-                )
-                .await;
-                out.push(format!(
-                    "{cluster}: member generation {} status {}",
-                    d["metadata"]["generation"], d["status"]
-                ));
-            }
-            Err(e) => out.push(format!("{cluster}: {e}")),
-        }
-    }
-    out.join("\n  ")
-}
-
-/// After the timing: every member holds the Deployments it should, with the replicas it should
-/// (read from the members themselves, not from the Works).
-async fn verify(options: &PropagateBenchOptions, members: &world::Members) -> anyhow::Result<()> {
-    let mut found: HashMap<&str, (usize, i64)> = HashMap::new();
-    for name in &members.names {
-        let member =
-            crate::join::probe::load_member(&members.sim.kubeconfig, Some(name.as_str())).await?;
-        for namespace in [SEQ_NS, BURST_NS] {
-            let api = Api::<Deployment>::namespaced(member.client.clone(), namespace);
-            let list = match api.list(&ListParams::default()).await {
-                Ok(list) => list.items,
-                Err(kube::Error::Api(e)) if e.code == 404 => Vec::new(),
-                Err(error) => return Err(error).with_context(|| format!("list in {name}")),
-            };
-            let entry = found.entry(namespace).or_default();
-            for d in list {
-                entry.0 += 1;
-                entry.1 += i64::from(d.spec.and_then(|s| s.replicas).unwrap_or(1));
-            }
-        }
-    }
-    let per = options.clusters.min(3);
-    let replicas = i64::from(options.replicas);
-    for (namespace, count) in [
-        (SEQ_NS, options.sequential),
-        (BURST_NS, options.deployments),
-    ] {
-        let want = (count * per, count as i64 * replicas);
-        let got = found.get(namespace).copied().unwrap_or_default();
-        anyhow::ensure!(
-            got == want,
-            "members hold {} Deployments with {} replicas in {namespace}, want {} with {}",
-            got.0,
-            got.1,
-            want.0,
-            want.1
-        );
-    }
-    Ok(())
-}
-
-fn per(writes: &[(String, u64)], n: usize) -> f64 {
-    let total: u64 = writes.iter().map(|(_, c)| c).sum();
-    (total as f64 / n.max(1) as f64 * 10.0).round() / 10.0
-}
-
-/// `--explain-writes`: every kind of write, per workload, most first.
-fn explained(writes: &[(String, u64)], n: usize) {
-    for (what, count) in writes {
-        println!("    {:6.2}  {what}", *count as f64 / n.max(1) as f64);
-    }
-}
-
-/// The top resources written, as `resource n/workload`.
-fn breakdown(writes: &[(String, u64)], n: usize) -> String {
-    writes
-        .iter()
-        .take(6)
-        .map(|(r, c)| {
-            format!(
-                "{} {:.1}",
-                r.rsplit('/').next().unwrap_or(r),
-                *c as f64 / n.max(1) as f64
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// `a / b` to three significant digits (a burst's Works/s is ~0.004 of raw creates/s).
-fn ratio(a: f64, b: f64) -> f64 {
-    if b > 0.0 && a > 0.0 {
-        let r = a / b;
-        let scale = 10f64.powi(2 - r.log10().floor() as i32);
-        (r * scale).round() / scale
-    } else {
-        0.0
-    }
-}
-
-pub fn report(f: &Figures) {
-    let row = |k: &str, v: String| println!("{k:<58} {v:>16}");
-    row("MEASURE", "VALUE".into());
-    row(
-        "clusters × nodes (sim, child process)",
-        format!("{} × {}", f.clusters, f.nodes),
-    );
-    row(
-        "start sim + control plane + join s",
-        format!("{:.1}", f.start_s),
-    );
-    row(
-        "baseline: raw Work creates/s (fresh API server)",
-        format!("{:.0}", f.baseline.creates_per_s),
-    );
-    row(
-        "baseline: one Work create P50 ms",
-        format!("{:.2}", f.baseline.single_p50_ms),
-    );
-    if let Some(s) = &f.sequential {
-        row(
-            "one at a time: workloads (3 idle clusters)",
-            s.workloads.to_string(),
-        );
-        row(
-            "one at a time: apply→applied P50/P95/P99 ms",
-            format!(
-                "{}/{}/{}",
-                s.applied.p50_ms, s.applied.p95_ms, s.applied.p99_ms
-            ),
-        );
-        row(
-            "one at a time: apply→ready P50/P95/P99 ms",
-            format!("{}/{}/{}", s.ready.p50_ms, s.ready.p95_ms, s.ready.p99_ms),
-        );
-        row(
-            "one at a time: control-plane writes per workload",
-            format!("{:.1}", s.writes_per_workload),
-        );
-        println!("  by resource: {}", breakdown(&s.writes, s.workloads));
-        explained(&s.writes_explained, s.workloads);
-    }
-    if let Some(b) = &f.burst {
-        row(
-            "burst: Deployments (Divided 2:1:1 over 3)",
-            b.deployments.to_string(),
-        );
-        row("burst: Works", b.works.to_string());
-        if let Some(rate) = b.rate {
-            row("burst: created at (Deployments/s)", format!("{rate}"));
-        }
-        row("burst: creates done s", format!("{:.1}", b.create_s));
-        row("burst: all applied s", format!("{:.1}", b.all_applied_s));
-        row("burst: all ready s", format!("{:.1}", b.all_ready_s));
-        row("burst: Works applied/s", format!("{:.0}", b.works_per_s));
-        row(
-            "burst: create→applied P50/P95/P99 ms",
-            format!(
-                "{}/{}/{}",
-                b.applied.p50_ms, b.applied.p95_ms, b.applied.p99_ms
-            ),
-        );
-        row(
-            "burst: create→ready P50/P95/P99 ms",
-            format!("{}/{}/{}", b.ready.p50_ms, b.ready.p95_ms, b.ready.p99_ms),
-        );
-        row(
-            "burst: control-plane CPU s (sim apart)",
-            format!("{:.1}", b.control_plane_cpu_s),
-        );
-        row("burst: sim CPU s", format!("{:.1}", b.sim_cpu_s));
-        row(
-            "burst: control-plane writes per Deployment",
-            format!("{:.1}", b.writes_per_deployment),
-        );
-        println!("  by resource: {}", breakdown(&b.writes, b.deployments));
-        if let (Some(commits), Some(per)) = (b.store_commits, b.store_writes_per_commit) {
-            row(
-                "burst: store commits (fsyncs) / writes per commit",
-                format!("{commits}/{per:.1}"),
-            );
-        }
-        explained(&b.writes_explained, b.deployments);
-        row(
-            "control-plane RSS MiB: idle / end / peak",
-            format!(
-                "{:.0}/{:.0}/{:.0}",
-                f.rss_idle_mib, b.control_plane_rss_mib, b.control_plane_peak_rss_mib
-            ),
-        );
-        row(
-            "sim RSS MiB (child process)",
-            format!("{:.0}", b.sim_rss_mib),
-        );
-        row(
-            "burst Works/s / raw Work creates/s",
-            format!("{}", ratio(b.works_per_s, f.baseline.creates_per_s)),
-        );
-    }
-    let mut ratios = serde_json::Map::new();
-    if let Some(s) = &f.sequential {
-        ratios.insert(
-            "applied_p50_vs_one_work_create".into(),
-            json!(ratio(s.applied.p50_ms, f.baseline.single_p50_ms)),
-        );
-    }
-    if let Some(b) = &f.burst {
-        ratios.insert(
-            "works_per_s_vs_raw_work_creates".into(),
-            json!(ratio(b.works_per_s, f.baseline.creates_per_s)),
-        );
-    }
-    println!(
-        "{}",
-        json!({"bench": "propagate", "clusters": f.clusters, "nodes": f.nodes,
-            "replicas": f.replicas, "start_s": (f.start_s * 10.0).round() / 10.0,
-            "rss_before_control_plane_mib": f.rss_before_control_plane_mib.round(),
-            "control_plane_idle_rss_mib": f.rss_idle_mib.round(),
-            "sequential": f.sequential, "burst": f.burst, "baseline": f.baseline,
-            "ratios": ratios})
-    );
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{parse_rate, ratio};
+    use super::parse_rate;
 
     #[test]
     fn a_rate_is_a_positive_number_of_deployments_a_second() {
@@ -839,13 +544,5 @@ mod tests {
             let error = parse_rate(bad).expect_err(bad);
             assert!(error.contains("Deployments per second"), "{bad}: {error}");
         }
-    }
-
-    #[test]
-    fn ratios_keep_three_significant_digits_however_small() {
-        assert_eq!(ratio(192.4, 49_555.8), 0.00388);
-        assert_eq!(ratio(3.0, 2.0), 1.5);
-        assert_eq!(ratio(2_000.0, 3.0), 667.0);
-        assert_eq!(ratio(1.0, 0.0), 0.0);
     }
 }
