@@ -512,13 +512,8 @@ impl Detector {
         let result = match self.desired_spec(key, template, &claim, &spec).await {
             Ok((template, desired)) => {
                 let extensions = self.policies.lock().extension_annotations(&claim);
-                if cluster_scoped {
-                    self.ensure_cluster_binding(&template, &claim, desired, &extensions)
-                        .await
-                } else {
-                    self.ensure_binding(&template, &claim, desired, &extensions)
-                        .await
-                }
+                self.ensure_binding(&template, &claim, desired, &extensions, cluster_scoped)
+                    .await
             }
             Err(error) => Err(error),
         };
