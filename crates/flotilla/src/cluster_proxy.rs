@@ -70,8 +70,9 @@ impl ClusterProxy for MemberProxy {
                     .map_err(member_error)?
                     .ok_or_else(|| {
                         unavailable(format!(
-                            "cluster {cluster:?} has no spec.impersonatorSecretRef: the proxy \
-                             cannot act as {:?} there",
+                            "cluster {cluster:?} has no spec.impersonatorSecretRef, so the proxy \
+                             cannot act as {:?} there; join the cluster again (flotilla join is \
+                             idempotent) to create its impersonator",
                             caller.name
                         ))
                     })?;

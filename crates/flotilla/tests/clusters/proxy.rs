@@ -1,12 +1,16 @@
-//! The cluster proxy reaches the member with the control plane's credentials, streams a watch,
-//! and is for callers allowed `clusters/proxy` only.
+//! The cluster proxy reaches the member with the control plane's credentials for admins,
+//! streams a watch, is for callers allowed `clusters/proxy` only, and will not act as another
+//! caller on a cluster without an impersonator (the impersonated path itself runs in
+//! `tests/propagate_e2e/proxy.rs`).
 
 use std::time::Duration;
 
+use flotilla_api::karmada::Cluster;
 use flotilla_apiserver::auth::authn::UserInfo;
 use futures::{AsyncBufReadExt as _, StreamExt as _};
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, PostParams};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 use crate::support::{World, ready};
@@ -87,6 +91,50 @@ async fn the_cluster_proxy_reaches_the_member_streams_watches_and_is_for_admins_
     assert!(
         matches!(&denied, kube::Error::Api(s) if s.code == 403),
         "{denied:?}"
+    );
+    // Allowed clusters/proxy but not an admin: the proxy acts as jane through the member's
+    // impersonator, and says what to do when the cluster has none.
+    let role: ClusterRole = serde_json::from_value(json!({"metadata": {"name": "jane-proxy"},
+        "rules": [{"apiGroups": ["cluster.karmada.io"], "resources": ["clusters/proxy"],
+            "resourceNames": ["m1"], "verbs": ["get"]}]}))
+    .expect("a role");
+    Api::<ClusterRole>::all(world.client.clone())
+        .create(&PostParams::default(), &role)
+        .await
+        .expect("role");
+    let binding: ClusterRoleBinding = serde_json::from_value(json!({
+        "metadata": {"name": "jane-proxy"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "jane-proxy"},
+        "subjects": [{"kind": "User", "name": "jane"}]}))
+    .expect("a binding");
+    Api::<ClusterRoleBinding>::all(world.client.clone())
+        .create(&PostParams::default(), &binding)
+        .await
+        .expect("binding");
+    Api::<Cluster>::all(world.client.clone())
+        .patch(
+            "m1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"impersonatorSecretRef": null}})),
+        )
+        .await
+        .expect("the impersonator reference removed");
+    let refused = crate::support::eventually(
+        crate::support::PATIENCE,
+        "the proxy refuses to act as jane without an impersonator",
+        || async {
+            match user.request_text(get(format!("{base}/api"))).await {
+                Err(kube::Error::Api(s)) if s.code == 503 => Some(s.message),
+                _ => None,
+            }
+        },
+    )
+    .await;
+    assert!(
+        refused.contains("no spec.impersonatorSecretRef")
+            && refused.contains("\"jane\"")
+            && refused.contains("join the cluster again"),
+        "{refused}"
     );
     // An unknown cluster is 404.
     let missing = world
