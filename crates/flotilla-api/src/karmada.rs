@@ -24,6 +24,7 @@ pub mod policy;
 pub mod quota;
 pub mod remedy;
 pub mod replicas;
+pub mod search;
 pub mod webster;
 pub mod work;
 pub mod work_v1alpha1;
@@ -43,6 +44,7 @@ pub use interpreter_webhook::*;
 pub use overrides::*;
 pub use policy::*;
 pub use remedy::*;
+pub use search::*;
 pub use work::*;
 pub use work_v1alpha1::*;
 

@@ -34,6 +34,7 @@ pub mod protobuf;
 pub mod registry;
 pub mod request;
 pub mod scale;
+pub mod search;
 pub mod serve;
 pub mod server;
 pub mod table;
@@ -60,6 +61,7 @@ pub struct Builder {
     signing_key: Option<Arc<auth::jwt::SigningKey>>,
     root_ca: Option<String>,
     cluster_proxy: Option<cluster_proxy::SharedClusterProxy>,
+    search: Option<search::SharedSearch>,
     untracked_writers: Vec<String>,
     event_ttl: Duration,
     compact_storage: bool,
@@ -117,6 +119,7 @@ impl Builder {
             signing_key: None,
             root_ca: None,
             cluster_proxy: None,
+            search: None,
             untracked_writers: Vec::new(),
             compact_storage: false,
             deletion_protection: true,
@@ -130,6 +133,12 @@ impl Builder {
     /// one hour by default); zero keeps Events forever. See [`events::ttl`].
     pub fn event_ttl(mut self, ttl: Duration) -> Self {
         self.event_ttl = ttl;
+        self
+    }
+
+    /// Serves karmada-search's `search/cache` and `proxying` endpoints from `search`.
+    pub fn search(mut self, search: search::SharedSearch) -> Self {
+        self.search = Some(search);
         self
     }
 
@@ -354,6 +363,7 @@ impl Builder {
         }
         let mut server = ApiServer::new(registry).with_service_accounts(tokens);
         server.cluster_proxy = self.cluster_proxy;
+        server.search = self.search;
         server.untracked_writers = self.untracked_writers;
         let rbac = server
             .authorizer

@@ -38,6 +38,8 @@ pub struct ApiServer {
     pub(crate) authorizer: Authorizer,
     pub(crate) service_accounts: Option<Arc<ServiceAccountTokens>>,
     pub(crate) cluster_proxy: Option<crate::cluster_proxy::SharedClusterProxy>,
+    /// karmada-search's cache (see [`crate::search`]).
+    pub(crate) search: Option<crate::search::SharedSearch>,
     /// Users whose writes are not recorded in managedFields (see
     /// [`crate::Builder::untracked_writer`]).
     pub(crate) untracked_writers: Vec<String>,
@@ -56,6 +58,7 @@ impl ApiServer {
             authorizer: Authorizer::with_rbac(rbac),
             service_accounts: None,
             cluster_proxy: None,
+            search: None,
             untracked_writers: Vec::new(),
         }
     }
@@ -82,6 +85,27 @@ impl ApiServer {
 }
 
 async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Response {
+    dispatch_request(server, request).await
+}
+
+/// The verb of a resource request (for the search proxy's plugins).
+pub(crate) fn resource_verb(
+    method: &Method,
+    target: &crate::request::ResourcePath,
+    query: &Query,
+) -> &'static str {
+    resource::verb(method, target, query)
+}
+
+/// Serves one request (boxed: the search proxy serves requests through it again).
+pub(crate) fn dispatch_request(
+    server: Arc<ApiServer>,
+    request: Request,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>> {
+    Box::pin(dispatch_inner(server, request))
+}
+
+async fn dispatch_inner(server: Arc<ApiServer>, request: Request) -> Response {
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
     let identity = request
@@ -111,6 +135,9 @@ async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Res
         Ok(user) => user,
         Err(error) => return error_response(&error),
     };
+    if let Some(target) = crate::search::target(&path) {
+        return crate::search::serve(server, user, target, request).await;
+    }
     let query = Query::parse(request.uri().query());
     if let Some(reply) = openapi::v2::respond(server.registry.catalog(), &path, request.headers()) {
         return reply;

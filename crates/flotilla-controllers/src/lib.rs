@@ -28,6 +28,7 @@ pub mod options;
 pub mod overrides;
 pub mod remedy;
 pub mod resources;
+pub mod search;
 pub mod taint_manager;
 pub mod unified_auth;
 pub mod work_status;

@@ -7,6 +7,7 @@ mod demo;
 mod join;
 mod metrics;
 mod schedule;
+mod search;
 mod sim;
 mod up;
 

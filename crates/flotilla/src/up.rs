@@ -218,10 +218,12 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
         .context("create or load the service-account signing key")?;
     let store = open_store(&options).await?;
     let proxy = crate::cluster_proxy::MemberProxy::new();
+    let search = flotilla_controllers::search::SearchCache::new();
     let running = flotilla_apiserver::Builder::new(store)
         .allow_no_execute_taint_policy(options.allow_no_execute_taint_policy)
         .federated_quota_enforcement(options.feature_gates.federated_quota_enforcement())
         .cluster_proxy(proxy.clone())
+        .search(Arc::new(crate::search::Search(search.clone())))
         .service_account_key(Arc::new(signing_key))
         .root_ca(pki.ca_cert_pem())
         .event_ttl(options.event_ttl)
@@ -290,6 +292,14 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
             components.clone(),
         );
     proxy.bind(members.clone());
+    // karmada-search: every replica caches what the ResourceRegistries ask for itself (not
+    // leader-elected, as karmada-search is not).
+    let search_task = tokio::spawn(flotilla_controllers::search::run(
+        component_client(&running, "karmada-search"),
+        members.clone(),
+        search,
+        components.clone(),
+    ));
     let estimator = options.enable_scheduler_estimator.then(|| {
         flotilla_scheduler::run::members::MemberNodes::new(Arc::new(MemberConnector(
             members.clone(),
@@ -323,6 +333,7 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     if let Err(error) = scheduler.await {
         tracing::warn!(%error, "the scheduler task failed");
     }
+    let _ = search_task.await;
     if let Err(error) = controllers.await {
         tracing::warn!(%error, "the controller manager task failed");
     }

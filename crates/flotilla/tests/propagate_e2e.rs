@@ -13,6 +13,8 @@ mod proxy;
 mod restart;
 #[path = "propagate_e2e/scenarios.rs"]
 mod scenarios;
+#[path = "propagate_e2e/search.rs"]
+mod search;
 
 /// One control plane for every scenario (each in its own namespace), run concurrently: starting
 /// `up --demo` once keeps the target fast; a failure names its scenario.
@@ -28,6 +30,10 @@ async fn user_scenarios_through_kubectl_against_up_demo() {
         scenarios::conflict_abort_then_overwrite(&plane),
         scenarios::drift_in_a_member_is_repaired(&plane),
         proxy::a_service_account_reaches_a_member_as_itself(&plane),
+        async {
+            search::registries_make_member_objects_searchable(&plane).await;
+            search::the_global_proxy_serves_member_objects(&plane).await;
+        },
     );
     scenarios::nothing_left_behind(&plane).await;
 }

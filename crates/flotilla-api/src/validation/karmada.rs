@@ -5,16 +5,19 @@
 //!
 //! Provenance: karmada-io/karmada v1.19 (`pkg/webhook/*`, `pkg/util/validation/validation.go`,
 //! `pkg/util/helper/policy.go`, `pkg/apis/*/v1alpha1` kubebuilder markers,
-//! `pkg/registry/cluster/strategy.go`, `pkg/apis/cluster/{mutation,validation}`). Behaviour
+//! `pkg/registry/cluster/strategy.go`, `pkg/apis/cluster/{mutation,validation}`,
+//! `pkg/apis/search/validation` for karmada-search's ResourceRegistry). Behaviour
 //! only; values Karmada prints with Go's `%#v` (whole structs) are printed here as JSON.
 //!
 //! Works on `serde_json::Value` so that it depends on no typed Karmada API.
 
 mod cluster;
 mod defaults;
+mod go_url;
 mod others;
 mod overrides;
 mod policy;
+mod resource_registry;
 mod schema;
 mod tables;
 mod work;
@@ -62,6 +65,8 @@ pub enum Kind {
     WorkloadRebalancer,
     /// `remedy.karmada.io/v1alpha1` Remedy.
     Remedy,
+    /// `search.karmada.io/v1alpha1` ResourceRegistry (served by karmada-search).
+    ResourceRegistry,
     /// `networking.karmada.io/v1alpha1` MultiClusterService.
     MultiClusterService,
     /// `config.karmada.io/v1alpha1` ResourceInterpreterCustomization.
@@ -88,6 +93,7 @@ impl Kind {
             ("autoscaling.karmada.io", "CronFederatedHPA") => Kind::CronFederatedHpa,
             ("apps.karmada.io", "WorkloadRebalancer") => Kind::WorkloadRebalancer,
             ("remedy.karmada.io", "Remedy") => Kind::Remedy,
+            ("search.karmada.io", "ResourceRegistry") => Kind::ResourceRegistry,
             ("networking.karmada.io", "MultiClusterService") => Kind::MultiClusterService,
             ("config.karmada.io", "ResourceInterpreterCustomization") => {
                 Kind::ResourceInterpreterCustomization
@@ -116,6 +122,7 @@ impl Kind {
             Kind::CronFederatedHpa => &[tables::CRON_FEDERATED_HPA],
             Kind::WorkloadRebalancer => &[tables::WORKLOAD_REBALANCER],
             Kind::Remedy => &[tables::REMEDY],
+            Kind::ResourceRegistry => &[tables::RESOURCE_REGISTRY],
             Kind::MultiClusterService => &[tables::MULTI_CLUSTER_SERVICE],
             Kind::ResourceInterpreterCustomization => &[tables::RESOURCE_INTERPRETER_CUSTOMIZATION],
             Kind::ResourceInterpreterWebhookConfiguration => {
@@ -178,6 +185,7 @@ pub fn validate_with(
         }
         Kind::FederatedHpa => others::federated_hpa(object),
         Kind::CronFederatedHpa => others::cron_federated_hpa(object),
+        Kind::ResourceRegistry => resource_registry::resource_registry(object),
         Kind::ResourceBinding
         | Kind::ClusterResourceBinding
         | Kind::Work

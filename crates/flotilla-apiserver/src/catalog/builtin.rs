@@ -476,6 +476,15 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
             .cat(KARMADA)
             .generation()
             .plain(),
+        // search.karmada.io/v1alpha1, served by karmada-search's own API server: no category,
+        // no short name, no generation, and kube's default table (NAME, CREATED AT).
+        def(
+            "search.karmada.io",
+            "v1alpha1",
+            "ResourceRegistry",
+            "resourceregistries",
+        )
+        .status(),
     ];
     defs.into_iter().map(|d| d.0).collect()
 }

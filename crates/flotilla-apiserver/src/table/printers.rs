@@ -449,7 +449,9 @@ pub(super) fn builtin(
                 ]
             }),
         ),
-        ("apiextensions.k8s.io", "CustomResourceDefinition") => (
+        // kube's default table convertor, which both serve with.
+        ("apiextensions.k8s.io", "CustomResourceDefinition")
+        | ("search.karmada.io", "ResourceRegistry") => (
             vec![col("Name", "string", 0), col("Created At", "date", 0)],
             Box::new(move |o: &Value| vec![name(o), o["metadata"]["creationTimestamp"].clone()]),
         ),

@@ -429,3 +429,113 @@ async fn quota_and_taint_policies_are_validated() {
     let reply = send(&cp, json("POST", policies, &allowed)).await;
     assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
 }
+
+#[tokio::test]
+async fn resource_registries_are_served_as_karmada_search_serves_them() {
+    const REGISTRIES: &str = "/apis/search.karmada.io/v1alpha1/resourceregistries";
+    let cp = control_plane().await;
+    let registry = json!({"metadata": {"name": "proxy-sample"}, "spec": {
+        "targetCluster": {"clusterNames": ["member1", "member2"]},
+        "resourceSelectors": [
+            {"apiVersion": "apps/v1", "kind": "Deployment"},
+            {"apiVersion": "v1", "kind": "Pod", "namespace": "default"}],
+        "backendStore": {"openSearch": {
+            "addresses": ["https://opensearch.karmada-system:9200"], "secretRef": {"name": "os-auth"}}}}});
+    let created = send(&cp, json("POST", REGISTRIES, &registry)).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    assert_eq!(created.body["apiVersion"], "search.karmada.io/v1alpha1");
+    assert_eq!(created.body["kind"], "ResourceRegistry");
+    assert_eq!(created.body["spec"], registry["spec"], "stored as sent");
+    assert!(
+        created.body["metadata"].get("generation").is_none(),
+        "karmada-search keeps no generation"
+    );
+    assert!(created.body["metadata"].get("namespace").is_none());
+    let url = format!("{REGISTRIES}/proxy-sample");
+    let read = send(&cp, get(&url)).await;
+    assert_eq!(read.status, StatusCode::OK, "{}", read.body);
+    assert_eq!(read.body, created.body);
+    let list = send(&cp, get(REGISTRIES)).await;
+    assert_eq!(list.body["kind"], "ResourceRegistryList", "{}", list.body);
+    assert_eq!(list.body["items"][0]["metadata"]["name"], "proxy-sample");
+
+    // Status through its subresource; the spec stays as it was.
+    let mut with_status = read.body.clone();
+    with_status["status"] = json!({"conditions": [{"type": "Ready", "status": "True",
+        "reason": "Synced", "message": "", "lastTransitionTime": "2026-01-02T03:04:05Z"}]});
+    with_status["spec"]["resourceSelectors"] = json!([]);
+    let status = send(&cp, json("PUT", &format!("{url}/status"), &with_status)).await;
+    assert_eq!(status.status, StatusCode::OK, "{}", status.body);
+    assert_eq!(status.body["status"]["conditions"][0]["type"], "Ready");
+    assert_eq!(status.body["spec"], registry["spec"]);
+
+    // kube's default table, as karmada-search prints it.
+    let mut request = get(REGISTRIES);
+    request.headers_mut().insert(
+        http::header::ACCEPT,
+        "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+            .parse()
+            .expect("header"),
+    );
+    let table = send(&cp, request).await;
+    let columns: Vec<&str> = table.body["columnDefinitions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(columns, ["Name", "Created At"], "{}", table.body);
+
+    let invalid = json!({"metadata": {"name": "Bad_Registry"}, "spec": {
+        "resourceSelectors": [{"apiVersion": "apps/v1/extra", "kind": "Deployment", "namespace": "Bad_Namespace"}],
+        "backendStore": {"openSearch": {"addresses": ["localhost:9200"], "secretRef": {"name": "os-auth"}}}}});
+    let reply = send(&cp, json("POST", REGISTRIES, &invalid)).await;
+    assert_eq!(
+        reply.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        reply.body
+    );
+    assert_eq!(reply.body["reason"], "Invalid");
+    assert_eq!(reply.body["details"]["group"], "search.karmada.io");
+    assert_eq!(reply.body["details"]["kind"], "ResourceRegistry");
+    let message = reply.body["message"].as_str().unwrap_or("");
+    assert!(
+        message.starts_with("ResourceRegistry.search.karmada.io \"Bad_Registry\" is invalid: ["),
+        "{message}"
+    );
+    let found = causes(&reply);
+    let fields: Vec<&str> = found.iter().map(|(f, _)| f.as_str()).collect();
+    assert_eq!(
+        fields,
+        [
+            "metadata.name",
+            "spec.resourceSelectors[0].apiVersion",
+            "spec.resourceSelectors[0].namespace",
+            "spec.backendStore.openSearch.addresses[0]",
+        ],
+        "{found:?}"
+    );
+    assert_eq!(
+        found[1].1,
+        "Invalid value: \"apps/v1/extra\": unexpected GroupVersion string: apps/v1/extra"
+    );
+    assert_eq!(
+        found[3].1,
+        "Invalid value: \"localhost:9200\": must be a valid http or https URL with non-empty scheme and host"
+    );
+    let missing = send(&cp, get(&format!("{REGISTRIES}/Bad_Registry"))).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND, "nothing stored");
+
+    // An update is validated as a create is.
+    let mut updated = status.body.clone();
+    updated["spec"]["resourceSelectors"][0]["apiVersion"] = "a/b/c".into();
+    let reply = send(&cp, json("PUT", &url, &updated)).await;
+    assert_eq!(
+        causes(&reply),
+        [(
+            "spec.resourceSelectors[0].apiVersion".to_owned(),
+            "Invalid value: \"a/b/c\": unexpected GroupVersion string: a/b/c".to_owned()
+        )]
+    );
+}

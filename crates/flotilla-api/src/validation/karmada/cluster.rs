@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use super::go_url::GoUrl;
 use super::policy::items;
 use super::{shown, str_field};
 use crate::Quantity;
@@ -69,13 +70,19 @@ pub fn cluster(object: &Value) -> Vec<FieldError> {
     }
     let proxy = str_field(spec, "proxyURL");
     if !proxy.is_empty() {
-        let scheme = GoUrl::parse(proxy).map(|u| u.scheme).unwrap_or_default();
-        if !matches!(scheme.as_str(), "http" | "https" | "socks5") {
-            errors.push(FieldError::invalid(
-                path.child("proxyURL"),
-                proxy,
-                format!("unsupported scheme {scheme:?}, must be http, https, or socks5"),
-            ));
+        // Karmada's message for a proxy that does not parse names the API endpoint.
+        let message = match GoUrl::parse(proxy) {
+            Err(error) => Some(format!("apiEndpoint must be a valid URL: {error}")),
+            Ok(url) if !matches!(url.scheme.as_str(), "http" | "https" | "socks5") => {
+                Some(format!(
+                    "unsupported scheme {:?}, must be http, https, or socks5",
+                    url.scheme
+                ))
+            }
+            Ok(_) => None,
+        };
+        if let Some(message) = message {
+            errors.push(FieldError::invalid(path.child("proxyURL"), proxy, message));
         }
     }
     errors.extend(topology(spec, &path));
@@ -246,60 +253,6 @@ pub fn resource_models(models: &Value, path: &FieldPath) -> Option<FieldError> {
         }
     }
     None
-}
-
-/// The parts of a URL Go's `url.Parse` yields that the endpoint rules look at.
-#[derive(Debug, Default, PartialEq)]
-pub struct GoUrl {
-    pub scheme: String,
-    pub user: Option<String>,
-    pub host: String,
-    pub query: String,
-    pub fragment: String,
-}
-
-impl GoUrl {
-    /// Splits `scheme://user@host/path?query#fragment` like Go's `url.Parse`; the error is
-    /// Go's wording.
-    pub fn parse(raw: &str) -> Result<GoUrl, String> {
-        if raw.chars().any(|c| c.is_ascii_control()) {
-            return Err(format!(
-                "parse {raw:?}: net/url: invalid control character in URL"
-            ));
-        }
-        let (rest, fragment) = raw.split_once('#').unwrap_or((raw, ""));
-        let mut url = GoUrl {
-            fragment: fragment.to_owned(),
-            ..GoUrl::default()
-        };
-        let mut rest = rest;
-        if let Some(colon) = rest.find(':') {
-            let candidate = &rest[..colon];
-            let is_scheme = candidate.chars().enumerate().all(|(i, c)| {
-                c.is_ascii_alphabetic() || (i > 0 && (c.is_ascii_digit() || "+-.".contains(c)))
-            });
-            if colon == 0 {
-                return Err(format!("parse {raw:?}: missing protocol scheme"));
-            }
-            if is_scheme {
-                url.scheme = candidate.to_ascii_lowercase();
-                rest = &rest[colon + 1..];
-            }
-        }
-        let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
-        url.query = query.to_owned();
-        if let Some(authority) = rest.strip_prefix("//") {
-            let authority = authority.split('/').next().unwrap_or("");
-            match authority.rsplit_once('@') {
-                Some((user, host)) => {
-                    url.user = Some(user.to_owned());
-                    url.host = host.to_owned();
-                }
-                None => url.host = authority.to_owned(),
-            }
-        }
-        Ok(url)
-    }
 }
 
 /// `ValidateClusterAPIEndpoint` (HTTPS not forced).

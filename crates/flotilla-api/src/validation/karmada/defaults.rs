@@ -77,6 +77,7 @@ pub fn default_object(kind: Kind, object: &mut Value, ctx: &Defaulting<'_>) {
         | Kind::FederatedHpa
         | Kind::WorkloadRebalancer
         | Kind::Remedy
+        | Kind::ResourceRegistry
         | Kind::MultiClusterService
         | Kind::ResourceInterpreterCustomization
         | Kind::ResourceInterpreterWebhookConfiguration => {}

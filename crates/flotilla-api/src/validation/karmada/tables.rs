@@ -447,6 +447,12 @@ pub const REMEDY: &[Constraint] = &[
     ),
 ];
 
+/// `ResourceRegistry`: none. karmada-search serves it from its own API server, which decodes
+/// the Go type and enforces no schema (its `+required` markers only document the OpenAPI), so
+/// `resourceSelectors` and each selector's `apiVersion` and `kind` may be absent; Karmada's own
+/// tests accept an empty selector list. Its rules are in `resource_registry.rs`.
+pub const RESOURCE_REGISTRY: &[Constraint] = &[];
+
 /// `MultiClusterService`.
 pub const MULTI_CLUSTER_SERVICE: &[Constraint] = &[
     ("", Required(&["spec"])),

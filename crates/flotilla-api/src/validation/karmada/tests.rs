@@ -2,6 +2,7 @@
 
 mod others;
 mod policies;
+mod resource_registry;
 
 use serde_json::{Value, json};
 

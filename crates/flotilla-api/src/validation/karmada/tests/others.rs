@@ -41,6 +41,12 @@ fn cluster_rules() {
             "spec.proxyURL: Invalid value: \"ftp://p\": unsupported scheme \"ftp\", must be http, https, or socks5",
         ]
     );
+    assert_eq!(
+        cluster(json!({"syncMode": "Push", "proxyURL": "http://proxy:31 28"})),
+        [
+            "spec.proxyURL: Invalid value: \"http://proxy:31 28\": apiEndpoint must be a valid URL: parse \"http://proxy:31 28\": invalid port \":31 28\" after host",
+        ]
+    );
     let taints = cluster(json!({"syncMode": "Push", "taints": [
         {"key": "a", "effect": "NoSchedule"}, {"key": "a", "effect": "NoSchedule"}, {"key": "b", "effect": "PreferNoSchedule"}, {"key": "c"}]}));
     assert_eq!(taints.len(), 3, "{taints:?}");

@@ -1,0 +1,172 @@
+//! karmada-search's registry controller: from the ResourceRegistries and the Clusters, which
+//! member clusters cache which resources (`search/cache.rs` keeps and serves them).
+//!
+//! A registry selects clusters with its `targetCluster` (Karmada's placement `ClusterAffinity`:
+//! names, labels, fields, exclusions) and kinds with its `resourceSelectors` (`apiVersion`,
+//! `kind`, optionally one `namespace`). Only Ready clusters not being deleted are cached, and
+//! only for kinds their `apiEnablements` do not rule out. Kinds resolve to resources through the
+//! control plane's discovery, as Karmada's RESTMapper does. Two registries naming one
+//! (cluster, resource) merge their namespaces. Any Cluster or ResourceRegistry change
+//! recomputes the whole picture (one key, as in Karmada); caches whose (cluster, resource,
+//! namespaces) stay the same keep running.
+//!
+//! Unlike the other controllers this one is not leader-elected: every API server replica
+//! serves search requests from its own cache.
+
+pub mod cache;
+pub mod version;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use flotilla_api::karmada::affinity::cluster_matches;
+use flotilla_api::karmada::{ApiEnablementStatus, Cluster, ResourceRegistry};
+use flotilla_member::MemberClients;
+use flotilla_runtime::controller::{Tasks, until_ready};
+use flotilla_runtime::{Informers, Shutdown, WorkQueue};
+use kube::runtime::watcher::Event as WatchEvent;
+use tracing::{info, warn};
+
+pub use cache::{Desired, Gvr, Namespaces, SearchCache};
+
+use crate::resources::Resources;
+
+/// Computes what `registries` ask of `clusters`; `resolve` maps `(apiVersion, kind)` to the
+/// served resource (`None`: not served, the selector is skipped as Karmada logs and skips it).
+pub fn desired<'a>(
+    registries: impl IntoIterator<Item = &'a ResourceRegistry>,
+    clusters: &[Arc<Cluster>],
+    resolve: impl Fn(&str, &str) -> Option<(kube::api::ApiResource, bool)>,
+) -> Desired {
+    let mut desired = Desired::default();
+    for registry in registries {
+        let mut matched: BTreeMap<Gvr, cache::CachedResource> = BTreeMap::new();
+        for selector in &registry.spec.resource_selectors {
+            let Some((api, namespaced)) = resolve(&selector.api_version, &selector.kind) else {
+                continue;
+            };
+            let gvr = Gvr {
+                group: api.group.clone(),
+                version: api.version.clone(),
+                resource: api.plural.clone(),
+            };
+            desired.registered.insert(gvr.clone());
+            let entry = matched.entry(gvr).or_insert_with(|| cache::CachedResource {
+                api,
+                namespaced,
+                namespaces: Namespaces::default(),
+            });
+            if namespaced {
+                entry.namespaces.add(&selector.namespace);
+            } else {
+                entry.namespaces = Namespaces::all();
+            }
+        }
+        if matched.is_empty() {
+            continue;
+        }
+        for cluster in clusters {
+            if cluster.is_deleting()
+                || !crate::execution::is_ready(cluster)
+                || !cluster_matches(cluster, &registry.spec.target_cluster)
+            {
+                continue;
+            }
+            let resources = desired
+                .clusters
+                .entry(cluster.name().to_owned())
+                .or_default();
+            for (gvr, resource) in &matched {
+                if cluster.api_enablement(&resource.api.api_version, &resource.api.kind)
+                    == ApiEnablementStatus::Disabled
+                {
+                    continue;
+                }
+                match resources.get_mut(gvr) {
+                    Some(existing) => existing.namespaces.merge(&resource.namespaces),
+                    None => {
+                        resources.insert(gvr.clone(), resource.clone());
+                    }
+                }
+            }
+        }
+    }
+    desired
+        .clusters
+        .retain(|_, resources| !resources.is_empty());
+    desired
+}
+
+/// Runs the controller until `shutdown`, keeping `cache` in line with the registries.
+pub async fn run(
+    client: kube::Client,
+    members: Arc<dyn MemberClients>,
+    cache: Arc<SearchCache>,
+    shutdown: Shutdown,
+) {
+    let informers = Informers::new(client.clone());
+    let clusters = informers.all::<Cluster>();
+    let registries = informers.all::<ResourceRegistry>();
+    let queue: WorkQueue<()> = WorkQueue::default();
+    let mut tasks = Tasks::new();
+    let q = queue.clone();
+    tasks.subscribe(&clusters, move |event: WatchEvent<&Cluster>| {
+        if !matches!(event, WatchEvent::Init) {
+            q.add(());
+        }
+    });
+    let q = queue.clone();
+    tasks.subscribe(&registries, move |event: WatchEvent<&ResourceRegistry>| {
+        if !matches!(event, WatchEvent::Init) {
+            q.add(());
+        }
+    });
+    let ready = async {
+        clusters.wait_until_ready().await;
+        registries.wait_until_ready().await;
+    };
+    if !until_ready(&shutdown, ready).await {
+        return;
+    }
+    let resources = Arc::new(Resources::new(client));
+    let (cluster_store, registry_store) = (clusters.store(), registries.store());
+    tasks.workers(
+        &queue,
+        1,
+        move |()| {
+            let (clusters, registries) = (cluster_store.state(), registry_store.state());
+            let (resources, members, cache) = (resources.clone(), members.clone(), cache.clone());
+            async move {
+                let mut kinds = BTreeMap::new();
+                let wanted: BTreeSet<(String, String)> = registries
+                    .iter()
+                    .flat_map(|r| r.spec.resource_selectors.iter())
+                    .map(|s| (s.api_version.clone(), s.kind.clone()))
+                    .collect();
+                for (api_version, kind) in wanted {
+                    match resources.resolve(&api_version, &kind).await {
+                        Ok(served) => {
+                            kinds.insert(
+                                (api_version, kind),
+                                (served.resource.clone(), served.namespaced),
+                            );
+                        }
+                        Err(error) => {
+                            warn!(%api_version, %kind, %error, "search: a registry names a kind the control plane does not serve");
+                        }
+                    }
+                }
+                let desired = desired(registries.iter().map(|r| r.as_ref()), &clusters, |v, k| {
+                    kinds.get(&(v.to_owned(), k.to_owned())).cloned()
+                });
+                cache.update(&desired, &members);
+                Ok::<(), std::convert::Infallible>(())
+            }
+        },
+        |_, error: &std::convert::Infallible| match *error {},
+    );
+    info!("search registry controller running");
+    shutdown.cancelled().await;
+    queue.shut_down();
+    tasks.abort();
+}
