@@ -432,10 +432,27 @@ fn from_cache(
                 Err(error) => return Err(error),
             };
             let deadline = tokio::time::sleep(Duration::from_secs(timeout));
-            let frames = events.take_until(deadline).map(|event| {
+            // kubectl's `get -w` asks for Tables: each event then carries a one-row Table.
+            let include_object = query.get("includeObject").map(str::to_owned);
+            let frames = events.take_until(deadline).map(move |event| {
+                let object = if table && event.type_ != "ERROR" {
+                    let version = event.object["metadata"]["resourceVersion"].clone();
+                    let mut rendered = crate::table::render(
+                        &info,
+                        std::slice::from_ref(&event.object),
+                        0,
+                        None,
+                        jiff::Timestamp::now(),
+                        include_object.as_deref(),
+                    );
+                    rendered["metadata"] = json!({"resourceVersion": version});
+                    rendered
+                } else {
+                    event.object
+                };
                 let mut line = serde_json::to_vec(&json!({
                     "type": event.type_,
-                    "object": event.object,
+                    "object": object,
                 }))
                 .expect("JSON values serialize");
                 line.push(b'\n');
