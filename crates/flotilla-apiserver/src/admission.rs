@@ -256,6 +256,9 @@ fn kind_errors(
     if info.group == "scheduling.k8s.io" && info.kind == "PriorityClass" {
         errors.extend(crate::lifted::priority_class::errors(object, old));
     }
+    if info.group == "discovery.k8s.io" && info.kind == "EndpointSlice" {
+        errors.extend(crate::lifted::endpoint_slice::errors(object, old));
+    }
     errors
 }
 

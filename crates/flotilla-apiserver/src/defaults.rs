@@ -52,6 +52,9 @@ pub fn apply(group: &str, version: &str, kind: &str, object: &mut Value) {
         }
         ("networking.k8s.io", "v1", "NetworkPolicy") => networking::network_policy(object),
         ("networking.k8s.io", "v1", "IngressClass") => networking::ingress_class(object),
+        ("discovery.k8s.io", "v1", "EndpointSlice") => {
+            crate::lifted::endpoint_slice::default(object)
+        }
         ("scheduling.k8s.io", "v1", "PriorityClass") => {
             crate::lifted::priority_class::default(object)
         }

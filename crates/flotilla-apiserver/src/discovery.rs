@@ -129,6 +129,7 @@ fn ordered_groups(catalog: &Catalog) -> Vec<(String, Vec<String>)> {
         "policy",
         "rbac.authorization.k8s.io",
         "coordination.k8s.io",
+        "discovery.k8s.io",
         "apiextensions.k8s.io",
     ];
     let mut groups = all_groups(catalog);

@@ -1,6 +1,7 @@
 //! Behaviour ported from Kubernetes, written in our own code. Each module names its source.
 
 pub mod duration;
+pub mod endpoint_slice;
 pub mod guaranteed_update;
 pub mod priority_class;
 pub mod smd;

@@ -23,6 +23,7 @@ pub mod interpreter;
 pub mod manager;
 pub mod member_cache;
 pub mod metrics;
+pub mod multicluster_service;
 pub mod namespace;
 pub mod options;
 pub mod overrides;

@@ -197,6 +197,22 @@ pub const CONTROLLERS: &[ControllerSpec] = &[
         default_on: true,
         start: crate::federated_resource_quota::enforcement::start,
     },
+    // Idle without gate `MultiClusterService` (alpha), as in Karmada.
+    ControllerSpec {
+        name: crate::multicluster_service::NAME,
+        default_on: true,
+        start: crate::multicluster_service::start,
+    },
+    ControllerSpec {
+        name: crate::multicluster_service::collect::NAME,
+        default_on: true,
+        start: crate::multicluster_service::collect::start,
+    },
+    ControllerSpec {
+        name: crate::multicluster_service::dispatch::NAME,
+        default_on: true,
+        start: crate::multicluster_service::dispatch::start,
+    },
     // Off by default, as in Karmada (whose own deployment adds both to `--controllers`).
     ControllerSpec {
         name: crate::hpa_scale_target_marker::NAME,

@@ -1,7 +1,7 @@
 //! One simulated cluster: a Flotilla API server on a memory store, served over HTTPS on its own
 //! port with its own CA and admin certificate, and the control loops behind it (scheduler,
-//! kubelets, workload controllers, node heartbeats), all talking to the API server through an
-//! in-process `kube::Client` — the same API any client sees.
+//! kubelets, workload and EndpointSlice controllers, node heartbeats), all talking to the API
+//! server through an in-process `kube::Client` — the same API any client sees.
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
@@ -23,6 +23,7 @@ use serde_json::json;
 use tokio::sync::watch;
 
 use crate::config::{ClusterSpec, Settings};
+use crate::endpointslice::EndpointSlices;
 use crate::error::SimError;
 use crate::informer::Informer;
 use crate::kubelet::Kubelet;
@@ -218,6 +219,13 @@ impl SimCluster {
         let mut informers = workloads::Informers::new(&client);
         let workloads = Workloads::new();
         workloads.watch(&mut informers, &mut node_informer, &mut pod_informer);
+        // Slice names differ between clusters (as kube's random ones do): MultiClusterService
+        // copies a provider's slices into consumers by name.
+        let endpoint_slices = EndpointSlices::new(crate::rng::mix(
+            settings.seed,
+            &format!("cluster/{}", spec.name),
+        ));
+        endpoint_slices.watch(&mut pod_informer);
         let (node_store, t) = node_informer.start();
         tasks.push(AbortOnDrop(t));
         let (pod_store, t) = pod_informer.start();
@@ -235,6 +243,7 @@ impl SimCluster {
             kubelet.clone().run(ctx.clone(), stores.pods.clone()),
         )));
         tasks.extend(workloads.run(ctx.clone(), stores.clone()));
+        tasks.extend(endpoint_slices.start(ctx.clone(), stores.pods.clone(), stores.nodes.clone()));
         tasks.push(AbortOnDrop(tokio::spawn(crate::quota::run(
             ctx.clone(),
             stores.pods.clone(),

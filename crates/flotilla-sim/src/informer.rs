@@ -16,6 +16,7 @@ use k8s_openapi::api::apps::v1::{
     ReplicaSet, ReplicaSetSpec, ReplicaSetStatus, StatefulSet, StatefulSetSpec, StatefulSetStatus,
 };
 use k8s_openapi::api::batch::v1::{Job, JobSpec, JobStatus};
+use k8s_openapi::api::core::v1::{Service, ServiceSpec, ServiceStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::Api;
 use kube::runtime::WatchStreamExt;
@@ -47,7 +48,10 @@ macro_rules! cached_as_decoded {
     };
 }
 
-cached_as_decoded!(crate::node::Node);
+cached_as_decoded!(
+    crate::node::Node,
+    k8s_openapi::api::discovery::v1::EndpointSlice,
+);
 
 /// Workload kinds whose watch decodes them without `metadata.managedFields`, skipped while
 /// parsing ([`flotilla_api::meta`]): dropped after decoding they had been built first, and the
@@ -112,6 +116,7 @@ macro_rules! cached_without_managed_fields {
 }
 
 cached_without_managed_fields!(
+    WireService: Service { ServiceSpec, ServiceStatus },
     WireDeployment: Deployment { DeploymentSpec, DeploymentStatus },
     WireReplicaSet: ReplicaSet { ReplicaSetSpec, ReplicaSetStatus },
     WireStatefulSet: StatefulSet { StatefulSetSpec, StatefulSetStatus },
@@ -152,6 +157,8 @@ type Handler<K> = Box<dyn Fn(Change<'_, K>) + Send + Sync>;
 pub struct Informer<K: Cached> {
     api: Api<K::Wire>,
     handlers: Vec<Handler<K>>,
+    /// A label selector the watch is limited to.
+    labels: Option<String>,
 }
 
 impl<K: Cached> Debug for Informer<K> {
@@ -167,7 +174,14 @@ impl<K: Cached> Informer<K> {
         Informer {
             api,
             handlers: Vec::new(),
+            labels: None,
         }
+    }
+
+    /// Watches only the objects `selector` (a label selector) selects.
+    pub fn with_labels(mut self, selector: &str) -> Self {
+        self.labels = Some(selector.to_owned());
+        self
     }
 
     pub fn on(&mut self, handler: impl Fn(Change<'_, K>) + Send + Sync + 'static) {
@@ -193,6 +207,9 @@ impl<K: Cached> Informer<K> {
         // largest part of a cached pod.
         let mut config = watcher::Config::default().any_semantic();
         config.page_size = None;
+        if let Some(selector) = &self.labels {
+            config = config.labels(selector);
+        }
         let stream = watcher::watcher(self.api, config)
             .default_backoff()
             .modify(|object| object.managed_fields_mut().clear())

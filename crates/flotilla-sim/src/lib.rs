@@ -1,8 +1,8 @@
 //! Simulated member clusters (in the spirit of kwok): each cluster is a Flotilla API server on a
 //! memory store, served over HTTPS with its own CA and admin certificate, plus the behaviour of
 //! a cluster behind it — nodes from node pools (CPU, memory, pods, GPUs, topology labels),
-//! Lease heartbeats, a pod scheduler, kubelets and workload controllers that drive real status
-//! — many clusters in one process, with faults on demand.
+//! Lease heartbeats, a pod scheduler, kubelets and workload controllers that drive real status,
+//! Services' EndpointSlices — many clusters in one process, with faults on demand.
 //!
 //! Every control loop reaches its cluster only through the Kubernetes API (an in-process
 //! `kube::Client` over the API server's tower service). Depends on flotilla-api,
@@ -11,6 +11,7 @@
 pub mod cluster;
 pub mod config;
 pub mod control;
+pub mod endpointslice;
 pub mod error;
 pub mod events;
 pub mod image;

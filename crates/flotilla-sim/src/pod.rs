@@ -10,6 +10,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
+use std::net::IpAddr;
 use std::ops::Deref;
 use std::sync::{Arc, LazyLock, Weak};
 
@@ -236,6 +237,15 @@ pub struct PodStatus {
     pub start_time: Option<Time>,
     #[serde(default)]
     pub container_statuses: Option<Vec<ContainerStatus>>,
+    /// `status.podIP`, parsed (no allocation per pod; an address that does not parse is left
+    /// out): the EndpointSlice controller's endpoint addresses.
+    #[serde(default, rename = "podIP", deserialize_with = "ip_address")]
+    pub pod_ip: Option<IpAddr>,
+}
+
+fn ip_address<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<IpAddr>, D::Error> {
+    let text = Option::<Cow<'de, str>>::deserialize(deserializer)?;
+    Ok(text.and_then(|t| t.parse().ok()))
 }
 
 /// The pod conditions a cached pod keeps: `Ready` (workload status, availability) and

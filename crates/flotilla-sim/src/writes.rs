@@ -41,6 +41,21 @@ pub async fn create<K: Resource<DynamicType = ()> + serde::Serialize>(
     send(ctx, request).await
 }
 
+/// Replaces `name` with `object` (a PUT, checked against the object's `resourceVersion`), as
+/// `Api::replace` does.
+pub async fn replace<K: Resource<DynamicType = ()> + serde::Serialize>(
+    ctx: &Ctx,
+    namespace: Option<&str>,
+    name: &str,
+    object: &K,
+) -> Result<(), kube::Error> {
+    let body = serde_json::to_vec(object).map_err(kube::Error::SerdeError)?;
+    let request = kube::core::Request::new(K::url_path(&(), namespace))
+        .replace(name, &kube::api::PostParams::default(), body)
+        .map_err(kube::Error::BuildRequest)?;
+    send(ctx, request).await
+}
+
 /// Sends `request` on the cluster's in-process client: `Ok` for a 2xx answer, whose body is not
 /// read; the `kube::Error` that `Client::request` gives for an error answer.
 async fn send(ctx: &Ctx, request: http::Request<Vec<u8>>) -> Result<(), kube::Error> {

@@ -7,6 +7,8 @@
 #[path = "propagate_e2e/support.rs"]
 mod support;
 
+#[path = "propagate_e2e/mcs.rs"]
+mod mcs;
 #[path = "propagate_e2e/proxy.rs"]
 mod proxy;
 #[path = "propagate_e2e/restart.rs"]
@@ -36,4 +38,18 @@ async fn user_scenarios_through_kubectl_against_up_demo() {
         },
     );
     scenarios::nothing_left_behind(&plane).await;
+}
+
+/// Karmada's CrossCluster MultiClusterService cases, on a control plane with the alpha gate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multi_cluster_services_through_up_demo() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let plane =
+        support::ControlPlane::demo_with(dir.path(), &["--feature-gates=MultiClusterService=true"])
+            .await;
+    tokio::join!(
+        mcs::one_provider_one_consumer(&plane),
+        mcs::providers_and_consumers_change(&plane),
+        mcs::empty_lists_mean_every_cluster(&plane),
+    );
 }

@@ -114,6 +114,9 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
             .short(&["svc"])
             .cat(ALL)
             .status(),
+        // discovery.k8s.io/v1: the endpoints behind a Service (kube's EndpointSlice controller
+        // in a member, Karmada's MultiClusterService controllers across members).
+        def("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices").ns(),
         def("", "v1", "ServiceAccount", "serviceaccounts")
             .ns()
             .short(&["sa"]),

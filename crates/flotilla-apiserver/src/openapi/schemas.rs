@@ -41,7 +41,9 @@ fn schema<T: schemars::JsonSchema>() -> Value {
 
 /// The schema of a built-in kind, if k8s-openapi has its type.
 pub fn for_kind(group: &str, version: &str, kind: &str) -> Option<Value> {
-    use k8s_openapi::api::{apps, batch, core, events, networking, policy, rbac, scheduling};
+    use k8s_openapi::api::{
+        apps, batch, core, discovery, events, networking, policy, rbac, scheduling,
+    };
     Some(match (group, version, kind) {
         ("", "v1", "Namespace") => schema::<core::v1::Namespace>(),
         ("", "v1", "ConfigMap") => schema::<core::v1::ConfigMap>(),
@@ -52,6 +54,7 @@ pub fn for_kind(group: &str, version: &str, kind: &str) -> Option<Value> {
         ("", "v1", "Node") => schema::<core::v1::Node>(),
         ("", "v1", "PersistentVolumeClaim") => schema::<core::v1::PersistentVolumeClaim>(),
         ("", "v1", "Endpoints") => schema::<core::v1::Endpoints>(),
+        ("discovery.k8s.io", "v1", "EndpointSlice") => schema::<discovery::v1::EndpointSlice>(),
         ("", "v1", "Event") => schema::<core::v1::Event>(),
         ("events.k8s.io", "v1", "Event") => schema::<events::v1::Event>(),
         ("", "v1", "ResourceQuota") => schema::<core::v1::ResourceQuota>(),

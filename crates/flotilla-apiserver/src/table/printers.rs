@@ -90,6 +90,52 @@ fn condition(object: &Value, kind: &str) -> String {
         .unwrap_or_default()
 }
 
+/// At most `MAX_LISTED` items joined by commas, then ` + N more...`; `<unset>` for none
+/// (kube's `listWithMoreString`).
+fn list_with_more(items: impl Iterator<Item = String>) -> String {
+    const MAX_LISTED: usize = 3;
+    let mut listed = Vec::with_capacity(MAX_LISTED);
+    let mut count = 0;
+    for item in items {
+        if listed.len() < MAX_LISTED {
+            listed.push(item);
+        }
+        count += 1;
+    }
+    let text = listed.join(",");
+    if count > MAX_LISTED {
+        format!("{text} + {} more...", count - MAX_LISTED)
+    } else if text.is_empty() {
+        "<unset>".to_owned()
+    } else {
+        text
+    }
+}
+
+/// An EndpointSlice's ports as kube prints them: the number, else the name, else `*`
+/// (`formatDiscoveryPorts`).
+fn slice_ports(ports: &Value) -> String {
+    list_with_more(ports.as_array().into_iter().flatten().map(|port| {
+        match (port["port"].as_i64(), port["name"].as_str()) {
+            (Some(number), _) => number.to_string(),
+            (None, Some(name)) => name.to_owned(),
+            (None, None) => "*".to_owned(),
+        }
+    }))
+}
+
+/// Every address of every endpoint of an EndpointSlice (`formatDiscoveryEndpoints`).
+fn slice_endpoints(endpoints: &Value) -> String {
+    list_with_more(
+        endpoints
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|endpoint| endpoint["addresses"].as_array().into_iter().flatten())
+            .map(string),
+    )
+}
+
 /// The printer of a built-in kind, if it has one.
 /// `cluster:ready/desired` per target cluster in the scheduler's order (`cluster` alone for
 /// bindings without replicas, e.g. a ConfigMap).
@@ -352,6 +398,24 @@ pub(super) fn builtin(
                 ]
             }),
         ),
+        ("discovery.k8s.io", "EndpointSlice") => (
+            vec![
+                col("Name", "string", 0),
+                col("AddressType", "string", 0),
+                col("Ports", "string", 0),
+                col("Endpoints", "string", 0),
+                col("Age", "string", 0),
+            ],
+            Box::new(move |o: &Value| {
+                vec![
+                    name(o),
+                    string(&o["addressType"]).into(),
+                    slice_ports(&o["ports"]).into(),
+                    slice_endpoints(&o["endpoints"]).into(),
+                    age(o, now).into(),
+                ]
+            }),
+        ),
         ("", "Node") => (
             vec![
                 col("Name", "string", 0),
@@ -491,6 +555,29 @@ mod tests {
             "us-west-2:1/3,cn-shanghai:5/5,eu-central-1:0/2"
         );
         assert_eq!(binding_gpus(&binding(10)), 20);
+    }
+
+    #[test]
+    fn endpoint_slices_list_three_ports_and_addresses_then_count_the_rest() {
+        assert_eq!(slice_ports(&json!([])), "<unset>");
+        assert_eq!(slice_ports(&Value::Null), "<unset>");
+        assert_eq!(
+            slice_ports(&json!([{"port": 80}, {"name": "metrics"}, {}])),
+            "80,metrics,*"
+        );
+        assert_eq!(
+            slice_ports(&json!([{"port": 1}, {"port": 2}, {"port": 3}, {"port": 4}, {"port": 5}])),
+            "1,2,3 + 2 more..."
+        );
+        assert_eq!(slice_endpoints(&json!([])), "<unset>");
+        assert_eq!(
+            slice_endpoints(&json!([
+                {"addresses": ["10.0.0.1"]},
+                {"addresses": ["10.0.0.2", "10.0.0.3"]},
+                {"addresses": ["10.0.0.4"]},
+            ])),
+            "10.0.0.1,10.0.0.2,10.0.0.3 + 1 more..."
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod crd;
 mod defaults;
 mod deletion_protection;
 mod discovery;
+mod endpoint_slices;
 mod escalation;
 mod event_ttl;
 mod events;

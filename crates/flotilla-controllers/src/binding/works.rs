@@ -57,6 +57,12 @@ pub async fn ensure_work(
     if !finalizers.iter().any(|f| f == EXECUTION_FINALIZER) {
         finalizers.push(EXECUTION_FINALIZER.to_owned());
     }
+    // Karmada's `MergeFinalizers`: the desired ones join those already there.
+    for finalizer in desired.metadata.finalizers.iter().flatten() {
+        if !finalizers.contains(finalizer) {
+            finalizers.push(finalizer.clone());
+        }
+    }
     if desired.metadata.owner_references.is_some() {
         updated.metadata.owner_references = desired.metadata.owner_references.clone();
     }

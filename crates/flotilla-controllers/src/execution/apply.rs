@@ -56,6 +56,18 @@ pub enum ApplyError {
     Customized(String),
 }
 
+/// Whether resolving failed because the member does not serve the kind at all.
+fn not_served(error: &ResolveError) -> bool {
+    match error {
+        ResolveError::NoMatch { .. } => true,
+        ResolveError::Discovery {
+            source: kube::Error::Api(status),
+            ..
+        } => status.code == 404,
+        _ => false,
+    }
+}
+
 /// The Go client's rendering of an API error: the Status message.
 pub fn api_message(error: &kube::Error) -> String {
     match error {
@@ -303,7 +315,13 @@ impl Applier<'_> {
     /// Deletes the member object (in the background, so a Job's pods go too) if Flotilla
     /// manages it.
     pub async fn delete(&self, manifest: &Value) -> Result<(), ApplyError> {
-        let target = self.target(manifest).await?;
+        let target = match self.target(manifest).await {
+            Ok(target) => target,
+            // A kind the member does not serve has nothing there to delete (a Work that was
+            // never dispatched, such as a MultiClusterService's marker).
+            Err(ApplyError::Resolve(error)) if not_served(&error) => return Ok(()),
+            Err(error) => return Err(error),
+        };
         // Read from the member, not the informer: an object created a moment ago may not be in
         // the cache yet, and "absent" here would remove the Work's finalizer and orphan it.
         let Some(observed) = self.observe(&target, manifest, true).await? else {

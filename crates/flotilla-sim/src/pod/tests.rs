@@ -22,7 +22,7 @@ fn pod(name: &str, node: Option<&str>) -> Pod {
                 "imageID": "registry.k8s.io/pause@sha256:00", "containerID": "containerd://01",
                 "ready": true, "restartCount": 2, "started": true,
                 "state": {"running": {"startedAt": "2026-01-01T00:00:01Z"}}}],
-            "hostIP": "172.16.0.1", "qosClass": "Burstable"}}))
+            "hostIP": "172.16.0.1", "podIP": "10.0.1.2", "qosClass": "Burstable"}}))
     .expect("a pod")
 }
 
@@ -78,6 +78,7 @@ fn status_fields_the_loops_read() {
     let c = &status.container_statuses.expect("container statuses")[0];
     assert_eq!((c.name.as_str(), c.restart_count), ("c", 2));
     assert!(c.state.as_ref().and_then(|s| s.running.as_ref()).is_some());
+    assert_eq!(status.pod_ip, Some(std::net::IpAddr::from([10, 0, 1, 2])));
 }
 
 #[test]

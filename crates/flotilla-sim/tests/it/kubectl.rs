@@ -129,3 +129,63 @@ async fn kubectl_gets_nodes_pods_and_describes_a_pending_pod() {
         "{described}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_gets_a_services_endpoint_slice() {
+    let world = World::from_yaml(
+        "seed: 9\nstartLatency: '0'\nclusters:\n- {name: m1, nodePools: [{name: p, count: 2, profile: cpu}]}\n",
+    )
+    .await;
+    let path = world.dir.path().join("sim.kubeconfig");
+    flotilla_sim::kubeconfig::write(&path, &world.sim.clusters, None).expect("written");
+    let client = world.client();
+    for name in ["a", "b"] {
+        create::<Pod>(
+            &client,
+            "default",
+            json!({"metadata": {"name": format!("web-{name}"), "labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx",
+                    "ports": [{"name": "http", "containerPort": 8080}]}]}}),
+        )
+        .await;
+    }
+    create::<k8s_openapi::api::core::v1::Service>(
+        &client,
+        "default",
+        json!({"metadata": {"name": "web"}, "spec": {"selector": {"app": "web"},
+            "ports": [{"port": 80, "targetPort": "http"}]}}),
+    )
+    .await;
+    let slices: Api<k8s_openapi::api::discovery::v1::EndpointSlice> =
+        Api::namespaced(client.clone(), "default");
+    let slice = eventually(PATIENCE, "the slice lists both pods", || async {
+        let list = slices.list(&Default::default()).await.ok()?;
+        let slice = list.items.into_iter().next()?;
+        (slice.endpoints.len() == 2).then_some(slice)
+    })
+    .await;
+    let ips: Vec<String> = slice
+        .endpoints
+        .iter()
+        .map(|e| e.addresses[0].clone())
+        .collect();
+    let printed = kubectl(
+        world.dir.path(),
+        &path,
+        &["--context", "m1", "get", "endpointslices"],
+    );
+    let mut lines = printed.lines();
+    let header: Vec<&str> = lines.next().expect("a header").split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"],
+        "{printed}"
+    );
+    let row: Vec<&str> = lines.next().expect("a row").split_whitespace().collect();
+    assert_eq!(row[0], slice.metadata.name.as_deref().expect("a name"));
+    assert_eq!(
+        row[1..4],
+        ["IPv4", "8080", ips.join(",").as_str()],
+        "{printed}"
+    );
+}

@@ -4,6 +4,7 @@
 mod support;
 
 mod determinism;
+mod endpoint_slices;
 mod faults;
 mod image_pull;
 mod kubectl;

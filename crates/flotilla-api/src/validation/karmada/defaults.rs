@@ -70,6 +70,10 @@ pub fn default_object(kind: Kind, object: &mut Value, ctx: &Defaulting<'_>) {
             work::prune_manifests(object);
         }
         Kind::Cluster => cluster(object, ctx),
+        // Karmada's MultiClusterService webhook: a permanent id when there is none.
+        Kind::MultiClusterService => {
+            label_if_absent(object, crate::karmada::MCS_PERMANENT_ID_LABEL, ctx.fresh_id)
+        }
         Kind::CronFederatedHpa => schema::default(tables::CRON_FEDERATED_HPA, object),
         Kind::ClusterOverridePolicy
         | Kind::FederatedResourceQuota
@@ -78,7 +82,6 @@ pub fn default_object(kind: Kind, object: &mut Value, ctx: &Defaulting<'_>) {
         | Kind::WorkloadRebalancer
         | Kind::Remedy
         | Kind::ResourceRegistry
-        | Kind::MultiClusterService
         | Kind::ResourceInterpreterCustomization
         | Kind::ResourceInterpreterWebhookConfiguration => {}
     }
