@@ -154,6 +154,9 @@ pub struct Detector {
     quota_estimate: bool,
     /// Gate `WorkloadAffinity`: bindings carry their template's `workloadAffinityGroups`.
     workload_affinity: bool,
+    /// Gate `MultiplePodTemplatesScheduling`: kinds with components get `spec.components`
+    /// instead of replicas.
+    multiple_templates: bool,
 }
 
 impl std::fmt::Debug for Detector {
@@ -168,7 +171,13 @@ pub fn start(context: Context, shutdown: Shutdown) -> ControllerTask {
         let quota_estimate = context.options.gates.enabled("ResourceQuotaEstimate");
         let detector = Detector::new(context.client, context.metrics)
             .with_interpreter(context.interpreter.clone(), quota_estimate)
-            .with_workload_affinity(context.options.gates.enabled("WorkloadAffinity"));
+            .with_workload_affinity(context.options.gates.enabled("WorkloadAffinity"))
+            .with_multiple_templates(
+                context
+                    .options
+                    .gates
+                    .enabled("MultiplePodTemplatesScheduling"),
+            );
         detector.run(shutdown).await;
     })
 }
@@ -197,6 +206,7 @@ impl Detector {
             interpreter: Arc::new(interpreter::Customizations::none()),
             quota_estimate: false,
             workload_affinity: false,
+            multiple_templates: false,
         })
     }
 
@@ -218,6 +228,15 @@ impl Detector {
     pub fn with_workload_affinity(mut self: Arc<Self>, on: bool) -> Arc<Self> {
         if let Some(me) = Arc::get_mut(&mut self) {
             me.workload_affinity = on;
+        }
+        self
+    }
+
+    /// The same detector with gate `MultiplePodTemplatesScheduling` as given. Only before
+    /// [`Detector::run`].
+    pub fn with_multiple_templates(mut self: Arc<Self>, on: bool) -> Arc<Self> {
+        if let Some(me) = Arc::get_mut(&mut self) {
+            me.multiple_templates = on;
         }
         self
     }
@@ -549,16 +568,36 @@ impl Detector {
             template = self.patch_template(key, &claim.claim_patch()).await?;
         }
         let schedule_priority = self.schedule_priority(spec).await?;
-        let customized = self.interpreter.interpret_replica(&template).await;
-        let native = customized.is_none();
-        let mut interpreted = match customized {
-            Some(customized) => customized?,
-            None => interpreter::interpret_replica(&template)?,
+        // Karmada's `applyReplicaInterpretation`: with gate `MultiplePodTemplatesScheduling`, a
+        // kind with components gets them instead of replicas.
+        let components = if self.multiple_templates {
+            interpreter::thirdparty::components(&template)
+        } else {
+            None
         };
-        if self.quota_estimate {
+        let customized = match components {
+            Some(_) => None,
+            None => self.interpreter.interpret_replica(&template).await,
+        };
+        let native = customized.is_none();
+        let mut interpreted = match (&components, customized) {
+            (Some(_), _) => flotilla_api::karmada::replicas::InterpretedReplicas {
+                replicas: 0,
+                requirements: None,
+            },
+            (None, Some(customized)) => customized?,
+            (None, None) => match interpreter::thirdparty::interpret_replica(&template) {
+                Some(interpreted) => interpreted,
+                None => interpreter::interpret_replica(&template)?,
+            },
+        };
+        if self.quota_estimate && components.is_none() {
             build::quota_estimate_requirements(&template, &mut interpreted, native);
         }
         let mut desired = build::binding_spec(&template, spec, interpreted, schedule_priority);
+        if let Some(components) = components {
+            desired.components = components;
+        }
         if self.workload_affinity {
             desired.workload_affinity_groups = build::workload_affinity_groups(&template, spec);
         }

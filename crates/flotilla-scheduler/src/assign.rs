@@ -7,6 +7,7 @@ use flotilla_api::karmada::affinity::{CompiledAffinity, cluster_matches};
 use flotilla_api::karmada::{
     ClusterAffinity, DIVISION_AGGREGATED, DIVISION_WEIGHTED, Placement, REPLICA_SCHEDULING_DIVIDED,
     REPLICA_SCHEDULING_DUPLICATED, ResourceBindingSpec, ResourceBindingStatus, TargetCluster,
+    TargetComponent,
 };
 
 use crate::core::ScheduleError;
@@ -93,10 +94,33 @@ pub fn assign_replicas(input: AssignInput<'_, '_>) -> Result<Vec<TargetCluster>,
     if (spec.replicas > 0 || spec.replica_requirements.is_some()) && spec.components.len() <= 1 {
         return assign_workload(input);
     }
+    // Non-workloads and multi-component workloads go to every candidate; a multi-component
+    // workload placed on exactly one cluster records its components there (Karmada's
+    // `isMultiTemplateSchedulingApplicable`; components exist only under gate
+    // `MultiplePodTemplatesScheduling`).
+    let components: Vec<TargetComponent> = if spec.components.len() > 1
+        && spec.placement.as_ref().is_some_and(|p| {
+            p.spread_constraints
+                .iter()
+                .any(|c| c.spread_by_field == "cluster" && c.min_groups == 1 && c.max_groups == 1)
+        }) {
+        spec.components
+            .iter()
+            .map(|c| TargetComponent {
+                name: c.name.clone(),
+                replicas: c.replicas,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     Ok(input
         .candidates
         .iter()
-        .map(|c| TargetCluster::new(c.name, 0))
+        .map(|c| TargetCluster {
+            components: components.clone(),
+            ..TargetCluster::new(c.name, 0)
+        })
         .collect())
 }
 

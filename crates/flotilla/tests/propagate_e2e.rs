@@ -9,6 +9,8 @@ mod support;
 
 #[path = "propagate_e2e/mcs.rs"]
 mod mcs;
+#[path = "propagate_e2e/multi_template.rs"]
+mod multi_template;
 #[path = "propagate_e2e/proxy.rs"]
 mod proxy;
 #[path = "propagate_e2e/restart.rs"]
@@ -40,16 +42,20 @@ async fn user_scenarios_through_kubectl_against_up_demo() {
     scenarios::nothing_left_behind(&plane).await;
 }
 
-/// Karmada's CrossCluster MultiClusterService cases, on a control plane with the alpha gate.
+/// Karmada's cases of alpha features (CrossCluster MultiClusterService, multi-template
+/// scheduling), on a control plane with their gates.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn multi_cluster_services_through_up_demo() {
+async fn alpha_features_through_up_demo() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let plane =
-        support::ControlPlane::demo_with(dir.path(), &["--feature-gates=MultiClusterService=true"])
-            .await;
+    let plane = support::ControlPlane::demo_with(
+        dir.path(),
+        &["--feature-gates=MultiClusterService=true,MultiplePodTemplatesScheduling=true"],
+    )
+    .await;
     tokio::join!(
         mcs::one_provider_one_consumer(&plane),
         mcs::providers_and_consumers_change(&plane),
         mcs::empty_lists_mean_every_cluster(&plane),
+        multi_template::multi_template_workloads_go_to_one_cluster_with_their_components(&plane),
     );
 }

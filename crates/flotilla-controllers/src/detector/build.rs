@@ -108,14 +108,15 @@ pub fn workload_affinity_groups(
 }
 
 /// Copies the policy- and template-derived fields of `desired` onto `existing`, keeping the
-/// schedule (`clusters`), eviction tasks, `requiredBy`, `rescheduleTriggeredAt`, components
-/// and the binding's own `suspension.scheduling`.
+/// schedule (`clusters`), eviction tasks, `requiredBy`, `rescheduleTriggeredAt` and the
+/// binding's own `suspension.scheduling`.
 pub fn refresh_spec(existing: &mut ResourceBindingSpec, desired: ResourceBindingSpec) {
     let scheduling = existing.suspension.as_ref().and_then(|s| s.scheduling);
     existing.resource = desired.resource;
     existing.propagate_deps = desired.propagate_deps;
     existing.replica_requirements = desired.replica_requirements;
     existing.replicas = desired.replicas;
+    existing.components = desired.components;
     existing.placement = desired.placement;
     existing.scheduler_name = desired.scheduler_name;
     existing.failover = desired.failover;

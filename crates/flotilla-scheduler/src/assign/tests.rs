@@ -390,3 +390,58 @@ fn node_count_division_weights_by_fitting_nodes() {
         "no node of the selected clusters fits a replica"
     );
 }
+
+#[test]
+fn multi_component_workloads_on_one_cluster_record_their_components() {
+    use flotilla_api::karmada::Component;
+    let case = Case::new(&M[..1]);
+    let mut spec = spec(0, &[]);
+    spec.components = vec![
+        Component {
+            name: "jobmanager".into(),
+            replicas: 1,
+            replica_requirements: None,
+        },
+        Component {
+            name: "taskmanager".into(),
+            replicas: 3,
+            replica_requirements: None,
+        },
+    ];
+    let assign = |spec: &ResourceBindingSpec| {
+        let candidates = case.candidates(&[0], spec);
+        assign_replicas(AssignInput {
+            candidates: &candidates,
+            spec,
+            status: &ResourceBindingStatus::default(),
+            placement: spec.placement.as_ref().expect("a placement"),
+            mode: Mode::Steady,
+            node_weights: None,
+        })
+        .expect("assign")
+    };
+    // Without a spread constraint to exactly one cluster: no component results.
+    spec.placement = Some(placement("duplicated"));
+    assert_eq!(assign(&spec)[0].components, []);
+    let mut one: Placement = placement("duplicated");
+    one.spread_constraints = serde_json::from_value(json!([
+        {"spreadByField": "cluster", "minGroups": 1, "maxGroups": 1}
+    ]))
+    .expect("constraints");
+    spec.placement = Some(one);
+    let got = assign(&spec);
+    assert_eq!(got[0].replicas, 0);
+    assert_eq!(
+        got[0].components,
+        [
+            TargetComponent {
+                name: "jobmanager".into(),
+                replicas: 1
+            },
+            TargetComponent {
+                name: "taskmanager".into(),
+                replicas: 3
+            },
+        ]
+    );
+}
