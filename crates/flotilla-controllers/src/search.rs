@@ -170,3 +170,146 @@ pub async fn run(
     queue.shut_down();
     tasks.abort();
 }
+
+#[cfg(test)]
+mod tests {
+    use flotilla_api::karmada::{ClusterStatus, SearchResourceSelector};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+    use kube::api::ApiResource;
+
+    use super::*;
+
+    fn cluster(name: &str, ready: bool, labels: &[(&str, &str)]) -> Arc<Cluster> {
+        let mut cluster = Cluster::default();
+        cluster.metadata.name = Some(name.into());
+        cluster.metadata.labels = Some(
+            labels
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+        );
+        cluster.status = Some(ClusterStatus {
+            conditions: vec![Condition {
+                type_: "Ready".into(),
+                status: if ready { "True" } else { "False" }.into(),
+                reason: String::new(),
+                message: String::new(),
+                last_transition_time: Time(jiff::Timestamp::UNIX_EPOCH),
+                observed_generation: None,
+            }],
+            ..ClusterStatus::default()
+        });
+        Arc::new(cluster)
+    }
+
+    fn registry(names: &[&str], selectors: &[(&str, &str, &str)]) -> ResourceRegistry {
+        let mut registry = ResourceRegistry::default();
+        registry.spec.target_cluster.cluster_names =
+            names.iter().map(|n| (*n).to_owned()).collect();
+        registry.spec.resource_selectors = selectors
+            .iter()
+            .map(|(api_version, kind, namespace)| SearchResourceSelector {
+                api_version: (*api_version).into(),
+                kind: (*kind).into(),
+                namespace: (*namespace).into(),
+            })
+            .collect();
+        registry
+    }
+
+    fn resolve(api_version: &str, kind: &str) -> Option<(ApiResource, bool)> {
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+        let (plural, namespaced) = match kind {
+            "Node" => ("nodes", false),
+            "Secret" => ("secrets", true),
+            "Deployment" => ("deployments", true),
+            _ => return None,
+        };
+        Some((
+            ApiResource {
+                group: group.into(),
+                version: version.into(),
+                api_version: api_version.into(),
+                kind: kind.into(),
+                plural: plural.into(),
+            },
+            namespaced,
+        ))
+    }
+
+    fn gvr(resource: &str) -> Gvr {
+        let group = if resource == "deployments" {
+            "apps"
+        } else {
+            ""
+        };
+        Gvr {
+            group: group.into(),
+            version: "v1".into(),
+            resource: resource.into(),
+        }
+    }
+
+    #[test]
+    fn ready_matching_clusters_cache_the_selected_kinds_with_merged_namespaces() {
+        let clusters = [
+            cluster("m1", true, &[]),
+            cluster("m2", true, &[]),
+            cluster("down", false, &[]),
+        ];
+        let registries = [
+            registry(
+                &["m1", "down"],
+                &[("v1", "Secret", "a"), ("v1", "Node", "ignored")],
+            ),
+            registry(
+                &["m1"],
+                &[("v1", "Secret", "b"), ("example.io/v1", "Widget", "")],
+            ),
+            registry(&["m2"], &[("apps/v1", "Deployment", "")]),
+        ];
+        let desired = desired(registries.iter(), &clusters, resolve);
+        // The unready cluster caches nothing; unknown kinds are skipped.
+        assert_eq!(
+            desired.clusters.keys().cloned().collect::<Vec<_>>(),
+            ["m1", "m2"]
+        );
+        assert_eq!(
+            desired.registered,
+            [gvr("deployments"), gvr("nodes"), gvr("secrets")].into()
+        );
+        let m1 = &desired.clusters["m1"];
+        let secrets = &m1[&gvr("secrets")].namespaces;
+        assert!(secrets.contains("a") && secrets.contains("b") && !secrets.contains("c"));
+        // A cluster-scoped kind ignores the selector's namespace.
+        assert!(m1[&gvr("nodes")].namespaces.contains("anything"));
+        assert!(
+            desired.clusters["m2"][&gvr("deployments")]
+                .namespaces
+                .contains("x")
+        );
+    }
+
+    #[test]
+    fn label_selectors_follow_the_clusters_labels() {
+        let mut by_label = registry(&[], &[("v1", "Node", "")]);
+        by_label.spec.target_cluster.label_selector = Some(
+            serde_json::from_value(serde_json::json!({
+                "matchExpressions": [{"key": "search", "operator": "Exists"}]
+            }))
+            .unwrap(),
+        );
+        let unlabelled = [cluster("m1", true, &[])];
+        assert!(
+            desired([&by_label], &unlabelled, resolve)
+                .clusters
+                .is_empty()
+        );
+        let labelled = [cluster("m1", true, &[("search", "yes")])];
+        assert!(
+            desired([&by_label], &labelled, resolve)
+                .clusters
+                .contains_key("m1")
+        );
+    }
+}
