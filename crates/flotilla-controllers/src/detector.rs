@@ -571,7 +571,10 @@ impl Detector {
         // Karmada's `applyReplicaInterpretation`: with gate `MultiplePodTemplatesScheduling`, a
         // kind with components gets them instead of replicas.
         let components = if self.multiple_templates {
-            interpreter::thirdparty::components(&template)
+            match self.interpreter.interpret_components(&template) {
+                Some(customized) => Some(customized?),
+                None => interpreter::thirdparty::components(&template),
+            }
         } else {
             None
         };

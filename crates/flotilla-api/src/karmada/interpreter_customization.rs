@@ -76,7 +76,7 @@ pub struct CustomizationRules {
     /// `GetReplicas(desiredObj)`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replica_resource: Option<LuaRule>,
-    /// `GetComponents(desiredObj)` (multi-component scheduling; kept, not run).
+    /// `GetComponents(desiredObj)` (multi-component scheduling, gate `MultiplePodTemplatesScheduling`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub component_resource: Option<LuaRule>,
     /// `ReviseReplica(desiredObj, desiredReplica)`.

@@ -273,6 +273,29 @@ impl LuaInterpreter {
         )
     }
 
+    /// `GetComponents(obj)` → the components (each `{name, replicas, replicaRequirements}`).
+    pub fn get_components(&self, script: &str, object: &Value) -> Result<Vec<Value>, LuaError> {
+        self.run(
+            script,
+            "GetComponents",
+            1,
+            &[Arg::Object(object)],
+            |results| {
+                let table = expect_table(&results[0], "components")?;
+                let json = convert::to_json(table).map_err(LuaError::Encode)?;
+                match convert::fix_empty_tables(json, Target::List, &[]) {
+                    Value::Array(items) if items.iter().all(Value::is_object) => Ok(items),
+                    Value::Array(_) => Err(LuaError::Decode(
+                        "a component is not a Component object".to_owned(),
+                    )),
+                    _ => Err(LuaError::Decode(
+                        "cannot unmarshal an object into a list of Component".to_owned(),
+                    )),
+                }
+            },
+        )
+    }
+
     /// Takes a state, runs the operation, gives the state back unless the call overran it.
     fn run<T>(
         &self,

@@ -232,6 +232,30 @@ impl Customizations {
         )
     }
 
+    /// `InterpretComponent`: the components of a multi-template workload, from a
+    /// customization's `componentResource` script (`None` without one).
+    pub fn interpret_components(
+        &self,
+        object: &Value,
+    ) -> Option<Result<Vec<flotilla_api::karmada::Component>, CustomizedError>> {
+        let script = self.script(object, Operation::InterpretComponent)?;
+        let fail = failure(Operation::InterpretComponent, object);
+        Some(
+            self.lua
+                .get_components(&script, object)
+                .map_err(|e| fail(e.to_string()))
+                .and_then(|items| {
+                    items
+                        .into_iter()
+                        .map(|item| {
+                            serde_json::from_value(item)
+                                .map_err(|e| fail(format!("decoding a component: {e}")))
+                        })
+                        .collect()
+                }),
+        )
+    }
+
     /// Whether a webhook answers `ReviseReplica` for `object` (then
     /// [`Customizations::revise_replica_by_webhook`] revises it, not [`Customizations::revise_replica`]).
     pub fn webhook_revises(&self, object: &Value) -> bool {

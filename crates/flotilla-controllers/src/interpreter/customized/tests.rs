@@ -257,3 +257,56 @@ async fn a_matching_webhook_comes_before_the_scripts_and_its_failure_is_the_oper
             .is_none()
     );
 }
+
+#[tokio::test]
+async fn a_component_script_gives_the_components_of_a_multi_template_kind() {
+    let customizations = Customizations::none();
+    assert!(
+        customizations
+            .interpret_components(&deployment(1))
+            .is_none()
+    );
+    customizations.set(&[customization(
+        "components",
+        "Deployment",
+        json!({"componentResource": {"luaScript": r#"
+            local kube = require("kube")
+            function GetComponents(obj)
+              return {
+                {name = "main", replicas = obj.spec.replicas,
+                 replicaRequirements = kube.accuratePodRequirements(obj.spec.template)},
+                {name = "sidecar", replicas = math.ceil(obj.spec.replicas / 2)},
+              }
+            end
+        "#}}),
+    )]);
+    let components = customizations
+        .interpret_components(&deployment(3))
+        .expect("a component script")
+        .expect("components");
+    assert_eq!(components.len(), 2);
+    assert_eq!(
+        (components[0].name.as_str(), components[0].replicas),
+        ("main", 3)
+    );
+    assert_eq!(
+        components[0].replica_requirements.as_ref().unwrap()["resourceRequest"],
+        json!({"cpu": "100m"})
+    );
+    assert_eq!(
+        (components[1].name.as_str(), components[1].replicas),
+        ("sidecar", 2)
+    );
+    assert!(components[1].replica_requirements.is_none());
+
+    customizations.set(&[customization(
+        "bad",
+        "Deployment",
+        json!({"componentResource": {"luaScript": "function GetComponents(obj) return 3 end"}}),
+    )]);
+    let error = customizations
+        .interpret_components(&deployment(3))
+        .expect("a component script")
+        .unwrap_err();
+    assert!(error.to_string().contains("InterpretComponent"), "{error}");
+}
