@@ -194,14 +194,54 @@ impl ChangeType {
 struct Change {
     type_: ChangeType,
     rv: u64,
-    object: Arc<Value>,
+    object: Arc<Stored>,
+}
+
+/// One cached object: its JSON text, parsed again when it is served (a parsed `Value` takes
+/// several times the memory of its text, and most cached objects are never read), and what
+/// filtering reads.
+#[derive(Debug, PartialEq)]
+struct Stored {
+    text: Box<str>,
+    namespace: String,
+    name: String,
+    rv: u64,
+    labels: BTreeMap<String, String>,
+}
+
+impl Stored {
+    fn new(object: &Value) -> Self {
+        let (namespace, name) = key_of(object);
+        Self {
+            text: object.to_string().into_boxed_str(),
+            namespace,
+            name,
+            rv: version_of(object),
+            labels: object["metadata"]["labels"]
+                .as_object()
+                .map(|m| {
+                    m.iter()
+                        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }
+    }
+
+    fn key(&self) -> Key {
+        (self.namespace.clone(), self.name.clone())
+    }
+
+    fn value(&self) -> Value {
+        serde_json::from_str(&self.text).unwrap_or(Value::Null)
+    }
 }
 
 type Key = (String, String);
 
 #[derive(Debug, Default)]
 struct State {
-    objects: BTreeMap<Key, Arc<Value>>,
+    objects: BTreeMap<Key, Arc<Stored>>,
     /// The member version the cache reflects.
     rv: u64,
     /// Changes after `oldest`, in order.
@@ -254,9 +294,9 @@ fn version_of(object: &Value) -> u64 {
 impl ResourceCache {
     /// Records a change and tells the watchers.
     fn apply(&self, type_: ChangeType, object: Value) {
-        let rv = version_of(&object);
-        let object = Arc::new(object);
-        let key = key_of(&object);
+        let object = Arc::new(Stored::new(&object));
+        let rv = object.rv;
+        let key = object.key();
         let mut state = self.state.write();
         match type_ {
             ChangeType::Deleted => {
@@ -278,9 +318,12 @@ impl ResourceCache {
 
     /// Replaces the contents with a (re)list, as changes for the watchers.
     fn replace(&self, objects: Vec<Value>, rv: u64) {
-        let mut fresh: BTreeMap<Key, Arc<Value>> = objects
-            .into_iter()
-            .map(|o| (key_of(&o), Arc::new(o)))
+        let mut fresh: BTreeMap<Key, Arc<Stored>> = objects
+            .iter()
+            .map(|o| {
+                let stored = Stored::new(o);
+                (stored.key(), Arc::new(stored))
+            })
             .collect();
         let mut state = self.state.write();
         let rv = rv.max(state.rv);
@@ -523,7 +566,7 @@ impl SearchCache {
                 if namespace.is_some_and(|want| want != ns) || name.is_some_and(|want| want != n) {
                     continue;
                 }
-                if name.is_none() && !labels_match(&labels, object) {
+                if name.is_none() && !labels_match(&labels, &object.labels) {
                     continue;
                 }
                 items.push(annotated(object, &cache.cluster));
@@ -538,7 +581,7 @@ impl SearchCache {
         gvr: &Gvr,
         namespace: &str,
         name: &str,
-    ) -> Result<(Arc<ResourceCache>, Arc<Value>), SearchError> {
+    ) -> Result<(Arc<ResourceCache>, Arc<Stored>), SearchError> {
         let mut found = Vec::new();
         for cache in self.caches_of(gvr) {
             if cache.resource.namespaced && !cache.resource.namespaces.contains(namespace) {
@@ -635,7 +678,7 @@ impl SearchCache {
             let mut last: Option<Key> = None;
             let mut more_here = false;
             for ((ns, _), object) in range {
-                if !served(cache, ns, namespace) || !labels_match(&labels, object) {
+                if !served(cache, ns, namespace) || !labels_match(&labels, &object.labels) {
                     continue;
                 }
                 if !fields_match(&fields, object, cache.resource.namespaced) {
@@ -645,7 +688,7 @@ impl SearchCache {
                     more_here = true;
                     break;
                 }
-                last = Some(key_of(object));
+                last = Some(object.key());
                 items.push(annotated(object, &cache.cluster));
             }
             drop(state);
@@ -712,7 +755,7 @@ impl SearchCache {
                     .map(|o| {
                         Arc::new(Change {
                             type_: ChangeType::Added,
-                            rv: version_of(o),
+                            rv: o.rv,
                             object: o.clone(),
                         })
                     })
@@ -825,9 +868,8 @@ impl Filter {
         change: &Change,
         version: &parking_lot::Mutex<MultiVersion>,
     ) -> Option<Event> {
-        let (ns, _) = key_of(&change.object);
-        if !served(cache, &ns, self.namespace.as_deref())
-            || !labels_match(&self.labels, &change.object)
+        if !served(cache, &change.object.namespace, self.namespace.as_deref())
+            || !labels_match(&self.labels, &change.object.labels)
             || !fields_match(&self.fields, &change.object, cache.resource.namespaced)
         {
             return None;
@@ -881,44 +923,26 @@ fn parse_fields(text: Option<&str>) -> Result<Option<FieldSelector>, SearchError
     }
 }
 
-fn labels_match(selector: &Option<LabelSelector>, object: &Value) -> bool {
-    let Some(selector) = selector else {
-        return true;
-    };
-    let labels: BTreeMap<String, String> = object["metadata"]["labels"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
-                .collect()
-        })
-        .unwrap_or_default();
-    selector.matches(&labels)
+fn labels_match(selector: &Option<LabelSelector>, labels: &BTreeMap<String, String>) -> bool {
+    selector.as_ref().is_none_or(|s| s.matches(labels))
 }
 
 /// The proxy's cache matches `metadata.name` and (namespaced kinds) `metadata.namespace`.
-fn fields_match(selector: &Option<FieldSelector>, object: &Value, namespaced: bool) -> bool {
+fn fields_match(selector: &Option<FieldSelector>, object: &Stored, namespaced: bool) -> bool {
     let Some(selector) = selector else {
         return true;
     };
     let mut fields = HashMap::new();
-    let meta = &object["metadata"];
-    fields.insert(
-        "metadata.name",
-        meta["name"].as_str().unwrap_or_default().to_owned(),
-    );
+    fields.insert("metadata.name", object.name.clone());
     if namespaced {
-        fields.insert(
-            "metadata.namespace",
-            meta["namespace"].as_str().unwrap_or_default().to_owned(),
-        );
+        fields.insert("metadata.namespace", object.namespace.clone());
     }
     selector.matches_with(|field| fields.get(field).cloned())
 }
 
 /// A copy of `object` carrying the cache-source annotation.
-fn annotated(object: &Value, cluster: &str) -> Value {
-    let mut object = object.clone();
+fn annotated(object: &Stored, cluster: &str) -> Value {
+    let mut object = object.value();
     if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
         let annotations = meta
             .entry("annotations")
