@@ -29,7 +29,7 @@ SPECIAL = {('apimachinery/pkg/apis/meta/v1', n) for n in ['Time', 'MicroTime', '
     ('api/authentication/v1', 'ExtraValue'), ('api/authorization/v1', 'ExtraValue')}  # special.rs
 
 ROOTS = [
-    ('api/core/v1', ['Namespace', 'ConfigMap', 'Secret', 'Service', 'ServiceAccount', 'ResourceQuota', 'Pod', 'PodTemplate', 'LimitRange', 'PersistentVolumeClaim', 'ReplicationController', 'Endpoints']),
+    ('api/core/v1', ['Namespace', 'ConfigMap', 'Secret', 'Service', 'ServiceAccount', 'ResourceQuota', 'Pod', 'PodTemplate', 'LimitRange', 'PersistentVolumeClaim', 'ReplicationController', 'Endpoints', 'Node']),
     ('api/apps/v1', ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet']),
     ('api/batch/v1', ['Job', 'CronJob']),
     ('api/rbac/v1', ['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding']),

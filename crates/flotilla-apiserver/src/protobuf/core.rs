@@ -10,6 +10,11 @@ mod container;
 mod pod;
 mod volume;
 
+message!(pb::AttachedVolume {
+    req name "name",
+    req device_path "devicePath",
+});
+
 message!(pb::ClientIpConfig {
     ptr timeout_seconds "timeoutSeconds",
 });
@@ -19,6 +24,18 @@ message!(pb::ConfigMap {
     ptr immutable "immutable",
     opt data "data",
     opt binary_data "binaryData",
+});
+
+message!(pb::ConfigMapNodeConfigSource {
+    req namespace "namespace",
+    req name "name",
+    opt uid "uid",
+    opt resource_version "resourceVersion",
+    req kubelet_config_key "kubeletConfigKey",
+});
+
+message!(pb::DaemonEndpoint {
+    req port "Port",
 });
 
 message!(pb::EndpointAddress {
@@ -105,6 +122,100 @@ message!(pb::NamespaceSpec {
 message!(pb::NamespaceStatus {
     opt phase "phase",
     opt conditions "conditions",
+});
+
+message!(pb::Node {
+    opt metadata "metadata",
+    opt spec "spec",
+    opt status "status",
+});
+
+message!(pb::NodeAddress {
+    req r#type "type",
+    req address "address",
+});
+
+message!(pb::NodeCondition {
+    req r#type "type",
+    req status "status",
+    opt last_heartbeat_time "lastHeartbeatTime",
+    opt last_transition_time "lastTransitionTime",
+    opt reason "reason",
+    opt message "message",
+});
+
+message!(pb::NodeConfigSource {
+    ptr config_map "configMap",
+});
+
+message!(pb::NodeConfigStatus {
+    ptr assigned "assigned",
+    ptr active "active",
+    ptr last_known_good "lastKnownGood",
+    opt error "error",
+});
+
+message!(pb::NodeDaemonEndpoints {
+    opt kubelet_endpoint "kubeletEndpoint",
+});
+
+message!(pb::NodeFeatures {
+    ptr supplemental_groups_policy "supplementalGroupsPolicy",
+});
+
+message!(pb::NodeRuntimeHandler {
+    req name "name",
+    ptr features "features",
+});
+
+message!(pb::NodeRuntimeHandlerFeatures {
+    ptr recursive_read_only_mounts "recursiveReadOnlyMounts",
+    ptr user_namespaces "userNamespaces",
+});
+
+message!(pb::NodeSpec {
+    opt pod_cidr "podCIDR",
+    opt pod_cid_rs "podCIDRs",
+    opt provider_id "providerID",
+    opt unschedulable "unschedulable",
+    opt taints "taints",
+    ptr config_source "configSource",
+    opt external_id "externalID",
+});
+
+message!(pb::NodeStatus {
+    opt capacity "capacity",
+    opt allocatable "allocatable",
+    opt phase "phase",
+    opt conditions "conditions",
+    opt addresses "addresses",
+    opt daemon_endpoints "daemonEndpoints",
+    opt node_info "nodeInfo",
+    opt images "images",
+    opt volumes_in_use "volumesInUse",
+    opt volumes_attached "volumesAttached",
+    ptr config "config",
+    opt runtime_handlers "runtimeHandlers",
+    ptr features "features",
+    opt declared_features "declaredFeatures",
+});
+
+message!(pb::NodeSwapStatus {
+    ptr capacity "capacity",
+});
+
+message!(pb::NodeSystemInfo {
+    req machine_id "machineID",
+    req system_uuid "systemUUID",
+    req boot_id "bootID",
+    req kernel_version "kernelVersion",
+    req os_image "osImage",
+    req container_runtime_version "containerRuntimeVersion",
+    req kubelet_version "kubeletVersion",
+    req kube_proxy_version "kubeProxyVersion",
+    req operating_system "operatingSystem",
+    req architecture "architecture",
+    ptr swap "swap",
 });
 
 message!(pb::ObjectReference {
@@ -266,4 +377,11 @@ message!(pb::ServiceStatus {
 
 message!(pb::SessionAffinityConfig {
     ptr client_ip "clientIP",
+});
+
+message!(pb::Taint {
+    req key "key",
+    opt value "value",
+    req effect "effect",
+    ptr time_added "timeAdded",
 });

@@ -52,7 +52,7 @@ macro_rules! kinds {
 kinds! {
     "v1" => core::v1 {
         Namespace, ConfigMap, Secret, Service, ServiceAccount, ResourceQuota, LimitRange, Pod, PodTemplate,
-        PersistentVolumeClaim, ReplicationController, Endpoints,
+        PersistentVolumeClaim, ReplicationController, Endpoints, Node,
     }
     "apps/v1" => apps::v1 { Deployment, StatefulSet, DaemonSet, ReplicaSet }
     "batch/v1" => batch::v1 { Job, CronJob }

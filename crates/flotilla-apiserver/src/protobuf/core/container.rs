@@ -61,6 +61,11 @@ message!(pb::ContainerExtendedResourceRequest {
     req request_name "requestName",
 });
 
+message!(pb::ContainerImage {
+    req names "names",
+    opt size_bytes "sizeBytes",
+});
+
 message!(pb::ContainerPort {
     opt name "name",
     opt host_port "hostPort",

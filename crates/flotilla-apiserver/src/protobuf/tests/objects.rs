@@ -465,3 +465,38 @@ fn bad_embedded_json_and_out_of_range_time_are_errors() {
         "{err}"
     );
 }
+
+/// A typed client's Node update (what karmada-search's proxy receives for `Nodes().Update`).
+#[test]
+fn node_update_body() {
+    let node = core::Node {
+        metadata: Some(meta::ObjectMeta {
+            annotations: BTreeMap::from([("proxy-ann".to_owned(), "true".to_owned())]),
+            ..go_meta("member1-control-plane", "")
+        }),
+        spec: Some(core::NodeSpec {
+            taints: vec![core::Taint {
+                key: s("gpu"),
+                value: s("true"),
+                effect: s("NoSchedule"),
+                time_added: None,
+            }],
+            ..Default::default()
+        }),
+        status: Some(core::NodeStatus {
+            capacity: BTreeMap::from([("cpu".to_owned(), Quantity { string: s("8") })]),
+            addresses: vec![core::NodeAddress {
+                r#type: s("InternalIP"),
+                address: s("10.0.0.1"),
+            }],
+            ..Default::default()
+        }),
+    };
+    let got = decode_ok("v1", "Node", &node);
+    let want = json!({"apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "member1-control-plane", "annotations": {"proxy-ann": "true"}},
+        "spec": {"taints": [{"key": "gpu", "value": "true", "effect": "NoSchedule"}]},
+        "status": {"capacity": {"cpu": "8"}, "addresses": [{"type": "InternalIP", "address": "10.0.0.1"}]}});
+    assert_eq!(got, want);
+    assert_openapi_round_trip::<oa::core::v1::Node>(&got);
+}
