@@ -83,6 +83,18 @@ pub struct AssignInput<'a, 'c> {
     pub node_weights: Option<&'a BTreeMap<String, i64>>,
 }
 
+/// Karmada's `isMultiTemplateSchedulingApplicable`: the binding has components and a spread
+/// constraint asks for exactly one cluster (the only placement a multi-component workload can
+/// take whole).
+pub fn multi_template_applicable(spec: &ResourceBindingSpec) -> bool {
+    !spec.components.is_empty()
+        && spec.placement.as_ref().is_some_and(|p| {
+            p.spread_constraints
+                .iter()
+                .any(|c| c.spread_by_field == "cluster" && c.min_groups == 1 && c.max_groups == 1)
+        })
+}
+
 /// Karmada's `AssignReplicas`. Errors are not yet wrapped with "failed to assign replicas:".
 pub fn assign_replicas(input: AssignInput<'_, '_>) -> Result<Vec<TargetCluster>, ScheduleError> {
     if input.candidates.is_empty() {
@@ -98,22 +110,18 @@ pub fn assign_replicas(input: AssignInput<'_, '_>) -> Result<Vec<TargetCluster>,
     // workload placed on exactly one cluster records its components there (Karmada's
     // `isMultiTemplateSchedulingApplicable`; components exist only under gate
     // `MultiplePodTemplatesScheduling`).
-    let components: Vec<TargetComponent> = if spec.components.len() > 1
-        && spec.placement.as_ref().is_some_and(|p| {
-            p.spread_constraints
+    let components: Vec<TargetComponent> =
+        if spec.components.len() > 1 && multi_template_applicable(spec) {
+            spec.components
                 .iter()
-                .any(|c| c.spread_by_field == "cluster" && c.min_groups == 1 && c.max_groups == 1)
-        }) {
-        spec.components
-            .iter()
-            .map(|c| TargetComponent {
-                name: c.name.clone(),
-                replicas: c.replicas,
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+                .map(|c| TargetComponent {
+                    name: c.name.clone(),
+                    replicas: c.replicas,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
     Ok(input
         .candidates
         .iter()

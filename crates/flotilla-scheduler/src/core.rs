@@ -340,8 +340,17 @@ fn generic_schedule(
         .framework
         .run_scores(spec, status, placement, &prepared, &feasible)
         .map_err(|e| ScheduleError::Scheduler(format!("failed to prioritize clusters: {e}")))?;
-    // Select.
-    let estimates = available_replicas(&feasible, &feasible_figures, spec, options.estimators);
+    // Select. A multi-component workload placed on exactly one cluster is estimated in whole
+    // component sets and needs one (Karmada's multi-template scheduling).
+    let multi_template = crate::assign::multi_template_applicable(spec);
+    let estimates = if multi_template {
+        feasible_figures
+            .iter()
+            .map(|figures| crate::estimator::general_max_sets(figures, &spec.components))
+            .collect()
+    } else {
+        available_replicas(&feasible, &feasible_figures, spec, options.estimators)
+    };
     let mut candidates: Vec<ClusterDetail<'_>> = feasible
         .iter()
         .zip(scores)
@@ -357,7 +366,8 @@ fn generic_schedule(
         })
         .collect();
     sort_candidates(&mut candidates);
-    let selected = select_best_clusters(placement, spec, &candidates, spec.replicas)
+    let need = if multi_template { 1 } else { spec.replicas };
+    let selected = select_best_clusters(placement, spec, &candidates, need)
         .map_err(|e| ScheduleError::Scheduler(format!("failed to select clusters: {e}")))?;
     // Assign.
     let mode = if reschedule_required(spec, status) {

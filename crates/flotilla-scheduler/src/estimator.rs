@@ -10,7 +10,9 @@ pub mod topology;
 use flotilla_api::karmada::replicas::is_scalar_resource_name;
 use std::collections::BTreeMap;
 
-use flotilla_api::karmada::{Cluster, ReplicaRequirements, ResourceList, ResourceSummary};
+use flotilla_api::karmada::{
+    Cluster, Component, ReplicaRequirements, ResourceList, ResourceSummary,
+};
 
 pub use accurate::{AccurateEstimator, NodeIndex};
 
@@ -186,6 +188,67 @@ impl SummaryFigures {
         }
         maximum
     }
+}
+
+/// Karmada's multi-template estimate by cluster summary (`maxAvailableComponentSets` without
+/// its resource-model bound): how many whole sets of `components` (each component's replicas
+/// × its per-replica request) the cluster still takes — bounded by the pods left ÷ the pods of
+/// a set and, per requested resource, by what is left ÷ what a set requests (CPU in millis,
+/// the rest in whole units; a resource the cluster lacks ⇒ 0).
+pub fn general_max_sets(figures: &SummaryFigures, components: &[Component]) -> i32 {
+    if !figures.present || figures.allowed_pods <= 0 {
+        return 0;
+    }
+    let pods_per_set: i64 = components
+        .iter()
+        .map(|c| i64::from(c.replicas.max(0)))
+        .sum();
+    if pods_per_set == 0 {
+        return to_i32(figures.allowed_pods);
+    }
+    let mut sets = figures.allowed_pods / pods_per_set;
+    let mut per_set: BTreeMap<String, i64> = BTreeMap::new();
+    for component in components {
+        let request = component
+            .replica_requirements
+            .as_ref()
+            .and_then(|r| r.get("resourceRequest"))
+            .and_then(serde_json::Value::as_object);
+        for (name, quantity) in request.into_iter().flatten() {
+            let Some(quantity) = quantity
+                .as_str()
+                .and_then(|q| flotilla_api::Quantity::parse(q).ok())
+            else {
+                continue;
+            };
+            let amount = if name == "cpu" {
+                quantity.as_milli().unwrap_or(i64::MAX)
+            } else {
+                quantity.as_i64().unwrap_or(i64::MAX)
+            };
+            let entry = per_set.entry(name.clone()).or_default();
+            *entry =
+                entry.saturating_add(amount.saturating_mul(i64::from(component.replicas.max(0))));
+        }
+    }
+    for (name, need) in &per_set {
+        if *need <= 0 {
+            continue;
+        }
+        let Some((available, available_milli)) = figures.available.get(name) else {
+            return 0;
+        };
+        let available = if name == "cpu" {
+            *available_milli
+        } else {
+            *available
+        };
+        if available <= 0 {
+            return 0;
+        }
+        sets = sets.min(available / need);
+    }
+    to_i32(sets)
 }
 
 /// A node's free resources in Karmada's `util.Resource` units.

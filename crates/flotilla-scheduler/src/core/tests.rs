@@ -533,3 +533,39 @@ fn failed_affinity_terms_are_traced() {
     assert!(traced.result.is_ok());
     assert!(traced.failed_terms.is_empty());
 }
+
+#[test]
+fn a_multi_component_workload_goes_to_one_cluster_with_room_for_a_whole_set() {
+    // Pods: m1 takes 4 pods, m2 takes 10; a set is 1 + 4 = 5 pods.
+    let clusters = || vec![cluster("m1", 4, json!({})), cluster("m2", 10, json!({}))];
+    let mut spec = binding(
+        0,
+        json!({"clusterAffinity": {"clusterNames": ["m1", "m2"]},
+               "spreadConstraints": [{"spreadByField": "cluster", "minGroups": 1, "maxGroups": 1}]}),
+        json!([]),
+    );
+    spec.components = serde_json::from_value(json!([
+        {"name": "jobmanager", "replicas": 1},
+        {"name": "taskmanager", "replicas": 4},
+    ]))
+    .expect("components");
+    let scheduled = run(clusters(), &spec, &ResourceBindingStatus::default()).expect("scheduled");
+    assert_eq!(result(&scheduled), [("m2", 0)]);
+    assert_eq!(scheduled.clusters[0].components.len(), 2);
+    // Eleven-pod sets fit nowhere whole. (A Duplicated placement, the default, ignores
+    // availability when selecting, as in Karmada; a Divided one does not.)
+    spec.components[1].replicas = 10;
+    spec.placement = Some(
+        serde_json::from_value(json!({
+            "clusterAffinity": {"clusterNames": ["m1", "m2"]},
+            "spreadConstraints": [{"spreadByField": "cluster", "minGroups": 1, "maxGroups": 1}],
+            "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"},
+        }))
+        .expect("placement"),
+    );
+    let error = run(clusters(), &spec, &ResourceBindingStatus::default()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "failed to select clusters: no enough resource when selecting 1 clusters"
+    );
+}

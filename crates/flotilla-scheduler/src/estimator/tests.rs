@@ -1,4 +1,4 @@
-use flotilla_api::karmada::{Cluster, ReplicaRequirements};
+use flotilla_api::karmada::{Cluster, Component, ReplicaRequirements};
 use serde_json::{Value, json};
 
 use super::*;
@@ -102,4 +102,36 @@ fn max_divided_truncates_like_go() {
         ..Resources::default()
     };
     assert_eq!(request.max_divided(&free), 3);
+}
+
+#[test]
+fn component_sets_by_summary() {
+    let c = cluster(
+        json!({}),
+        json!({
+            "allocatable": {"cpu": "10", "memory": "64Gi", "pods": "110"},
+            "allocated": {"cpu": "2500m", "memory": "16Gi", "pods": "10"},
+            "allocating": {"cpu": "500m", "pods": "5"}
+        }),
+    );
+    let figures = SummaryFigures::new(&c);
+    let component = |name: &str, replicas: i32, request: Value| Component {
+        name: name.into(),
+        replicas,
+        replica_requirements: Some(json!({"resourceRequest": request})),
+    };
+    // A Flink-like set: 1 × (1 CPU, 2Gi) + 4 × (500m, 4Gi) = 3 CPU, 18Gi, 5 pods per set.
+    let flink = [
+        component("jobmanager", 1, json!({"cpu": "1", "memory": "2Gi"})),
+        component("taskmanager", 4, json!({"cpu": "500m", "memory": "4Gi"})),
+    ];
+    // 7 CPU left ⇒ 2 sets; 48Gi ⇒ 2; 95 pods ⇒ 19.
+    assert_eq!(general_max_sets(&figures, &flink), 2);
+    // Pods bound: 95 pods ÷ 50 per set.
+    let many = [component("worker", 50, json!({"cpu": "1m"}))];
+    assert_eq!(general_max_sets(&figures, &many), 1);
+    // A resource the cluster lacks, or no summary at all.
+    let gpus = [component("trainer", 1, json!({"nvidia.com/gpu": "1"}))];
+    assert_eq!(general_max_sets(&figures, &gpus), 0);
+    assert_eq!(general_max_sets(&SummaryFigures::default(), &flink), 0);
 }
