@@ -49,7 +49,7 @@ async fn alpha_features_through_up_demo() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let plane = support::ControlPlane::demo_with(
         dir.path(),
-        &["--feature-gates=MultiClusterService=true,MultiplePodTemplatesScheduling=true"],
+        &["--feature-gates=MultiClusterService=true,MultiplePodTemplatesScheduling=true,FederatedQuotaEnforcement=true"],
     )
     .await;
     tokio::join!(
@@ -57,5 +57,6 @@ async fn alpha_features_through_up_demo() {
         mcs::providers_and_consumers_change(&plane),
         mcs::empty_lists_mean_every_cluster(&plane),
         multi_template::multi_template_workloads_go_to_one_cluster_with_their_components(&plane),
+        multi_template::a_federated_quota_counts_a_flink_deployments_components(&plane),
     );
 }

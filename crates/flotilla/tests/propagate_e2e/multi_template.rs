@@ -122,6 +122,39 @@ async fn scheduled(
     .await
 }
 
+/// Waits until every member's Cluster status lists both kinds in its API enablements (what
+/// Karmada's `WaitCRDPresentOnClusters` waits for: the scheduler places a workload only on
+/// clusters whose status says they serve its kind, and a status change does not requeue an
+/// unschedulable binding).
+async fn kinds_enabled(plane: &ControlPlane) {
+    for member in MEMBERS {
+        for (group_version, kind) in [
+            ("flink.apache.org/v1beta1", "FlinkDeployment"),
+            ("batch.volcano.sh/v1alpha1", "Job"),
+        ] {
+            eventually(&format!("{kind} in {member}'s API enablements"), || async {
+                let listed = plane
+                    .kubectl(&[
+                        "get",
+                        "cluster",
+                        member,
+                        "-o",
+                        &format!(
+                            "jsonpath={{.status.apiEnablements[?(@.groupVersion==\"{group_version}\")].resources[*].kind}}"
+                        ),
+                    ])
+                    .await;
+                if listed.split_whitespace().any(|k| k == kind) {
+                    Ok(())
+                } else {
+                    Err(listed)
+                }
+            })
+            .await;
+        }
+    }
+}
+
 async fn present(plane: &ControlPlane, cluster: &str, resource: &str, name: &str) {
     eventually(&format!("{resource} {name} in {cluster}"), || async {
         plane
@@ -160,17 +193,7 @@ pub async fn multi_template_workloads_go_to_one_cluster_with_their_components(
             ),
         )
         .await;
-    for member in MEMBERS {
-        for crd in ["flinkdeployments.flink.apache.org", "jobs.batch.volcano.sh"] {
-            eventually(&format!("CRD {crd} in {member}"), || async {
-                plane
-                    .try_kubectl(&["--context", member, "get", "crd", crd, "-o", "name"])
-                    .await
-                    .map(drop)
-            })
-            .await;
-        }
-    }
+    kinds_enabled(plane).await;
     plane.kubectl(&["create", "namespace", NS]).await;
     plane.apply(None, FLINK).await;
     plane.apply(None, VOLCANO).await;
@@ -223,5 +246,97 @@ pub async fn multi_template_workloads_go_to_one_cluster_with_their_components(
 
     plane
         .kubectl(&["delete", "namespace", NS, "--wait=false"])
+        .await;
+}
+
+/// Karmada's FederatedResourceQuota case "usage should be calculated correctly" for a
+/// FlinkDeployment (gate `FederatedQuotaEnforcement`): the quota counts each component's
+/// requests × replicas on its one cluster.
+pub async fn a_federated_quota_counts_a_flink_deployments_components(plane: &ControlPlane) {
+    let ns = "frq-flink-e2e";
+    plane.kubectl(&["create", "namespace", ns]).await;
+    plane
+        .apply(
+            None,
+            &format!(
+                "apiVersion: policy.karmada.io/v1alpha1\nkind: FederatedResourceQuota\nmetadata: {{name: flink, namespace: {ns}}}\nspec:\n  overall: {{cpu: \"10\", memory: 1Gi}}\n"
+            ),
+        )
+        .await;
+    // As Karmada's case does, wait for the quota's status before creating workloads under it.
+    eventually("the quota's overall status", || async {
+        let overall = plane
+            .get(
+                None,
+                ns,
+                "federatedresourcequota/flink",
+                "{.status.overall.cpu}",
+            )
+            .await;
+        if overall == "10" {
+            Ok(())
+        } else {
+            Err(overall)
+        }
+    })
+    .await;
+    // The Flink CRD comes from the multi-template scenario running alongside.
+    kinds_enabled(plane).await;
+    let flink = FLINK.replace("namespace: multi-template-e2e", &format!("namespace: {ns}"));
+    let flink = flink.replacen(
+        "    spreadConstraints: [{spreadByField: cluster, maxGroups: 1, minGroups: 1}]\n",
+        "    spreadConstraints: [{spreadByField: cluster, maxGroups: 1, minGroups: 1}]\n    replicaScheduling: {replicaSchedulingType: Divided, replicaDivisionPreference: Aggregated}\n",
+        1,
+    );
+    eventually("the FlinkDeployment accepted", || async {
+        let path = plane.home.join("frq-flink.yaml");
+        std::fs::write(&path, &flink).map_err(|e| e.to_string())?;
+        plane
+            .try_kubectl(&["apply", "-f", &path.to_string_lossy()])
+            .await
+            .map(drop)
+    })
+    .await;
+    eventually("overallUsed counts both managers", || async {
+        let used = plane
+            .get(
+                None,
+                ns,
+                "federatedresourcequota/flink",
+                "{.status.overallUsed}",
+            )
+            .await;
+        let used: Value = serde_json::from_str(&used).unwrap_or(Value::Null);
+        if used == serde_json::json!({"cpu": "150m", "memory": "200m"}) {
+            Ok(())
+        } else {
+            let binding = plane
+                .try_kubectl(&["-n", ns, "get", "rb", "-o", "json"])
+                .await
+                .unwrap_or_else(|e| e);
+            let quota = plane
+                .try_kubectl(&[
+                    "-n",
+                    ns,
+                    "get",
+                    "federatedresourcequota",
+                    "flink",
+                    "-o",
+                    "json",
+                ])
+                .await
+                .unwrap_or_else(|e| e);
+            let events = plane
+                .try_kubectl(&["-n", ns, "get", "events"])
+                .await
+                .unwrap_or_else(|e| e);
+            Err(format!(
+                "used {used}\nbindings {binding}\nquota {quota}\nevents {events}"
+            ))
+        }
+    })
+    .await;
+    plane
+        .kubectl(&["delete", "namespace", ns, "--wait=false"])
         .await;
 }
