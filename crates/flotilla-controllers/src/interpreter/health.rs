@@ -67,6 +67,8 @@ pub fn has_rule(api_version: &str, kind: &str) -> bool {
         ) | ("v1", "Service" | "PersistentVolumeClaim" | "Pod")
             | ("networking.k8s.io/v1", "Ingress")
             | ("policy/v1", "PodDisruptionBudget")
+            | ("flink.apache.org/v1beta1", "FlinkDeployment")
+            | ("batch.volcano.sh/v1alpha1", "Job")
     )
 }
 
@@ -150,7 +152,8 @@ pub fn interpret(object: &Value) -> Option<Result<bool, HealthError>> {
                 status.current_healthy >= status.desired_healthy
             })
         }
-        _ => return None,
+        // Karmada's bundled third-party rules (FlinkDeployment, Volcano Job).
+        _ => return super::thirdparty::health(object).map(Ok),
     })
 }
 

@@ -15,6 +15,12 @@
 //! - **Replicas** (`GetReplicas`, without the gate): a FlinkDeployment's job and task managers
 //!   together, each requesting the larger of the two CPUs and memories. Karmada has no replica
 //!   rule for Volcano Jobs.
+//! - **Health** (`InterpretHealth`): a FlinkDeployment is healthy when its job runs, has ended
+//!   (finished, failed, canceled, suspended) or is passing between states (cancelling, failing,
+//!   restarting); while created, initializing or reconciling only if its error is the user's
+//!   (an image pull or crash loop); with no job state, when the job manager is `READY` and the
+//!   lifecycle `STABLE`. A Volcano Job is healthy in the phases Pending, Running, Restarting,
+//!   Completing, Completed, Aborting, Aborted, Terminating and Terminated.
 
 use flotilla_api::Quantity;
 use flotilla_api::karmada::Component;
@@ -222,6 +228,48 @@ pub fn interpret_replica(object: &Value) -> Option<InterpretedReplicas> {
     })
 }
 
+/// The health of `object`, when a third-party rule knows its kind.
+pub fn health(object: &Value) -> Option<bool> {
+    match kind_of(object) {
+        FLINK => {
+            let status = &object["status"];
+            let state = status["jobStatus"]["state"].as_str();
+            let Some(state) = state else {
+                return Some(
+                    status["jobManagerDeploymentStatus"] == "READY"
+                        && status["lifecycleState"] == "STABLE",
+                );
+            };
+            Some(match state {
+                "RUNNING" | "FINISHED" | "FAILED" | "CANCELED" | "SUSPENDED" => true,
+                "CANCELLING" | "FAILING" | "RESTARTING" => true,
+                "CREATED" | "INITIALIZING" | "RECONCILING" => {
+                    let error = status["error"].as_str().unwrap_or_default();
+                    ["ErrImagePull", "ImagePullBackOff", "CrashLoopBackOff"]
+                        .iter()
+                        .any(|user| error.contains(user))
+                }
+                _ => false,
+            })
+        }
+        VOLCANO_JOB => Some(matches!(
+            object["status"]["state"]["phase"].as_str(),
+            Some(
+                "Running"
+                    | "Completed"
+                    | "Pending"
+                    | "Aborting"
+                    | "Aborted"
+                    | "Restarting"
+                    | "Completing"
+                    | "Terminating"
+                    | "Terminated"
+            )
+        )),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -326,5 +374,39 @@ mod tests {
         assert_eq!(found[1].replicas, 2);
         assert!(interpret_replica(&job).is_none());
         assert!(components(&json!({"apiVersion": "apps/v1", "kind": "Deployment"})).is_none());
+    }
+
+    #[test]
+    fn flink_and_volcano_health() {
+        let mut flink = flink();
+        assert_eq!(health(&flink), Some(false), "no status yet");
+        flink["status"] =
+            json!({"jobManagerDeploymentStatus": "READY", "lifecycleState": "STABLE"});
+        assert_eq!(health(&flink), Some(true));
+        for (state, error, healthy) in [
+            ("RUNNING", "", true),
+            ("SUSPENDED", "", true),
+            ("RESTARTING", "", true),
+            ("CREATED", "", false),
+            (
+                "RECONCILING",
+                "Back-off pulling image: ImagePullBackOff",
+                true,
+            ),
+            ("SOMETHING", "", false),
+        ] {
+            flink["status"] = json!({"jobStatus": {"state": state}, "error": error});
+            assert_eq!(health(&flink), Some(healthy), "{state} {error}");
+        }
+        let mut job = json!({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job"});
+        assert_eq!(health(&job), Some(false));
+        job["status"] = json!({"state": {"phase": "Running"}});
+        assert_eq!(health(&job), Some(true));
+        job["status"] = json!({"state": {"phase": "Failed"}});
+        assert_eq!(health(&job), Some(false));
+        assert_eq!(
+            health(&json!({"apiVersion": "v1", "kind": "ConfigMap"})),
+            None
+        );
     }
 }
