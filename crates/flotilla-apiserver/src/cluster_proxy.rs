@@ -51,7 +51,8 @@ pub fn target(path: &str) -> Option<(&str, &str)> {
     Some((name, member))
 }
 
-fn verb(method: &Method) -> String {
+/// The verb of a connect request (kube-apiserver's mapping of HTTP methods).
+pub(crate) fn verb(method: &Method) -> String {
     match *method {
         Method::GET | Method::HEAD => "get".into(),
         Method::POST => "create".into(),

@@ -164,17 +164,6 @@ pub fn target(path: &str) -> Option<SearchTarget> {
     })
 }
 
-fn verb_of(method: &Method) -> String {
-    match *method {
-        Method::GET | Method::HEAD => "get".into(),
-        Method::POST => "create".into(),
-        Method::PUT => "update".into(),
-        Method::PATCH => "patch".into(),
-        Method::DELETE => "delete".into(),
-        ref other => other.as_str().to_lowercase(),
-    }
-}
-
 /// Serves one search or proxying request for `user` (authenticated, impersonation resolved).
 pub(crate) async fn serve(
     server: Arc<ApiServer>,
@@ -183,7 +172,7 @@ pub(crate) async fn serve(
     request: Request,
 ) -> Response {
     let path = request.uri().path().to_owned();
-    let verb = verb_of(request.method());
+    let verb = crate::cluster_proxy::verb(request.method());
     let (resource, name, subresource, native) = match &target {
         SearchTarget::Search { category, native } => (
             "search",

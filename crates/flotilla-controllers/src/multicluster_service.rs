@@ -359,6 +359,24 @@ async fn run(context: Context, shutdown: Shutdown) {
 }
 
 impl Controller {
+    /// A warning Event on the MultiClusterService.
+    async fn warn(
+        &self,
+        reference: &k8s_openapi::api::core::v1::ObjectReference,
+        reason: &str,
+        message: String,
+    ) {
+        self.recorder
+            .note(
+                reference,
+                EventType::Warning,
+                reason,
+                "SyncService",
+                message,
+            )
+            .await;
+    }
+
     async fn reconcile(&self, (namespace, name): &Key) -> Result<(), McsError> {
         let Some(mcs) = self.services.get(&ObjectRef::new(name).within(namespace)) else {
             return Ok(());
@@ -442,27 +460,13 @@ impl Controller {
     async fn delete(&self, mcs: &MultiClusterService) -> Result<(), McsError> {
         let reference = mcs.object_ref(&());
         if let Err(error) = self.release_service(mcs).await {
-            self.recorder
-                .note(
-                    &reference,
-                    EventType::Warning,
-                    "SyncServiceFailed",
-                    "SyncService",
-                    format!("failed to delete service work :{error}"),
-                )
-                .await;
+            let message = format!("failed to delete service work :{error}");
+            self.warn(&reference, "SyncServiceFailed", message).await;
             return Err(error);
         }
         if let Err(error) = self.remove_marker_works(mcs, None).await {
-            self.recorder
-                .note(
-                    &reference,
-                    EventType::Warning,
-                    "SyncServiceFailed",
-                    "SyncService",
-                    format!("failed to delete MultiClusterService work :{error}"),
-                )
-                .await;
+            let message = format!("failed to delete MultiClusterService work :{error}");
+            self.warn(&reference, "SyncServiceFailed", message).await;
             return Err(error);
         }
         self.set_finalizer(mcs, false).await
@@ -508,42 +512,10 @@ impl Controller {
         let reference = mcs.object_ref(&());
         let (namespace, name) = key_of(mcs);
         for cluster in providers {
-            let Some(object) = self.clusters.get(&ObjectRef::new(cluster)) else {
-                self.recorder
-                    .note(
-                        &reference,
-                        EventType::Warning,
-                        "ClusterNotFound",
-                        "SyncService",
-                        format!("Provider cluster {cluster} is not found"),
-                    )
-                    .await;
-                continue;
-            };
-            if !crate::execution::is_ready(&object) {
-                self.recorder
-                    .note(
-                        &reference,
-                        EventType::Warning,
-                        "SyncServiceFailed",
-                        "SyncService",
-                        format!("Provider cluster {cluster} is not ready, skip to propagate MultiClusterService"),
-                    )
-                    .await;
-                continue;
-            }
-            if object.api_enablement("discovery.k8s.io/v1", "EndpointSlice")
-                == flotilla_api::karmada::ApiEnablementStatus::Disabled
+            if let Some((reason, message)) =
+                unusable(&self.clusters, cluster, "Provider", "MultiClusterService")
             {
-                self.recorder
-                    .note(
-                        &reference,
-                        EventType::Warning,
-                        "APIIncompatible",
-                        "SyncService",
-                        format!("Provider cluster {cluster} does not support EndpointSlice"),
-                    )
-                    .await;
+                self.warn(&reference, reason, message).await;
                 continue;
             }
             let meta = ObjectMeta {
@@ -850,6 +822,38 @@ impl ClusterReadiness {
             WatchEvent::Init | WatchEvent::InitDone => false,
         }
     }
+}
+
+/// Why `cluster` cannot take part as a `role` (`Provider`, `Consumer`) cluster, as the warning
+/// Karmada records (reason, message); `None` when it can. `skipped` names what is not
+/// propagated to an unready cluster.
+pub fn unusable(
+    clusters: &Store<Cluster>,
+    cluster: &str,
+    role: &str,
+    skipped: &str,
+) -> Option<(&'static str, String)> {
+    let Some(object) = clusters.get(&ObjectRef::new(cluster)) else {
+        return Some((
+            "ClusterNotFound",
+            format!("{role} cluster {cluster} is not found"),
+        ));
+    };
+    if !crate::execution::is_ready(&object) {
+        return Some((
+            "SyncServiceFailed",
+            format!("{role} cluster {cluster} is not ready, skip to propagate {skipped}"),
+        ));
+    }
+    if object.api_enablement("discovery.k8s.io/v1", "EndpointSlice")
+        == flotilla_api::karmada::ApiEnablementStatus::Disabled
+    {
+        return Some((
+            "APIIncompatible",
+            format!("{role} cluster {cluster} does not support EndpointSlice"),
+        ));
+    }
+    None
 }
 
 /// The MultiClusterService's permanent id (its webhook sets one on create).

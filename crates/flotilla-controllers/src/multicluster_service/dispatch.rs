@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use flotilla_api::karmada::names::{cluster_name, execution_space_name};
 use flotilla_api::karmada::{
-    ApiEnablementStatus, Cluster, MCS_ENDPOINT_SLICE_DISPATCHED, MCS_NAME_LABEL,
-    MCS_NAMESPACE_LABEL, MultiClusterService, Work,
+    Cluster, MCS_ENDPOINT_SLICE_DISPATCHED, MCS_NAME_LABEL, MCS_NAMESPACE_LABEL,
+    MultiClusterService, Work,
 };
 use flotilla_runtime::controller::{Tasks, until_ready};
 use flotilla_runtime::events::{EventType, Recorder, Reporter};
@@ -296,40 +296,16 @@ impl Dispatch {
             if consumer == provider {
                 continue;
             }
-            let Some(cluster) = self.clusters.get(&ObjectRef::new(consumer)) else {
-                self.recorder
-                    .note(
-                        &reference,
-                        EventType::Warning,
-                        "ClusterNotFound",
-                        "DispatchEndpointSlice",
-                        format!("Consumer cluster {consumer} is not found"),
-                    )
-                    .await;
-                continue;
-            };
-            if !crate::execution::is_ready(&cluster) {
-                self.recorder
-                    .note(
-                        &reference,
-                        EventType::Warning,
-                        "SyncServiceFailed",
-                        "DispatchEndpointSlice",
-                        format!("Consumer cluster {consumer} is not ready, skip to propagate EndpointSlice"),
-                    )
-                    .await;
-                continue;
-            }
-            if cluster.api_enablement("discovery.k8s.io/v1", "EndpointSlice")
-                == ApiEnablementStatus::Disabled
+            if let Some((reason, message)) =
+                super::unusable(&self.clusters, consumer, "Consumer", "EndpointSlice")
             {
                 self.recorder
                     .note(
                         &reference,
                         EventType::Warning,
-                        "APIIncompatible",
+                        reason,
                         "DispatchEndpointSlice",
-                        format!("Consumer cluster {consumer} does not support EndpointSlice"),
+                        message,
                     )
                     .await;
                 continue;
