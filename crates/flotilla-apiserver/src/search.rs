@@ -628,3 +628,68 @@ fn to_karmada(
         crate::server::dispatch_request(server, Request::from_parts(parts, body)).await
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_name_the_endpoint_and_the_native_path() {
+        assert_eq!(
+            target("/apis/search.karmada.io/v1alpha1/search/cache/api/v1/nodes"),
+            Some(SearchTarget::Search {
+                category: "cache".into(),
+                native: "/api/v1/nodes".into(),
+            })
+        );
+        assert_eq!(
+            target(
+                "/apis/search.karmada.io/v1alpha1/proxying/karmada/proxy/apis/apps/v1/namespaces/a/deployments"
+            ),
+            Some(SearchTarget::Proxy {
+                name: "karmada".into(),
+                native: "/apis/apps/v1/namespaces/a/deployments".into(),
+            })
+        );
+        assert_eq!(
+            target("/apis/search.karmada.io/v1alpha1/proxying/karmada/proxy"),
+            Some(SearchTarget::Proxy {
+                name: "karmada".into(),
+                native: "/".into(),
+            })
+        );
+        // The stored kind and anything else are not these endpoints.
+        assert_eq!(
+            target("/apis/search.karmada.io/v1alpha1/resourceregistries"),
+            None
+        );
+        assert_eq!(
+            target("/apis/search.karmada.io/v1alpha1/proxying/karmada/proxyx"),
+            None
+        );
+        assert_eq!(
+            target("/apis/search.karmada.io/v1alpha1/search/cache"),
+            None
+        );
+        assert_eq!(target("/api/v1/nodes"), None);
+    }
+
+    #[test]
+    fn an_update_gets_its_member_version_back_without_the_cache_annotation() {
+        use base64::Engine as _;
+        let version = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(br#"{"member1":"42","member2":"7"}"#);
+        let mut object = json!({"metadata": {
+            "name": "n",
+            "resourceVersion": version,
+            "annotations": {CACHE_SOURCE_ANNOTATION: "member2", "keep": "me"},
+        }});
+        assert!(restore_member_object(&mut object, "member2"));
+        assert_eq!(object["metadata"]["resourceVersion"], "7");
+        assert_eq!(object["metadata"]["annotations"], json!({"keep": "me"}));
+        // A plain member version and no annotation: nothing to change.
+        let mut plain = json!({"metadata": {"name": "n", "resourceVersion": "7"}});
+        assert!(!restore_member_object(&mut plain, "member2"));
+        assert_eq!(plain["metadata"]["resourceVersion"], "7");
+    }
+}
