@@ -16,7 +16,7 @@
 pub mod cache;
 pub mod version;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use flotilla_api::karmada::affinity::cluster_matches;
@@ -110,10 +110,27 @@ pub async fn run(
     let queue: WorkQueue<()> = WorkQueue::default();
     let mut tasks = Tasks::new();
     let q = queue.clone();
-    tasks.subscribe(&clusters, move |event: WatchEvent<&Cluster>| {
-        if !matches!(event, WatchEvent::Init) {
+    // What of a Cluster the picture depends on (its heartbeats change none of it, and a
+    // registry naming a kind the control plane does not serve costs a discovery per run).
+    let mut seen: HashMap<String, serde_json::Value> = HashMap::new();
+    tasks.subscribe(&clusters, move |event: WatchEvent<&Cluster>| match event {
+        WatchEvent::Apply(c) | WatchEvent::InitApply(c) => {
+            let observed = serde_json::json!([
+                c.metadata.labels,
+                c.spec,
+                crate::execution::is_ready(c),
+                c.is_deleting(),
+                c.status.as_ref().map(|s| &s.api_enablements),
+            ]);
+            if seen.insert(c.name().to_owned(), observed.clone()) != Some(observed) {
+                q.add(());
+            }
+        }
+        WatchEvent::Delete(c) => {
+            seen.remove(c.name());
             q.add(());
         }
+        WatchEvent::Init | WatchEvent::InitDone => {}
     });
     let q = queue.clone();
     tasks.subscribe(&registries, move |event: WatchEvent<&ResourceRegistry>| {
