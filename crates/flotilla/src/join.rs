@@ -287,13 +287,25 @@ pub async fn unjoin(
             step: "read the Cluster".into(),
             source,
         })?;
+    // As karmadactl unjoin: the Cluster goes first, while the member still accepts the
+    // credentials the control plane holds, so the controllers can remove what they put there
+    // (Works' objects, propagated namespaces) before its finalizer lets it go; only then do the
+    // member's ServiceAccount, RBAC and token go. The stored token is read before the Secret is
+    // deleted with the Cluster.
+    let stored = match (&member, &cluster) {
+        (None, Some(cluster)) if cluster.spec.sync_mode != "Pull" => {
+            Some(stored_token_client(control, cluster).await)
+        }
+        _ => None,
+    };
+    control::remove(control, name, &mut report).await?;
     match (member, &cluster) {
         (Some(member), _) => member::remove(&member.client, name, true, &mut report).await?,
         (None, Some(cluster)) if cluster.spec.sync_mode == "Pull" => report.did(format!(
             "member: {name} is a pull-mode cluster: stop its agent to disconnect it"
         )),
-        (None, Some(cluster)) => match stored_token_client(control, cluster).await {
-            Ok(client) => {
+        (None, Some(_)) => match stored {
+            Some(Ok(client)) => {
                 if let Err(error) = member::remove(&client, name, false, &mut report).await {
                     report.did(format!(
                         "member: cleanup failed ({error}); remove ClusterRole {} in the member by hand or rerun with --cluster-kubeconfig",
@@ -301,14 +313,14 @@ pub async fn unjoin(
                     ));
                 }
             }
-            Err(message) => report.did(format!(
+            Some(Err(message)) => report.did(format!(
                 "member: not cleaned up ({message}); rerun with --cluster-kubeconfig to remove ClusterRole {}",
                 member::role_name(name)
             )),
+            None => {}
         },
         (None, None) => {}
     }
-    control::remove(control, name, &mut report).await?;
     Ok(report)
 }
 

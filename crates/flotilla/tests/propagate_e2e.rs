@@ -40,6 +40,7 @@ async fn user_scenarios_through_kubectl_against_up_demo() {
         },
     );
     scenarios::nothing_left_behind(&plane).await;
+    search::a_cluster_joining_later_becomes_searchable(&plane, &dir.path().join("late")).await;
 }
 
 /// Karmada's cases of alpha features (CrossCluster MultiClusterService, multi-template

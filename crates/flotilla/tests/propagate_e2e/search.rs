@@ -499,3 +499,114 @@ pub async fn the_global_proxy_serves_member_objects(plane: &ControlPlane) {
             .await;
     }
 }
+
+/// Karmada's "[member clusters joined] could reconcile ResourceRegistry": a registry naming a
+/// cluster that has not joined yet finds nothing; once the cluster joins (and is Ready) its
+/// Deployments are searchable; after it unjoins they are gone. Run alone, after the other
+/// scenarios (a fourth member would receive their workloads).
+pub async fn a_cluster_joining_later_becomes_searchable(
+    plane: &ControlPlane,
+    dir: &std::path::Path,
+) {
+    use std::net::{IpAddr, Ipv4Addr};
+    const LATE: &str = "search-late";
+    let spec = flotilla_sim::SimConfig::from_yaml(&format!(
+        "seed: 11\nclusters:\n- name: {LATE}\n  region: r-late\n  zones: [z1]\n  nodePools: [{{name: cpu, count: 1, profile: cpu}}]\n"
+    ))
+    .and_then(|c| c.validate())
+    .expect("a valid sim config");
+    let _sim = flotilla_sim::Sim::start(&spec, IpAddr::V4(Ipv4Addr::LOCALHOST), dir)
+        .await
+        .expect("the late member starts");
+    let kubeconfig = dir.join("late.kubeconfig");
+    flotilla_sim::kubeconfig::write(&kubeconfig, &_sim.clusters, None).expect("kubeconfig");
+    let late = kubeconfig.to_string_lossy().into_owned();
+    let member_kubectl = |args: Vec<String>| {
+        let late = late.clone();
+        async move {
+            let output = tokio::process::Command::new(crate::support::kubectl_binary())
+                .args(["--kubeconfig", &late, "--context", LATE])
+                .args(&args)
+                .output()
+                .await
+                .expect("kubectl runs");
+            assert!(
+                output.status.success(),
+                "kubectl {args:?}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+    };
+    member_kubectl(vec!["create".into(), "namespace".into(), NS.into()]).await;
+    member_kubectl(
+        [
+            "-n",
+            NS,
+            "create",
+            "deployment",
+            "search-late-app",
+            "--image=nginx",
+        ]
+        .map(String::from)
+        .to_vec(),
+    )
+    .await;
+    let client = admin(plane).await;
+    plane
+        .apply(
+            None,
+            &registry(
+                "search-e2e-late",
+                &format!("{{clusterNames: [{LATE}]}}"),
+                "[{apiVersion: apps/v1, kind: Deployment}]",
+            ),
+        )
+        .await;
+    let all = format!("{CACHE}/apis/apps/v1/deployments");
+    searchable(&client, &all, "search-late-app", false).await;
+
+    let flotilla = |args: &[&str]| {
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        let control = plane.kubeconfig.to_string_lossy().into_owned();
+        async move {
+            let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+                .args(&args)
+                .args(["--kubeconfig", &control])
+                .env("RUST_LOG", "warn")
+                .output()
+                .await
+                .expect("flotilla runs");
+            assert!(
+                output.status.success(),
+                "flotilla {args:?}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+    };
+    flotilla(&[
+        "join",
+        LATE,
+        "--cluster-kubeconfig",
+        &late,
+        "--cluster-context",
+        LATE,
+    ])
+    .await;
+    searchable(&client, &all, "search-late-app", true).await;
+    let list = get_json(&client, &all).await.expect("a list");
+    let item = list["items"]
+        .as_array()
+        .and_then(|items| {
+            items
+                .iter()
+                .find(|i| i["metadata"]["name"] == "search-late-app")
+        })
+        .expect("listed");
+    assert_eq!(item["metadata"]["annotations"][ANNOTATION], LATE);
+
+    flotilla(&["unjoin", LATE]).await;
+    searchable(&client, &all, "search-late-app", false).await;
+    plane
+        .kubectl(&["delete", "resourceregistry", "search-e2e-late"])
+        .await;
+}
