@@ -7,24 +7,28 @@
 //! naming its member. The proxy's lists and watches use multi-cluster resource versions and
 //! continue tokens (`version.rs`); its get answers 409 when two members hold the object.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
 
 use flotilla_api::karmada::CACHE_SOURCE_ANNOTATION;
 use flotilla_api::selector::field::FieldSelector;
 use flotilla_api::selector::label::LabelSelector;
 use flotilla_member::MemberClients;
-use futures::StreamExt as _;
 use futures::stream::BoxStream;
-use kube::api::{Api, ApiResource, DynamicObject, ListParams, WatchEvent, WatchParams};
+use kube::api::ApiResource;
 use parking_lot::RwLock;
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc, watch};
-use tracing::{debug, info, warn};
+use tracing::info;
 
 use super::version::{MultiContinue, MultiVersion};
+
+mod member;
+mod watch_mux;
+
+use member::{Change, ChangeType, Key, ResourceCache, State, Stored, reflect};
+use watch_mux::{Filter, forward};
 
 /// How many recent changes each (cluster, resource) keeps for watches resuming from a version.
 const HISTORY: usize = 1024;
@@ -171,290 +175,6 @@ pub struct Event {
     /// `ADDED`, `MODIFIED` or `DELETED`.
     pub type_: &'static str,
     pub object: Value,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ChangeType {
-    Added,
-    Modified,
-    Deleted,
-}
-
-impl ChangeType {
-    fn as_str(self) -> &'static str {
-        match self {
-            Self::Added => "ADDED",
-            Self::Modified => "MODIFIED",
-            Self::Deleted => "DELETED",
-        }
-    }
-}
-
-#[derive(Debug)]
-struct Change {
-    type_: ChangeType,
-    rv: u64,
-    object: Arc<Stored>,
-}
-
-/// One cached object: its JSON text, parsed again when it is served (a parsed `Value` takes
-/// several times the memory of its text, and most cached objects are never read), and what
-/// filtering reads.
-#[derive(Debug, PartialEq)]
-struct Stored {
-    text: Box<str>,
-    namespace: String,
-    name: String,
-    rv: u64,
-    labels: BTreeMap<String, String>,
-}
-
-impl Stored {
-    fn new(object: &Value) -> Self {
-        let (namespace, name) = key_of(object);
-        Self {
-            text: object.to_string().into_boxed_str(),
-            namespace,
-            name,
-            rv: version_of(object),
-            labels: object["metadata"]["labels"]
-                .as_object()
-                .map(|m| {
-                    m.iter()
-                        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
-                        .collect()
-                })
-                .unwrap_or_default(),
-        }
-    }
-
-    fn key(&self) -> Key {
-        (self.namespace.clone(), self.name.clone())
-    }
-
-    fn value(&self) -> Value {
-        serde_json::from_str(&self.text).unwrap_or(Value::Null)
-    }
-}
-
-type Key = (String, String);
-
-#[derive(Debug, Default)]
-struct State {
-    objects: BTreeMap<Key, Arc<Stored>>,
-    /// The member version the cache reflects.
-    rv: u64,
-    /// Changes after `oldest`, in order.
-    history: VecDeque<Arc<Change>>,
-    oldest: u64,
-    synced: bool,
-}
-
-/// One (cluster, resource) cache.
-struct ResourceCache {
-    cluster: String,
-    resource: CachedResource,
-    state: RwLock<State>,
-    changes: broadcast::Sender<Arc<Change>>,
-    task: parking_lot::Mutex<Option<tokio::task::AbortHandle>>,
-}
-
-impl fmt::Debug for ResourceCache {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ResourceCache")
-            .field("cluster", &self.cluster)
-            .field("resource", &self.resource.api.plural)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Drop for ResourceCache {
-    fn drop(&mut self) {
-        if let Some(task) = self.task.lock().take() {
-            task.abort();
-        }
-    }
-}
-
-fn key_of(object: &Value) -> Key {
-    let meta = &object["metadata"];
-    (
-        meta["namespace"].as_str().unwrap_or_default().to_owned(),
-        meta["name"].as_str().unwrap_or_default().to_owned(),
-    )
-}
-
-fn version_of(object: &Value) -> u64 {
-    object["metadata"]["resourceVersion"]
-        .as_str()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
-impl ResourceCache {
-    /// Records a change and tells the watchers.
-    fn apply(&self, type_: ChangeType, object: Value) {
-        let object = Arc::new(Stored::new(&object));
-        let rv = object.rv;
-        let key = object.key();
-        let mut state = self.state.write();
-        match type_ {
-            ChangeType::Deleted => {
-                state.objects.remove(&key);
-            }
-            _ => {
-                state.objects.insert(key, object.clone());
-            }
-        }
-        state.rv = state.rv.max(rv);
-        let change = Arc::new(Change {
-            type_,
-            rv: state.rv,
-            object,
-        });
-        push_history(&mut state, change.clone());
-        let _ = self.changes.send(change);
-    }
-
-    /// Replaces the contents with a (re)list, as changes for the watchers.
-    fn replace(&self, objects: Vec<Value>, rv: u64) {
-        let mut fresh: BTreeMap<Key, Arc<Stored>> = objects
-            .iter()
-            .map(|o| {
-                let stored = Stored::new(o);
-                (stored.key(), Arc::new(stored))
-            })
-            .collect();
-        let mut state = self.state.write();
-        let rv = rv.max(state.rv);
-        let mut changes = Vec::new();
-        for (key, old) in &state.objects {
-            if !fresh.contains_key(key) {
-                changes.push((ChangeType::Deleted, old.clone()));
-            }
-        }
-        for (key, object) in &fresh {
-            match state.objects.get(key) {
-                None => changes.push((ChangeType::Added, object.clone())),
-                Some(old) if old != object => changes.push((ChangeType::Modified, object.clone())),
-                Some(_) => {}
-            }
-        }
-        std::mem::swap(&mut state.objects, &mut fresh);
-        state.rv = rv;
-        let first_sync = !state.synced;
-        state.synced = true;
-        for (type_, object) in changes {
-            let change = Arc::new(Change { type_, rv, object });
-            if !first_sync {
-                push_history(&mut state, change.clone());
-            }
-            let _ = self.changes.send(change);
-        }
-        if first_sync {
-            state.oldest = rv;
-        }
-    }
-
-    fn bookmark(&self, rv: u64) {
-        let mut state = self.state.write();
-        if rv > state.rv {
-            state.rv = rv;
-            if state.history.is_empty() {
-                state.oldest = rv;
-            }
-        }
-    }
-}
-
-fn push_history(state: &mut State, change: Arc<Change>) {
-    state.history.push_back(change);
-    while state.history.len() > HISTORY {
-        if let Some(dropped) = state.history.pop_front() {
-            state.oldest = dropped.rv;
-        }
-    }
-}
-
-/// The list+watch loop of one cache: relists after an expired version or a failure, with
-/// backoff; ends only when the cache is dropped (the task is aborted).
-async fn reflect(cache: std::sync::Weak<ResourceCache>, members: Arc<dyn MemberClients>) {
-    let mut backoff = Duration::from_millis(200);
-    loop {
-        let Some(this) = cache.upgrade() else {
-            return;
-        };
-        let (cluster, api) = (this.cluster.clone(), this.resource.api.clone());
-        drop(this);
-        match reflect_once(&cache, &members, &cluster, &api).await {
-            Ok(()) => backoff = Duration::from_millis(200),
-            Err(error) => {
-                warn!(%cluster, resource = %api.plural, %error, "search cache: member list/watch failed");
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(10));
-            }
-        }
-    }
-}
-
-/// One list, then watches until the version expires (`Ok`) or a request fails (`Err`).
-async fn reflect_once(
-    cache: &std::sync::Weak<ResourceCache>,
-    members: &Arc<dyn MemberClients>,
-    cluster: &str,
-    api: &ApiResource,
-) -> Result<(), String> {
-    let client = members.client(cluster).await.map_err(|e| e.to_string())?;
-    let api: Api<DynamicObject> = Api::all_with(client, api);
-    let list = api
-        .list(&ListParams::default())
-        .await
-        .map_err(|e| e.to_string())?;
-    let mut rv = list.metadata.resource_version.clone().unwrap_or_default();
-    let objects: Vec<Value> = list
-        .items
-        .iter()
-        .map(|o| serde_json::to_value(o).unwrap_or(Value::Null))
-        .collect();
-    {
-        let Some(this) = cache.upgrade() else {
-            return Ok(());
-        };
-        this.replace(objects, rv.parse().unwrap_or(0));
-        debug!(%cluster, resource = %api.resource_url(), rv, "search cache listed");
-    }
-    loop {
-        let params = WatchParams::default().timeout(290);
-        let stream = api.watch(&params, &rv).await.map_err(|e| e.to_string())?;
-        let mut stream = std::pin::pin!(stream);
-        while let Some(event) = stream.next().await {
-            let event = event.map_err(|e| e.to_string())?;
-            let Some(this) = cache.upgrade() else {
-                return Ok(());
-            };
-            let value = |o: &DynamicObject| serde_json::to_value(o).unwrap_or(Value::Null);
-            match event {
-                WatchEvent::Added(o) => {
-                    rv = o.metadata.resource_version.clone().unwrap_or(rv);
-                    this.apply(ChangeType::Added, value(&o));
-                }
-                WatchEvent::Modified(o) => {
-                    rv = o.metadata.resource_version.clone().unwrap_or(rv);
-                    this.apply(ChangeType::Modified, value(&o));
-                }
-                WatchEvent::Deleted(o) => {
-                    rv = o.metadata.resource_version.clone().unwrap_or(rv);
-                    this.apply(ChangeType::Deleted, value(&o));
-                }
-                WatchEvent::Bookmark(b) => {
-                    rv = b.metadata.resource_version.clone();
-                    this.bookmark(rv.parse().unwrap_or(0));
-                }
-                WatchEvent::Error(status) if status.code == 410 => return Ok(()),
-                WatchEvent::Error(status) => return Err(status.message),
-            }
-        }
-    }
 }
 
 /// The caches of every cluster, and the resources registries name.
@@ -811,86 +531,6 @@ impl SearchCache {
             receiver.recv().await.map(|event| (event, receiver))
         });
         Ok(Box::pin(stream))
-    }
-}
-
-/// Sends one member's replay, then its live changes, to a proxy watch; whatever ends it (the
-/// client went away, the cache was dropped, the client fell behind, another member's source
-/// ended) ends the whole watch.
-async fn forward(
-    cache: Arc<ResourceCache>,
-    replay: Vec<Arc<Change>>,
-    mut live: broadcast::Receiver<Arc<Change>>,
-    sender: mpsc::Sender<Event>,
-    filter: Arc<Filter>,
-    version: Arc<parking_lot::Mutex<MultiVersion>>,
-    stop: Arc<watch::Sender<bool>>,
-) {
-    let mut stopped = stop.subscribe();
-    'feed: {
-        for change in replay {
-            if let Some(event) = filter.event(&cache, &change, &version)
-                && sender.send(event).await.is_err()
-            {
-                break 'feed;
-            }
-        }
-        loop {
-            tokio::select! {
-                received = live.recv() => match received {
-                    Ok(change) => {
-                        if let Some(event) = filter.event(&cache, &change, &version)
-                            && sender.send(event).await.is_err()
-                        {
-                            break 'feed;
-                        }
-                    }
-                    Err(_) => break 'feed,
-                },
-                _ = stopped.changed() => break 'feed,
-                _ = sender.closed() => break 'feed,
-            }
-        }
-    }
-    stop.send_replace(true);
-}
-
-struct Filter {
-    namespace: Option<String>,
-    labels: Option<LabelSelector>,
-    fields: Option<FieldSelector>,
-}
-
-impl Filter {
-    fn event(
-        &self,
-        cache: &ResourceCache,
-        change: &Change,
-        version: &parking_lot::Mutex<MultiVersion>,
-    ) -> Option<Event> {
-        if !served(cache, &change.object.namespace, self.namespace.as_deref())
-            || !labels_match(&self.labels, &change.object.labels)
-            || !fields_match(&self.fields, &change.object, cache.resource.namespaced)
-        {
-            return None;
-        }
-        let mut object = annotated(&change.object, &cache.cluster);
-        let encoded = {
-            let mut version = version.lock();
-            version.set(
-                &cache.cluster,
-                object["metadata"]["resourceVersion"]
-                    .as_str()
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| change.rv.to_string()),
-            );
-            version.encode()
-        };
-        object["metadata"]["resourceVersion"] = Value::String(encoded);
-        Some(Event {
-            type_: change.type_.as_str(),
-            object,
-        })
     }
 }
 
