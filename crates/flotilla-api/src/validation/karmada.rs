@@ -13,6 +13,7 @@
 
 mod cluster;
 mod defaults;
+mod federated_hpa;
 mod go_url;
 mod others;
 mod overrides;
@@ -183,7 +184,7 @@ pub fn validate_with(
         Kind::ClusterTaintPolicy => {
             others::cluster_taint_policy(object, webhook.allow_no_execute_taint_policy)
         }
-        Kind::FederatedHpa => others::federated_hpa(object),
+        Kind::FederatedHpa => federated_hpa::federated_hpa(object),
         Kind::CronFederatedHpa => others::cron_federated_hpa(object),
         Kind::ResourceRegistry => resource_registry::resource_registry(object),
         Kind::ResourceBinding

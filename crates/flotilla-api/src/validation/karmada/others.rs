@@ -1,18 +1,17 @@
-//! FederatedResourceQuota, ClusterTaintPolicy and FederatedHPA validation
-//! (pkg/webhook/{federatedresourcequota,clustertaintpolicy}/validating.go,
-//! pkg/util/lifted/validatingfhpa.go).
+//! FederatedResourceQuota, ClusterTaintPolicy and CronFederatedHPA validation
+//! (pkg/webhook/{federatedresourcequota,clustertaintpolicy,cronfederatedhpa}/validating.go).
+//! FederatedHPA has its own module, [`super::federated_hpa`].
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
 use super::cluster::cluster_name_errors;
+use super::federated_hpa::cross_version_reference;
 use super::policy::items;
 use super::str_field;
 use crate::Quantity;
-use crate::validation::{
-    DNS1123_LABEL_MAX_LENGTH, FieldError, FieldPath, is_qualified_name, is_valid_path_segment_name,
-};
+use crate::validation::{DNS1123_LABEL_MAX_LENGTH, FieldError, FieldPath, is_qualified_name};
 
 const STANDARD_QUOTA_RESOURCES: &[&str] = &[
     "cpu",
@@ -54,8 +53,16 @@ fn huge_pages(name: &str) -> bool {
     name.starts_with("hugepages-") || name.starts_with("requests.hugepages-")
 }
 
+/// A resource name Kubernetes knows (`IsStandardResourceName`): the quota resources, `storage`
+/// and huge pages.
+pub(super) fn standard_resource(name: &str) -> bool {
+    STANDARD_QUOTA_RESOURCES.contains(&name)
+        || STANDARD_RESOURCES_EXTRA.contains(&name)
+        || huge_pages(name)
+}
+
 /// An extended resource (`example.com/foo`): integer-valued in quotas.
-fn extended(name: &str) -> bool {
+pub(super) fn extended(name: &str) -> bool {
     let native = !name.contains('/') || name.contains("kubernetes.io/");
     if native || name.starts_with("requests.") {
         return false;
@@ -68,17 +75,12 @@ fn quota_resource_name(name: &str, path: &FieldPath) -> Vec<FieldError> {
         .into_iter()
         .map(|m| FieldError::invalid(path, name, m))
         .collect();
-    if errors.is_empty() && !name.contains('/') {
-        let standard = STANDARD_QUOTA_RESOURCES.contains(&name)
-            || STANDARD_RESOURCES_EXTRA.contains(&name)
-            || huge_pages(name);
-        if !standard {
-            errors.push(FieldError::invalid(
-                path,
-                name,
-                "must be a standard resource type or fully qualified",
-            ));
-        }
+    if errors.is_empty() && !name.contains('/') && !standard_resource(name) {
+        errors.push(FieldError::invalid(
+            path,
+            name,
+            "must be a standard resource type or fully qualified",
+        ));
     }
     let quota = STANDARD_QUOTA_RESOURCES.contains(&name) || huge_pages(name);
     if !name.contains('/') && !quota {
@@ -242,62 +244,6 @@ pub fn cluster_taint_policy(object: &Value, allow_no_execute: bool) -> Vec<Field
                     "Duplicate taint with the same key({key}) and effect({effect}) is not allowed"
                 ),
             ));
-        }
-    }
-    errors
-}
-
-/// The FederatedHPA webhook's spec rules (minReplicas ≥ 1: Karmada does not scale to zero).
-pub fn federated_hpa(object: &Value) -> Vec<FieldError> {
-    let spec = &object["spec"];
-    let path = FieldPath::new("spec");
-    let mut errors = Vec::new();
-    let min = spec["minReplicas"].as_i64();
-    let max = spec["maxReplicas"].as_i64().unwrap_or(0);
-    if let Some(min) = min
-        && min < 1
-    {
-        errors.push(FieldError::invalid(
-            path.child("minReplicas"),
-            min,
-            "must be greater than or equal to 1",
-        ));
-    }
-    if max < 1 {
-        errors.push(FieldError::invalid(
-            path.child("maxReplicas"),
-            max,
-            "must be greater than 0",
-        ));
-    }
-    if let Some(min) = min
-        && max < min
-    {
-        errors.push(FieldError::invalid(
-            path.child("maxReplicas"),
-            max,
-            "must be greater than or equal to `minReplicas`",
-        ));
-    }
-    errors.extend(cross_version_reference(
-        &spec["scaleTargetRef"],
-        &path.child("scaleTargetRef"),
-    ));
-    errors
-}
-
-/// Kubernetes' `ValidateCrossVersionObjectReference` (as Karmada lifts it): kind and name
-/// required, each a valid path segment.
-fn cross_version_reference(reference: &Value, at: &FieldPath) -> Vec<FieldError> {
-    let mut errors = Vec::new();
-    for field in ["kind", "name"] {
-        let value = str_field(reference, field);
-        if value.is_empty() {
-            errors.push(FieldError::required(at.child(field), ""));
-        } else {
-            for message in is_valid_path_segment_name(value) {
-                errors.push(FieldError::invalid(at.child(field), value, message));
-            }
         }
     }
     errors

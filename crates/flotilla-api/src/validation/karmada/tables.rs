@@ -392,10 +392,73 @@ pub const CLUSTER_TAINT_POLICY: &[Constraint] = &[
     ),
 ];
 
-/// `FederatedHPA` (its defaults are autoscaling/v2's, applied by the caller).
+/// `FederatedHPA` (its defaults are autoscaling/v2's, applied by the caller). The metric and
+/// behavior parts are the autoscaling/v2 types' markers, which Karmada's CRD embeds.
 pub const FEDERATED_HPA: &[Constraint] = &[
     ("", Required(&["spec"])),
     ("spec", Required(&["maxReplicas", "scaleTargetRef"])),
+    (
+        "spec.behavior.scaleDown.policies[]",
+        Required(&["periodSeconds", "type", "value"]),
+    ),
+    ("spec.behavior.scaleDown.tolerance", Quantity),
+    (
+        "spec.behavior.scaleUp.policies[]",
+        Required(&["periodSeconds", "type", "value"]),
+    ),
+    ("spec.behavior.scaleUp.tolerance", Quantity),
+    ("spec.metrics[]", Required(&["type"])),
+    (
+        "spec.metrics[].containerResource",
+        Required(&["container", "name", "target"]),
+    ),
+    (
+        "spec.metrics[].containerResource.target",
+        Required(&["type"]),
+    ),
+    (
+        "spec.metrics[].containerResource.target.averageValue",
+        Quantity,
+    ),
+    ("spec.metrics[].containerResource.target.value", Quantity),
+    ("spec.metrics[].external", Required(&["metric", "target"])),
+    ("spec.metrics[].external.metric", Required(&["name"])),
+    (
+        "spec.metrics[].external.metric.selector.matchExpressions[]",
+        Required(&["key", "operator"]),
+    ),
+    ("spec.metrics[].external.target", Required(&["type"])),
+    ("spec.metrics[].external.target.averageValue", Quantity),
+    ("spec.metrics[].external.target.value", Quantity),
+    (
+        "spec.metrics[].object",
+        Required(&["describedObject", "metric", "target"]),
+    ),
+    (
+        "spec.metrics[].object.describedObject",
+        Required(&["kind", "name"]),
+    ),
+    ("spec.metrics[].object.metric", Required(&["name"])),
+    (
+        "spec.metrics[].object.metric.selector.matchExpressions[]",
+        Required(&["key", "operator"]),
+    ),
+    ("spec.metrics[].object.target", Required(&["type"])),
+    ("spec.metrics[].object.target.averageValue", Quantity),
+    ("spec.metrics[].object.target.value", Quantity),
+    ("spec.metrics[].pods", Required(&["metric", "target"])),
+    ("spec.metrics[].pods.metric", Required(&["name"])),
+    (
+        "spec.metrics[].pods.metric.selector.matchExpressions[]",
+        Required(&["key", "operator"]),
+    ),
+    ("spec.metrics[].pods.target", Required(&["type"])),
+    ("spec.metrics[].pods.target.averageValue", Quantity),
+    ("spec.metrics[].pods.target.value", Quantity),
+    ("spec.metrics[].resource", Required(&["name", "target"])),
+    ("spec.metrics[].resource.target", Required(&["type"])),
+    ("spec.metrics[].resource.target.averageValue", Quantity),
+    ("spec.metrics[].resource.target.value", Quantity),
     ("spec.scaleTargetRef", Required(&["kind", "name"])),
 ];
 

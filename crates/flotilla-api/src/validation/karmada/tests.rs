@@ -1,5 +1,6 @@
 //! Defaults of every kind; the validation rules are in `tests/`.
 
+mod federated_hpa;
 mod others;
 mod policies;
 mod resource_registry;

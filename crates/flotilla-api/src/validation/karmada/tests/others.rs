@@ -1,4 +1,5 @@
-//! Cluster, quota, taint policy, HPA and binding validation with Karmada's messages.
+//! Cluster, quota, taint policy, CronFederatedHPA and binding validation with Karmada's
+//! messages (FederatedHPA: `federated_hpa.rs`).
 
 use serde_json::{Value, json};
 
@@ -178,39 +179,6 @@ fn flotilla_api_validate_with(taints: Value) -> Vec<String> {
             ..Default::default()
         },
     ))
-}
-#[test]
-fn federated_hpa_rules() {
-    let fhpa = |spec: Value| {
-        messages(&validate(
-            Kind::FederatedHpa,
-            &json!({"metadata": {"name": "h", "namespace": "default"}, "spec": spec}),
-            None,
-        ))
-    };
-    assert_eq!(
-        fhpa(json!({})),
-        [
-            "spec.maxReplicas: Required value",
-            "spec.scaleTargetRef: Required value"
-        ]
-    );
-    assert_eq!(
-        fhpa(
-            json!({"minReplicas": 0, "maxReplicas": 0, "scaleTargetRef": {"kind": "Deployment", "name": "a/b"}})
-        ),
-        [
-            "spec.minReplicas: Invalid value: 0: must be greater than or equal to 1",
-            "spec.maxReplicas: Invalid value: 0: must be greater than 0",
-            "spec.scaleTargetRef.name: Invalid value: \"a/b\": may not contain '/'",
-        ]
-    );
-    assert_eq!(
-        fhpa(
-            json!({"minReplicas": 5, "maxReplicas": 3, "scaleTargetRef": {"kind": "Deployment", "name": "d"}})
-        ),
-        ["spec.maxReplicas: Invalid value: 3: must be greater than or equal to `minReplicas`"]
-    );
 }
 #[test]
 fn cron_federated_hpa_rule_defaults_and_bounds() {
