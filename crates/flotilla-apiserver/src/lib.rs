@@ -33,6 +33,7 @@ pub mod patch_apply;
 pub mod protobuf;
 pub mod registry;
 pub mod request;
+pub mod resource_metrics;
 pub mod scale;
 pub mod search;
 pub mod serve;
@@ -62,6 +63,7 @@ pub struct Builder {
     root_ca: Option<String>,
     cluster_proxy: Option<cluster_proxy::SharedClusterProxy>,
     search: Option<search::SharedSearch>,
+    resource_metrics: Option<resource_metrics::SharedResourceMetrics>,
     untracked_writers: Vec<String>,
     event_ttl: Duration,
     compact_storage: bool,
@@ -120,6 +122,7 @@ impl Builder {
             root_ca: None,
             cluster_proxy: None,
             search: None,
+            resource_metrics: None,
             untracked_writers: Vec::new(),
             compact_storage: false,
             deletion_protection: true,
@@ -133,6 +136,13 @@ impl Builder {
     /// one hour by default); zero keeps Events forever. See [`events::ttl`].
     pub fn event_ttl(mut self, ttl: Duration) -> Self {
         self.event_ttl = ttl;
+        self
+    }
+
+    /// Serves the resource metrics API (`metrics.k8s.io/v1beta1`, what metrics-server serves)
+    /// from `metrics`, and discovers it; see [`resource_metrics`].
+    pub fn resource_metrics(mut self, metrics: resource_metrics::SharedResourceMetrics) -> Self {
+        self.resource_metrics = Some(metrics);
         self
     }
 
@@ -364,6 +374,7 @@ impl Builder {
         let mut server = ApiServer::new(registry).with_service_accounts(tokens);
         server.cluster_proxy = self.cluster_proxy;
         server.search = self.search;
+        server.resource_metrics = self.resource_metrics;
         server.untracked_writers = self.untracked_writers;
         let rbac = server
             .authorizer

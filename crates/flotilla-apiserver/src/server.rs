@@ -40,6 +40,8 @@ pub struct ApiServer {
     pub(crate) cluster_proxy: Option<crate::cluster_proxy::SharedClusterProxy>,
     /// karmada-search's cache (see [`crate::search`]).
     pub(crate) search: Option<crate::search::SharedSearch>,
+    /// The resource metrics API's backend (see [`crate::resource_metrics`]).
+    pub(crate) resource_metrics: Option<crate::resource_metrics::SharedResourceMetrics>,
     /// Users whose writes are not recorded in managedFields (see
     /// [`crate::Builder::untracked_writer`]).
     pub(crate) untracked_writers: Vec<String>,
@@ -59,6 +61,7 @@ impl ApiServer {
             service_accounts: None,
             cluster_proxy: None,
             search: None,
+            resource_metrics: None,
             untracked_writers: Vec::new(),
         }
     }
@@ -138,6 +141,11 @@ async fn dispatch_inner(server: Arc<ApiServer>, request: Request) -> Response {
     if let Some(target) = crate::search::target(&path) {
         return crate::search::serve(server, user, target, request).await;
     }
+    if let Some(metrics) = server.resource_metrics.clone()
+        && let Some(target) = crate::resource_metrics::target(&path)
+    {
+        return crate::resource_metrics::serve(&server, metrics, &user, target, request).await;
+    }
     let query = Query::parse(request.uri().query());
     if let Some(reply) = openapi::v2::respond(server.registry.catalog(), &path, request.headers()) {
         return reply;
@@ -163,10 +171,19 @@ async fn dispatch_inner(server: Arc<ApiServer>, request: Request) -> Response {
                 return error_response(&ApiError::method_not_allowed("only GET is allowed"));
             }
             let catalog = server.registry.catalog();
+            // The metrics API is served beside the catalog, as an aggregated API would be.
+            let metrics = !legacy && server.resource_metrics.is_some();
             if let Some(version) = discovery::wants_aggregated(&accept) {
-                let key = format!("aggregated/{version}/{legacy}");
+                let key = format!(
+                    "aggregated/{version}/{legacy}{}",
+                    if metrics { "/metrics" } else { "" }
+                );
                 let doc = catalog.document(&key, |catalog| {
-                    serde_json::to_vec(&discovery::aggregated(catalog, legacy, version))
+                    let mut doc = discovery::aggregated(catalog, legacy, version);
+                    if metrics {
+                        crate::resource_metrics::add_to_aggregated(&mut doc);
+                    }
+                    serde_json::to_vec(&doc)
                         .expect("JSON values serialize")
                         .into()
                 });
@@ -180,7 +197,11 @@ async fn dispatch_inner(server: Arc<ApiServer>, request: Request) -> Response {
             } else if legacy {
                 json_response(StatusCode::OK, &discovery::api_versions())
             } else {
-                json_response(StatusCode::OK, &discovery::group_list(catalog))
+                let mut doc = discovery::group_list(catalog);
+                if metrics {
+                    crate::resource_metrics::add_to_group_list(&mut doc);
+                }
+                json_response(StatusCode::OK, &doc)
             }
         }
         Target::Group { group } => match discovery::group(server.registry.catalog(), &group) {

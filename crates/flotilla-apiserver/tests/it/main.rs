@@ -23,6 +23,7 @@ mod kube_rs;
 mod managed_status;
 mod openapi_v2;
 mod priority_class;
+mod resource_metrics;
 mod stale_cache;
 mod status_spec;
 mod untracked;
