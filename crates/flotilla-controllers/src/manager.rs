@@ -167,6 +167,11 @@ pub const CONTROLLERS: &[ControllerSpec] = &[
         start: crate::cron_federated_hpa::start,
     },
     ControllerSpec {
+        name: crate::federated_hpa::NAME,
+        default_on: true,
+        start: crate::federated_hpa::start,
+    },
+    ControllerSpec {
         name: crate::workload_rebalancer::NAME,
         default_on: true,
         start: crate::workload_rebalancer::start,

@@ -250,6 +250,8 @@ pub struct ControllerOptions {
     /// Karmada's `--concurrent-work-syncs`: Works the execution controller syncs at once
     /// (at least 1).
     pub concurrent_work_syncs: usize,
+    /// The FederatedHPA controller's flags.
+    pub hpa: HpaOptions,
 }
 
 impl Default for ControllerOptions {
@@ -258,6 +260,26 @@ impl Default for ControllerOptions {
             gates: FeatureGates::default(),
             failover: FailoverOptions::default(),
             concurrent_work_syncs: DEFAULT_CONCURRENT_WORK_SYNCS,
+            hpa: HpaOptions::default(),
+        }
+    }
+}
+
+/// Karmada's `--horizontal-pod-autoscaler-*` flags.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HpaOptions {
+    /// `--horizontal-pod-autoscaler-sync-period` (15 s): how often each FederatedHPA is
+    /// evaluated.
+    pub sync_period: Duration,
+    /// Tolerance, CPU initialization period, initial readiness delay, downscale stabilization.
+    pub tunables: crate::lifted::hpa::Tunables,
+}
+
+impl Default for HpaOptions {
+    fn default() -> Self {
+        Self {
+            sync_period: Duration::from_secs(15),
+            tunables: crate::lifted::hpa::Tunables::default(),
         }
     }
 }

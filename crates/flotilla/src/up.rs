@@ -95,6 +95,26 @@ pub struct UpOptions {
     /// that does not tolerate it).
     #[arg(long, default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     pub allow_no_execute_taint_policy: bool,
+    /// How often each FederatedHPA is evaluated (Karmada's
+    /// `--horizontal-pod-autoscaler-sync-period`).
+    #[arg(long, default_value = "15s", value_parser = crate::bench::parse_duration)]
+    pub horizontal_pod_autoscaler_sync_period: std::time::Duration,
+    /// How long a FederatedHPA without a scale-down stabilization window of its own keeps its
+    /// highest recent recommendation (`--horizontal-pod-autoscaler-downscale-stabilization`).
+    #[arg(long, default_value = "5m", value_parser = crate::bench::parse_duration)]
+    pub horizontal_pod_autoscaler_downscale_stabilization: std::time::Duration,
+    /// The change of the usage ratio (from 1.0) below which a FederatedHPA does not scale
+    /// (`--horizontal-pod-autoscaler-tolerance`).
+    #[arg(long, default_value_t = 0.1)]
+    pub horizontal_pod_autoscaler_tolerance: f64,
+    /// After a pod starts, how long its CPU samples may be skipped
+    /// (`--horizontal-pod-autoscaler-cpu-initialization-period`).
+    #[arg(long, default_value = "5m", value_parser = crate::bench::parse_duration)]
+    pub horizontal_pod_autoscaler_cpu_initialization_period: std::time::Duration,
+    /// After a pod starts, how long readiness changes count as its first
+    /// (`--horizontal-pod-autoscaler-initial-readiness-delay`).
+    #[arg(long, default_value = "30s", value_parser = crate::bench::parse_duration)]
+    pub horizontal_pod_autoscaler_initial_readiness_delay: std::time::Duration,
 }
 
 fn parse_feature_gates(text: &str) -> Result<flotilla_controllers::FeatureGates, String> {
@@ -130,8 +150,27 @@ impl UpOptions {
                 ..flotilla_controllers::FailoverOptions::default()
             },
             concurrent_work_syncs: self.concurrent_work_syncs,
+            hpa: flotilla_controllers::options::HpaOptions {
+                sync_period: self.horizontal_pod_autoscaler_sync_period,
+                tunables: flotilla_controllers::lifted::hpa::Tunables {
+                    tolerance: self.horizontal_pod_autoscaler_tolerance,
+                    cpu_initialization_period: signed(
+                        self.horizontal_pod_autoscaler_cpu_initialization_period,
+                    ),
+                    initial_readiness_delay: signed(
+                        self.horizontal_pod_autoscaler_initial_readiness_delay,
+                    ),
+                    downscale_stabilization: signed(
+                        self.horizontal_pod_autoscaler_downscale_stabilization,
+                    ),
+                },
+            },
         }
     }
+}
+
+fn signed(duration: std::time::Duration) -> jiff::SignedDuration {
+    jiff::SignedDuration::try_from(duration).unwrap_or(jiff::SignedDuration::MAX)
 }
 
 /// `--metrics-bind-address`: an address, or off.
@@ -219,11 +258,13 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     let store = open_store(&options).await?;
     let proxy = crate::cluster_proxy::MemberProxy::new();
     let search = flotilla_controllers::search::SearchCache::new();
+    let metrics_adapter = crate::resource_metrics::MetricsAdapter::new();
     let running = flotilla_apiserver::Builder::new(store)
         .allow_no_execute_taint_policy(options.allow_no_execute_taint_policy)
         .federated_quota_enforcement(options.feature_gates.federated_quota_enforcement())
         .cluster_proxy(proxy.clone())
         .search(Arc::new(crate::search::Search(search.clone())))
+        .resource_metrics(Arc::new(metrics_adapter.clone()))
         .service_account_key(Arc::new(signing_key))
         .root_ca(pki.ca_cert_pem())
         .event_ttl(options.event_ttl)
@@ -292,6 +333,11 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
             components.clone(),
         );
     proxy.bind(members.clone());
+    // karmada-metrics-adapter's resource metrics: every member's metrics API, merged.
+    metrics_adapter.bind(
+        component_client(&running, "karmada-metrics-adapter"),
+        members.clone(),
+    );
     // karmada-search: every replica caches what the ResourceRegistries ask for itself (not
     // leader-elected, as karmada-search is not).
     let search_task = tokio::spawn(flotilla_controllers::search::run(

@@ -2,7 +2,10 @@
 //! replicas (or a FederatedHPA's bounds) at scheduled times, with each rule's execution history
 //! in its status.
 
-use k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference;
+use k8s_openapi::api::autoscaling::v2::{
+    CrossVersionObjectReference, HorizontalPodAutoscalerBehavior, HorizontalPodAutoscalerStatus,
+    MetricSpec,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use serde::{Deserialize, Serialize};
 
@@ -139,4 +142,85 @@ pub struct FailedExecution {
     /// Why it failed.
     #[serde(default)]
     pub message: String,
+}
+
+/// `autoscaling.karmada.io/v1alpha1` `FederatedHPA`: a HorizontalPodAutoscaler whose target is a
+/// resource template on the control plane and whose metrics come from the target's pods in every
+/// member it was propagated to.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FederatedHPA {
+    /// Always `autoscaling.karmada.io/v1alpha1`.
+    #[serde(default)]
+    pub api_version: ApiVersion<FederatedHPA>,
+    /// Always `FederatedHPA`.
+    #[serde(default)]
+    pub kind: Kind<FederatedHPA>,
+    /// Standard object metadata.
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// The target, the bounds, the metrics and the scaling behaviour (autoscaling/v2's).
+    #[serde(default)]
+    pub spec: FederatedHPASpec,
+    /// autoscaling/v2's HPA status (`None` until the controller first writes it; an empty
+    /// status reads as `desiredReplicas: 0`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_hpa_status"
+    )]
+    pub status: Option<HorizontalPodAutoscalerStatus>,
+}
+karmada_resource!(
+    FederatedHPA,
+    group = "autoscaling.karmada.io",
+    version = "v1alpha1",
+    kind = "FederatedHPA",
+    plural = "federatedhpas",
+    scope = NamespaceResourceScope
+);
+
+/// `FederatedHPA.spec` (the fields of autoscaling/v2's HPA spec).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FederatedHPASpec {
+    /// The resource template scaled.
+    #[serde(default)]
+    pub scale_target_ref: CrossVersionObjectReference,
+    /// Lower bound (defaulted to 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_replicas: Option<i32>,
+    /// Upper bound.
+    #[serde(default)]
+    pub max_replicas: i32,
+    /// What to scale on (defaulted to 80% CPU utilization).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<MetricSpec>,
+    /// Scaling rates and stabilization windows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behavior: Option<HorizontalPodAutoscalerBehavior>,
+}
+
+/// Reads an HPA status that may lack `desiredReplicas` (a status nobody wrote yet is `{}`).
+fn lenient_hpa_status<'de, D>(
+    deserializer: D,
+) -> Result<Option<HorizontalPodAutoscalerStatus>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let value = Option::<serde_json::Value>::deserialize(deserializer)?;
+    match value {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::Object(mut fields)) => {
+            fields
+                .entry("desiredReplicas")
+                .or_insert(serde_json::Value::from(0));
+            serde_json::from_value(serde_json::Value::Object(fields))
+                .map(Some)
+                .map_err(serde::de::Error::custom)
+        }
+        Some(other) => Err(serde::de::Error::custom(format!(
+            "status: expected an object, got {other}"
+        ))),
+    }
 }

@@ -210,6 +210,11 @@ fn field(text: &str, bounds: &Bounds) -> Result<Field, ScheduleError> {
 /// Go's `time.ParseDuration` for what `@every` takes: a sequence of `<number><unit>` with units
 /// `h`, `m`, `s`, `ms`, `us`/`µs`, `ns` (decimal fractions allowed); rounded down to seconds.
 fn go_duration(text: &str) -> Option<Duration> {
+    go_duration_secs(text).map(|total| Duration::from_secs(total.floor() as u64))
+}
+
+/// Go's `time.ParseDuration` (non-negative): seconds, fractions kept (`1m30s`, `20.04s`, `500ms`).
+pub fn go_duration_secs(text: &str) -> Option<f64> {
     let mut rest = text;
     let mut total = 0f64;
     if rest.is_empty() {
@@ -236,7 +241,7 @@ fn go_duration(text: &str) -> Option<Duration> {
         rest = &rest[unit_len..];
         total += value * seconds;
     }
-    Some(Duration::from_secs(total.floor() as u64))
+    Some(total)
 }
 
 impl Schedule {

@@ -1,0 +1,3 @@
+//! Behaviour ported from Kubernetes, each module naming its source.
+
+pub mod hpa;
