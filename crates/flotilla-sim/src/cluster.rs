@@ -1,6 +1,7 @@
 //! One simulated cluster: a Flotilla API server on a memory store, served over HTTPS on its own
 //! port with its own CA and admin certificate, and the control loops behind it (scheduler,
-//! kubelets, workload and EndpointSlice controllers, node heartbeats), all talking to the API
+//! kubelets, workload and EndpointSlice controllers, node heartbeats; the metrics API's usage
+//! model), all talking to the API
 //! server through an in-process `kube::Client` — the same API any client sees.
 
 use std::net::{IpAddr, SocketAddr};
@@ -174,6 +175,8 @@ impl SimCluster {
         if settings.compact_storage {
             builder = builder.compact_storage();
         }
+        let metrics = crate::metrics::SimMetrics::new(settings.metrics_window);
+        builder = builder.resource_metrics(metrics.clone());
         let running = builder.start().await.map_err(|e| SimError::ApiServer {
             cluster: spec.name.clone(),
             message: e.message.clone(),
@@ -226,6 +229,7 @@ impl SimCluster {
             &format!("cluster/{}", spec.name),
         ));
         endpoint_slices.watch(&mut pod_informer);
+        metrics.watch(&mut pod_informer);
         let (node_store, t) = node_informer.start();
         tasks.push(AbortOnDrop(t));
         let (pod_store, t) = pod_informer.start();
@@ -244,6 +248,14 @@ impl SimCluster {
         )));
         tasks.extend(workloads.run(ctx.clone(), stores.clone()));
         tasks.extend(endpoint_slices.start(ctx.clone(), stores.pods.clone(), stores.nodes.clone()));
+        metrics.attach(crate::metrics::Sources {
+            pods: stores.pods.clone(),
+            nodes: stores.nodes.clone(),
+            services: endpoint_slices
+                .services()
+                .expect("the EndpointSlice controller started its Service informer"),
+            table: table.clone(),
+        });
         tasks.push(AbortOnDrop(tokio::spawn(crate::quota::run(
             ctx.clone(),
             stores.pods.clone(),

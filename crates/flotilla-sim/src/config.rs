@@ -26,6 +26,9 @@ pub struct SimConfig {
     /// How long pods stay on a NotReady node before eviction when they carry no toleration of
     /// their own (`300s` by default, kube's DefaultTolerationSeconds).
     pub eviction_timeout: Option<String>,
+    /// The window the resource metrics API (`metrics.k8s.io`) averages usage over and reports
+    /// (`15s` by default, metrics-server's; small values such as `1s` for tests).
+    pub metrics_window: Option<String>,
     /// How often each node's Lease in `kube-node-lease` is renewed (`10s` by default).
     pub lease_renew_interval: Option<String>,
     /// Record the clusters' own control loops (kubelets, scheduler, controllers, node
@@ -141,6 +144,8 @@ pub struct Settings {
     pub job_duration: Duration,
     pub eviction_timeout: Duration,
     pub lease_renew_interval: Duration,
+    /// See [`SimConfig::metrics_window`].
+    pub metrics_window: Duration,
     /// See [`SimConfig::track_own_writes`].
     pub track_own_writes: bool,
     /// See [`SimConfig::compact_storage`].
@@ -157,6 +162,7 @@ impl Default for Settings {
             job_duration: Duration::from_secs(5),
             eviction_timeout: Duration::from_secs(300),
             lease_renew_interval: Duration::from_secs(10),
+            metrics_window: Duration::from_secs(15),
             track_own_writes: false,
             compact_storage: true,
             unpullable_images: UnpullableImages::default(),
@@ -260,6 +266,11 @@ impl SimConfig {
                 &self.lease_renew_interval,
                 &mut settings.lease_renew_interval,
             ),
+            (
+                "metricsWindow",
+                &self.metrics_window,
+                &mut settings.metrics_window,
+            ),
         ] {
             if let Some(text) = text {
                 *slot = parse_duration(text).map_err(|m| err(field, m))?;
@@ -267,6 +278,9 @@ impl SimConfig {
         }
         if settings.lease_renew_interval.is_zero() {
             return Err(err("leaseRenewInterval", "must be greater than zero"));
+        }
+        if settings.metrics_window.is_zero() {
+            return Err(err("metricsWindow", "must be greater than zero"));
         }
         if self.clusters.is_empty() {
             return Err(err("clusters", "at least one cluster is required"));

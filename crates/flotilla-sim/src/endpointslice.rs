@@ -84,6 +84,8 @@ pub struct EndpointSlices {
     names: Mutex<HashMap<Key, Rng>>,
     /// The cluster's pod cache, once started (a new selector is matched against it).
     pods: OnceLock<Cache<Pod>>,
+    /// The Service cache, once started (the metrics model resolves clients' URLs with it).
+    services: OnceLock<Cache<Service>>,
 }
 
 fn key_of(meta: &ObjectMeta) -> Key {
@@ -120,7 +122,13 @@ impl EndpointSlices {
             created: Mutex::new(HashMap::new()),
             names: Mutex::new(HashMap::new()),
             pods: OnceLock::new(),
+            services: OnceLock::new(),
         })
+    }
+
+    /// The cluster's Services, once [`EndpointSlices::start`] started their informer.
+    pub fn services(&self) -> Option<Cache<Service>> {
+        self.services.get().cloned()
     }
 
     /// Subscribes to the cluster's pod informer (before it starts): a pod's change queues the
@@ -260,6 +268,7 @@ impl EndpointSlices {
             Change::Synced => this.created.lock().clear(),
         });
         let (services, a) = services.start();
+        let _ = self.services.set(services.clone());
         let (slices, b) = slices.start();
         let caches = Caches {
             services,

@@ -2,7 +2,7 @@
 //! memory store, served over HTTPS with its own CA and admin certificate, plus the behaviour of
 //! a cluster behind it — nodes from node pools (CPU, memory, pods, GPUs, topology labels),
 //! Lease heartbeats, a pod scheduler, kubelets and workload controllers that drive real status,
-//! Services' EndpointSlices — many clusters in one process, with faults on demand.
+//! Services' EndpointSlices, the resource metrics API from a usage model — many clusters in one process, with faults on demand.
 //!
 //! Every control loop reaches its cluster only through the Kubernetes API (an in-process
 //! `kube::Client` over the API server's tower service). Depends on flotilla-api,
@@ -21,6 +21,7 @@ pub mod kubeconfig;
 pub mod kubelet;
 pub mod lifecycle;
 pub mod lifted;
+pub mod metrics;
 pub mod node;
 pub mod nodes;
 pub mod pod;

@@ -67,6 +67,9 @@ pub struct SimOptions {
     /// How often node Leases are renewed (`10s`).
     #[arg(long)]
     pub lease_renew_interval: Option<String>,
+    /// The window the metrics.k8s.io API averages usage over (`15s`; docs/sim.md, "Metrics").
+    #[arg(long)]
+    pub metrics_window: Option<String>,
     /// Record the clusters' own control loops in managedFields, as a real cluster does (by
     /// default only users' writes are; see docs/sim.md, "managedFields").
     #[arg(long)]
@@ -132,6 +135,7 @@ impl SimOptions {
             (&self.job_duration, &mut config.job_duration),
             (&self.eviction_timeout, &mut config.eviction_timeout),
             (&self.lease_renew_interval, &mut config.lease_renew_interval),
+            (&self.metrics_window, &mut config.metrics_window),
         ] {
             if flag.is_some() {
                 slot.clone_from(flag);

@@ -189,3 +189,63 @@ async fn kubectl_gets_a_services_endpoint_slice() {
         "{printed}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_top_reads_the_metrics_api() {
+    let world = World::from_yaml(
+        "seed: 9\nstartLatency: '0'\nclusters:\n- {name: m1, nodePools: [{name: p, count: 2, profile: cpu}]}\n",
+    )
+    .await;
+    let path = world.dir.path().join("sim.kubeconfig");
+    flotilla_sim::kubeconfig::write(&path, &world.sim.clusters, None).expect("written");
+    let client = world.client();
+    create::<Pod>(
+        &client,
+        "default",
+        json!({"metadata": {"name": "web", "annotations": {
+                "flotilla.io/sim-cpu-usage": "250m", "flotilla.io/sim-memory-usage": "64Mi"}},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}]}}),
+    )
+    .await;
+    let api: Api<Pod> = Api::namespaced(client.clone(), "default");
+    eventually(PATIENCE, "web runs", || async {
+        let web = api.get("web").await.ok()?;
+        (web.status?.phase.as_deref() == Some("Running")).then_some(())
+    })
+    .await;
+    let dir = world.dir.path();
+    let pods = kubectl(dir, &path, &["--context", "m1", "top", "pod", "web"]);
+    let row: Vec<&str> = pods
+        .lines()
+        .nth(1)
+        .expect("a row")
+        .split_whitespace()
+        .collect();
+    assert_eq!(row, ["web", "250m", "64Mi"], "{pods}");
+    let nodes = kubectl(dir, &path, &["--context", "m1", "top", "node"]);
+    let rows: Vec<Vec<&str>> = nodes
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "{nodes}");
+    // 5 % of 32 CPU for the system, plus web's 250m on one of them.
+    let mut cpus: Vec<&str> = rows.iter().map(|r| r[1]).collect();
+    cpus.sort();
+    assert_eq!(cpus, ["1600m", "1850m"], "{nodes}");
+    assert!(rows.iter().all(|r| r[2] == "5%"), "{nodes}");
+    let table = kubectl(dir, &path, &["--context", "m1", "get", "podmetrics"]);
+    let header: Vec<&str> = table
+        .lines()
+        .next()
+        .expect("a header")
+        .split_whitespace()
+        .collect();
+    assert_eq!(header, ["NAME", "CPU", "MEMORY", "WINDOW"], "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["web", "250m", "64Mi", "15s"]),
+        "{table}"
+    );
+}

@@ -9,6 +9,7 @@ mod faults;
 mod image_pull;
 mod kubectl;
 mod managed_fields;
+mod metrics;
 mod scheduling;
 mod service_accounts;
 mod workloads;
