@@ -183,9 +183,18 @@ impl Controller {
         let started = Instant::now();
         let result = self.sync(&key, (*fhpa).clone()).await;
         debug!(federatedhpa = %key_string(&key), elapsed = ?started.elapsed(), ok = result.is_ok(), "synced");
-        // Every FederatedHPA is looked at again after the sync period, whatever happened.
-        self.queue.add_after(key, self.options.sync_period);
-        result
+        // Every FederatedHPA is looked at again after the sync period, whatever happened. As in
+        // Kubernetes' HPA controller, a failure the FederatedHPA already reports (event and
+        // condition) waits for that sync rather than retrying at once: missing metrics are
+        // normal for a minute after pods start, and each attempt would write events.
+        self.queue.add_after(key.clone(), self.options.sync_period);
+        match result {
+            Err(FhpaError::Failed(reason)) => {
+                debug!(federatedhpa = %key_string(&key), %reason, "not scaled");
+                Ok(())
+            }
+            other => other,
+        }
     }
 
     async fn event(&self, fhpa: &FederatedHPA, type_: EventType, reason: &str, note: String) {

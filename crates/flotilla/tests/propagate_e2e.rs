@@ -7,6 +7,8 @@
 #[path = "propagate_e2e/support.rs"]
 mod support;
 
+#[path = "propagate_e2e/federated_hpa.rs"]
+mod federated_hpa;
 #[path = "propagate_e2e/mcs.rs"]
 mod mcs;
 #[path = "propagate_e2e/multi_template.rs"]
@@ -59,5 +61,26 @@ async fn alpha_features_through_up_demo() {
         mcs::empty_lists_mean_every_cluster(&plane),
         multi_template::multi_template_workloads_go_to_one_cluster_with_their_components(&plane),
         multi_template::a_federated_quota_counts_a_flink_deployments_components(&plane),
+    );
+}
+
+/// Karmada's FederatedHPA cases (and the CronFederatedHPA one that needs it), with a short sync
+/// period: every member's pods report usage from the simulated traffic of Karmada's pressure Job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn federated_hpa_through_up_demo() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let plane = support::ControlPlane::demo_with(
+        dir.path(),
+        &["--horizontal-pod-autoscaler-sync-period=3s"],
+    )
+    .await;
+    tokio::join!(
+        async {
+            federated_hpa::duplicated(&plane).await;
+            federated_hpa::pod_metrics_through_the_control_plane(&plane).await;
+        },
+        federated_hpa::static_weight(&plane),
+        federated_hpa::dynamic_weight(&plane),
+        federated_hpa::a_cron_rule_moves_the_bounds_and_the_template_follows(&plane),
     );
 }
