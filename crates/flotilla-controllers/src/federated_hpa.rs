@@ -71,6 +71,7 @@ struct Controller {
     bindings: Shared<ResourceBinding>,
     clusters: Shared<Cluster>,
     queue: WorkQueue<Key>,
+    metrics: crate::metrics::Metrics,
     options: crate::options::HpaOptions,
     generations: Mutex<HashMap<Key, i64>>,
     /// Per FederatedHPA: recommendations and scale events (Kubernetes keeps them in memory too).
@@ -110,6 +111,7 @@ async fn run(context: Context, shutdown: Shutdown) {
         bindings: bindings.clone(),
         clusters: clusters.clone(),
         queue: WorkQueue::default(),
+        metrics: context.metrics.clone(),
         options: context.options.hpa,
         generations: Mutex::new(HashMap::new()),
         histories: Mutex::new(HashMap::new()),
@@ -182,6 +184,7 @@ impl Controller {
         }
         let started = Instant::now();
         let result = self.sync(&key, (*fhpa).clone()).await;
+        self.metrics.observe_fhpa(result.is_ok(), started.elapsed());
         debug!(federatedhpa = %key_string(&key), elapsed = ?started.elapsed(), ok = result.is_ok(), "synced");
         // Every FederatedHPA is looked at again after the sync period, whatever happened. As in
         // Kubernetes' HPA controller, a failure the FederatedHPA already reports (event and
@@ -299,6 +302,7 @@ impl Controller {
                     .await);
             }
         };
+        let pulling = Instant::now();
         let gathered = gather::gather(
             self.members.as_ref(),
             &clusters,
@@ -308,6 +312,11 @@ impl Controller {
             &target.name,
         )
         .await;
+        self.metrics.observe_fhpa_pull(
+            gathered.metrics.is_ok(),
+            "ResourceMetric",
+            pulling.elapsed(),
+        );
         for problem in &gathered.selector_problems {
             self.event(
                 &fhpa,

@@ -59,6 +59,15 @@ pub struct UpdateLabels {
     pub operationResult: String,
 }
 
+/// Labels of `federatedhpa_pull_metrics_duration_seconds` (Karmada spells the second in camel
+/// case).
+#[allow(non_snake_case)]
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct PullLabels {
+    pub result: String,
+    pub metricType: String,
+}
+
 /// The `status` label of `karmada_binding_status`.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct StatusLabels {
@@ -144,6 +153,9 @@ pub struct Metrics {
     /// The CronFederatedHPA controller's reconciles and rule runs.
     pub cron_process_duration: Family<ResultLabels, Histogram, fn() -> Histogram>,
     pub cron_rule_process_duration: Family<ResultLabels, Histogram, fn() -> Histogram>,
+    /// The FederatedHPA controller's syncs and its reads of members' metrics.
+    pub fhpa_process_duration: Family<ResultLabels, Histogram, fn() -> Histogram>,
+    pub fhpa_pull_metrics_duration: Family<PullLabels, Histogram, fn() -> Histogram>,
     /// The cluster status controller's metrics (Karmada's `cluster_*`).
     pub cluster: cluster::ClusterMetrics,
     /// The taint manager's eviction-queue metrics.
@@ -155,6 +167,11 @@ pub struct Metrics {
 /// Karmada's buckets for its resource metrics: 1 ms doubling, 12 buckets (to ~2 s).
 fn karmada_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.001, 2.0, 12))
+}
+
+/// Karmada's buckets for the FederatedHPA's durations: 10 ms doubling, 12 buckets (to ~20 s).
+fn fhpa_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.01, 2.0, 12))
 }
 
 /// Propagation spans the whole pipeline (detector, scheduler, binding, execution and the
@@ -183,6 +200,8 @@ impl Default for Metrics {
             binding_status: Family::default(),
             cron_process_duration: Family::new_with_constructor(karmada_histogram),
             cron_rule_process_duration: Family::new_with_constructor(karmada_histogram),
+            fhpa_process_duration: Family::new_with_constructor(fhpa_histogram),
+            fhpa_pull_metrics_duration: Family::new_with_constructor(fhpa_histogram),
             cluster: cluster::ClusterMetrics::default(),
             eviction: eviction::EvictionMetrics::default(),
             pending: Arc::default(),
@@ -242,7 +261,27 @@ impl Metrics {
             "Duration in seconds to process a CronFederatedHPA rule. By the result, 'error' means a CronFederatedHPA rule failed to be processed. Otherwise 'success'.",
             self.cron_rule_process_duration.clone(),
         );
+        karmada.register(
+            "federatedhpa_process_duration_seconds",
+            "Duration in seconds to process a FederatedHPA. By the result, 'error' means a FederatedHPA failed to be processed. Otherwise 'success'.",
+            self.fhpa_process_duration.clone(),
+        );
+        karmada.register(
+            "federatedhpa_pull_metrics_duration_seconds",
+            "Duration in seconds taken by the FederatedHPA to pull metrics. By the result, 'error' means the FederatedHPA failed to pull the metrics. Otherwise 'success'.",
+            self.fhpa_pull_metrics_duration.clone(),
+        );
         // Karmada's controller-manager exposes these without the prefix.
+        registry.register(
+            "federatedhpa_process_duration_seconds",
+            "Same as karmada_federatedhpa_process_duration_seconds (Karmada's unprefixed name).",
+            self.fhpa_process_duration.clone(),
+        );
+        registry.register(
+            "federatedhpa_pull_metrics_duration_seconds",
+            "Same as karmada_federatedhpa_pull_metrics_duration_seconds (Karmada's unprefixed name).",
+            self.fhpa_pull_metrics_duration.clone(),
+        );
         registry.register(
             "cronfederatedhpa_process_duration_seconds",
             "Same as karmada_cronfederatedhpa_process_duration_seconds (Karmada's unprefixed name).",
@@ -349,6 +388,23 @@ impl Metrics {
         };
         family
             .get_or_create(&ResultLabels::of(ok))
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// A FederatedHPA sync.
+    pub fn observe_fhpa(&self, ok: bool, elapsed: Duration) {
+        self.fhpa_process_duration
+            .get_or_create(&ResultLabels::of(ok))
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// A FederatedHPA's read of its pods' `metric_type` metrics from its members.
+    pub fn observe_fhpa_pull(&self, ok: bool, metric_type: &str, elapsed: Duration) {
+        self.fhpa_pull_metrics_duration
+            .get_or_create(&PullLabels {
+                result: result(ok).to_owned(),
+                metricType: metric_type.to_owned(),
+            })
             .observe(elapsed.as_secs_f64());
     }
 

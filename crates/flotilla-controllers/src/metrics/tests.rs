@@ -225,3 +225,25 @@ fn binding_status_counts_each_binding_once_in_its_current_state() {
     has(&text, "karmada_binding_status{status=\"Applied\"} 0");
     has(&text, "karmada_binding_status{status=\"NotApplied\"} 0");
 }
+
+#[test]
+fn federated_hpa_metrics_carry_karmadas_names_labels_and_buckets() {
+    let metrics = Metrics::default();
+    metrics.observe_fhpa(true, Duration::from_millis(15));
+    metrics.observe_fhpa_pull(false, "ResourceMetric", Duration::from_millis(5));
+    let text = encoded(&metrics);
+    for prefix in ["", "karmada_"] {
+        has(
+            &text,
+            &format!("{prefix}federatedhpa_process_duration_seconds_count{{result=\"success\"}} 1"),
+        );
+        has(
+            &text,
+            &format!("{prefix}federatedhpa_process_duration_seconds_bucket{{le=\"0.02\",result=\"success\"}} 1"),
+        );
+        has(
+            &text,
+            &format!("{prefix}federatedhpa_pull_metrics_duration_seconds_count{{result=\"error\",metricType=\"ResourceMetric\"}} 1"),
+        );
+    }
+}
