@@ -22,6 +22,9 @@ impl Metrics {
             self.connection_errors.clone(),
         );
         self.controllers.register_member_side(registry);
+        // The agent's controllers' queues (execution, work status…), as controller-runtime
+        // exports them.
+        flotilla_runtime::queue::metrics::register(registry);
     }
 }
 

@@ -147,7 +147,7 @@ async fn run(context: Context, shutdown: Shutdown) {
         preserve_state: context.options.gates.stateful_failover_injection(),
         bindings: rbs.store(),
         cluster_bindings: crbs.store(),
-        queue: WorkQueue::default(),
+        queue: WorkQueue::named("resource-binding-application-failover-controller"),
         clocks: UnhealthySince::default(),
     });
     let mut tasks = Tasks::new();

@@ -214,7 +214,7 @@ impl BindingController {
         let works = informers.all::<Work>();
         let this = Arc::new(Self {
             resources: Resources::new(client.clone()),
-            queue: WorkQueue::default(),
+            queue: WorkQueue::named("binding-controller"),
             bindings: rbs.store(),
             cluster_bindings: crbs.store(),
             clusters: clusters.store(),

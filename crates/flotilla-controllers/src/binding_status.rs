@@ -248,7 +248,7 @@ impl BindingStatusController {
         let this = Arc::new(Self {
             resources: Resources::new(client.clone()),
             client: client.clone(),
-            queue: WorkQueue::default(),
+            queue: WorkQueue::named("resource-binding-status-controller"),
             bindings: rbs.store(),
             cluster_bindings: crbs.store(),
             works: works.store(),

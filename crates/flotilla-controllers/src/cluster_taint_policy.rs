@@ -229,7 +229,7 @@ async fn run(context: Context, shutdown: Shutdown) {
         client: context.client.clone(),
         clusters: clusters.store(),
         policies: policies.store(),
-        queue: WorkQueue::default(),
+        queue: WorkQueue::named("cluster-taint-policy-controller"),
     });
     let mut tasks = Tasks::new();
     // A cluster is looked at when it appears and when its conditions change, not for other

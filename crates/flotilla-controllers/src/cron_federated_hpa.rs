@@ -129,7 +129,7 @@ async fn run(context: Context, shutdown: Shutdown) {
         client: context.client.clone(),
         metrics: context.metrics.clone(),
         store: informer.store(),
-        queue: WorkQueue::default(),
+        queue: WorkQueue::named(CONTROLLER_NAME),
         generations: Mutex::new(HashMap::new()),
         executors: Mutex::new(HashMap::new()),
     });

@@ -161,7 +161,7 @@ async fn run(context: Context, shutdown: Shutdown) {
     let this = Arc::new(Distributor {
         resources: Resources::new(client.clone()),
         client: client.clone(),
-        queue: WorkQueue::default(),
+        queue: WorkQueue::named("dependencies-distributor"),
         bindings: bindings.store(),
         generations: Mutex::new(HashMap::new()),
         dependents: Mutex::new(Dependents::default()),

@@ -237,7 +237,7 @@ async fn run(context: Context, shutdown: Shutdown) {
         client: context.client.clone(),
         deployments: deployments.store(),
         bindings: bindings.store(),
-        queue: WorkQueue::default(),
+        queue: WorkQueue::named("deployment-replicas-syncer"),
     });
     let mut tasks = Tasks::new();
     let me = this.clone();

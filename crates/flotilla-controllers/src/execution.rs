@@ -166,7 +166,7 @@ impl Execution {
                 }
             }));
             Execution {
-                queue: WorkQueue::new(BACKOFF),
+                queue: WorkQueue::named_with("execution-controller", BACKOFF),
                 works: informers.0.store(),
                 clusters: informers.1.store(),
                 members,

@@ -110,7 +110,7 @@ async fn run(context: Context, shutdown: Shutdown) {
         store: informer.store(),
         bindings: bindings.clone(),
         clusters: clusters.clone(),
-        queue: WorkQueue::default(),
+        queue: WorkQueue::named(CONTROLLER_NAME),
         metrics: context.metrics.clone(),
         options: context.options.hpa,
         generations: Mutex::new(HashMap::new()),

@@ -155,7 +155,7 @@ async fn run(context: Context, shutdown: Shutdown) {
         timeout: context.options.failover.graceful_eviction_timeout,
         bindings: rbs.store(),
         cluster_bindings: crbs.store(),
-        queue: WorkQueue::default(),
+        queue: WorkQueue::named("resource-binding-graceful-eviction-controller"),
     });
     let mut tasks = Tasks::new();
     let me = this.clone();

@@ -166,7 +166,7 @@ async fn run(context: Context, shutdown: Shutdown) {
     let this = Arc::new(Controller {
         resources: Resources::new(context.client.clone()),
         pending: Mutex::new(Pending::default()),
-        queue: WorkQueue::default(),
+        queue: WorkQueue::named("hpa-scale-target-marker"),
     });
     let mut tasks = Tasks::new();
     let me = this.clone();

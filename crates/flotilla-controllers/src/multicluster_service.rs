@@ -250,7 +250,7 @@ async fn run(context: Context, shutdown: Shutdown) {
                 instance: None,
             },
         ),
-        queue: WorkQueue::default(),
+        queue: WorkQueue::named("multiclusterservice-controller"),
         services: mcs.store(),
         templates: services.store(),
         clusters: clusters.store(),

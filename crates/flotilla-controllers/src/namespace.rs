@@ -142,7 +142,7 @@ async fn run(context: Context, shutdown: Shutdown) {
     let works = informers.all::<Work>();
     let this = Arc::new(NamespaceSync {
         client: client.clone(),
-        queue: WorkQueue::default(),
+        queue: WorkQueue::named("namespace-sync-controller"),
         namespaces: namespaces.store(),
         clusters: clusters.store(),
         cluster_overrides: cluster_overrides.store(),

@@ -142,7 +142,7 @@ async fn run(context: Context, shutdown: Shutdown) {
         client: context.client.clone(),
         clusters: clusters.store(),
         remedies: remedies.store(),
-        queue: WorkQueue::default(),
+        queue: WorkQueue::named("remedy-controller"),
     });
     let mut tasks = Tasks::new();
     let me = this.clone();

@@ -107,7 +107,7 @@ pub async fn run(
     let informers = Informers::new(client.clone());
     let clusters = informers.all::<Cluster>();
     let registries = informers.all::<ResourceRegistry>();
-    let queue: WorkQueue<()> = WorkQueue::default();
+    let queue: WorkQueue<()> = WorkQueue::named("resource-registry-controller");
     let mut tasks = Tasks::new();
     let q = queue.clone();
     // What of a Cluster the picture depends on (its heartbeats change none of it, and a

@@ -125,11 +125,14 @@ pub async fn run(context: Context, shutdown: Shutdown) {
         clusters: clusters.store(),
         bindings: rbs.store(),
         cluster_bindings: crbs.store(),
-        cluster_queue: WorkQueue::default(),
+        cluster_queue: WorkQueue::named("taint-manager"),
         // Karmada's eviction queues retry at the eviction rate (and at least the controller's
         // backoff).
-        rb_evictions: WorkQueue::new(eviction_backoff(interval)),
-        crb_evictions: WorkQueue::new(eviction_backoff(interval)),
+        rb_evictions: WorkQueue::named_with("binding-eviction", eviction_backoff(interval)),
+        crb_evictions: WorkQueue::named_with(
+            "cluster-binding-eviction",
+            eviction_backoff(interval),
+        ),
         metrics: context.metrics.eviction.clone(),
     });
     let mut tasks = Tasks::new();

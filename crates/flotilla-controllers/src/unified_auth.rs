@@ -199,7 +199,7 @@ async fn run(context: Context, shutdown: Shutdown) {
             },
         ),
         client: context.client.clone(),
-        queue: WorkQueue::default(),
+        queue: WorkQueue::named("unified-auth-controller"),
         clusters: clusters.store(),
         roles: roles.store(),
         bindings: bindings.store(),

@@ -89,7 +89,7 @@ impl WorkStatus {
                 instance: None,
             },
         );
-        let queue: WorkQueue<WorkKey> = WorkQueue::new(BACKOFF);
+        let queue: WorkQueue<WorkKey> = WorkQueue::named_with("work-status-controller", BACKOFF);
         let events = queue.clone();
         let members = ctx.member_objects.clone();
         members.subscribe(Arc::new(move |event| {

@@ -181,7 +181,7 @@ async fn run(context: Context, shutdown: Shutdown) {
         rebalancers: rebalancers.store(),
         bindings: bindings.store(),
         cluster_bindings: cluster_bindings.store(),
-        queue: WorkQueue::default(),
+        queue: WorkQueue::named("workload-rebalancer"),
     });
     let mut tasks = Tasks::new();
     // Created or spec changed; the controller's own status writes do not count.

@@ -10,7 +10,10 @@
 //!   [`WorkQueue::add_rate_limited`] delays it by a per-key exponential backoff that
 //!   [`WorkQueue::forget`] resets.
 //!
-//! Time is tokio's, so tests run on a paused clock.
+//! Time is tokio's, so tests run on a paused clock. A queue made with [`WorkQueue::named`]
+//! reports client-go's workqueue metrics ([`metrics`]).
+
+pub mod metrics;
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::hash::Hash;
@@ -78,6 +81,26 @@ struct Shared<K> {
     state: Mutex<State<K>>,
     notify: Notify,
     backoff: Backoff,
+    /// The metrics' labels of a named queue.
+    labels: Option<metrics::QueueLabels>,
+}
+
+impl<K: Send + 'static> metrics::InFlight for Shared<K> {
+    fn labels(&self) -> &metrics::QueueLabels {
+        self.labels.as_ref().expect("only named queues are tracked")
+    }
+
+    fn in_flight(&self) -> (Duration, Duration) {
+        let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        state
+            .started
+            .values()
+            .map(|at| now.saturating_duration_since(*at))
+            .fold((Duration::ZERO, Duration::ZERO), |(sum, longest), d| {
+                (sum + d, longest.max(d))
+            })
+    }
 }
 
 #[derive(Debug)]
@@ -95,6 +118,10 @@ struct State<K> {
     sequence: u64,
     failures: HashMap<K, u32>,
     shut_down: bool,
+    /// Named queues only: when each queued key was added, when each key in flight was taken.
+    added: HashMap<K, Instant>,
+    started: HashMap<K, Instant>,
+    metered: bool,
 }
 
 impl<K: Clone + Eq + Hash> Default for WorkQueue<K> {
@@ -103,8 +130,31 @@ impl<K: Clone + Eq + Hash> Default for WorkQueue<K> {
     }
 }
 
+impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
+    /// A queue reporting the workqueue metrics as `name` (Karmada's controller name).
+    pub fn named(name: &str) -> Self {
+        Self::named_with(name, Backoff::default())
+    }
+
+    /// [`WorkQueue::named`] with another backoff.
+    pub fn named_with(name: &str, backoff: Backoff) -> Self {
+        let labels = metrics::QueueLabels {
+            name: name.to_owned(),
+            controller: name.to_owned(),
+        };
+        let queue = Self::build(backoff, Some(labels));
+        let shared: Arc<dyn metrics::InFlight> = queue.shared.clone();
+        metrics::track(Arc::downgrade(&shared));
+        queue
+    }
+}
+
 impl<K: Clone + Eq + Hash> WorkQueue<K> {
     pub fn new(backoff: Backoff) -> Self {
+        Self::build(backoff, None)
+    }
+
+    fn build(backoff: Backoff, labels: Option<metrics::QueueLabels>) -> Self {
         Self {
             shared: Arc::new(Shared {
                 state: Mutex::new(State {
@@ -118,11 +168,28 @@ impl<K: Clone + Eq + Hash> WorkQueue<K> {
                     sequence: 0,
                     failures: HashMap::new(),
                     shut_down: false,
+                    added: HashMap::new(),
+                    started: HashMap::new(),
+                    metered: labels.is_some(),
                 }),
                 notify: Notify::new(),
                 backoff,
+                labels,
             }),
         }
+    }
+
+    /// Records one metric of a named queue.
+    fn meter(&self, record: impl FnOnce(&metrics::QueueMetrics, &metrics::QueueLabels)) {
+        if let Some(labels) = &self.shared.labels {
+            record(metrics::metrics(), labels);
+        }
+    }
+
+    fn set_depth(&self, depth: usize) {
+        self.meter(|m, l| {
+            m.depth.get_or_create(l).set(depth as i64);
+        });
     }
 
     fn lock(&self) -> MutexGuard<'_, State<K>> {
@@ -144,8 +211,15 @@ impl<K: Clone + Eq + Hash> WorkQueue<K> {
         if state.shut_down {
             return;
         }
-        state.enqueue(key, priority);
+        let added = state.enqueue(key, priority);
+        let depth = state.queued.len();
         drop(state);
+        if added {
+            self.meter(|m, l| {
+                m.adds.get_or_create(l).inc();
+            });
+            self.set_depth(depth);
+        }
         self.shared.notify.notify_one();
     }
 
@@ -159,8 +233,15 @@ impl<K: Clone + Eq + Hash> WorkQueue<K> {
         if let Some(slot) = state.waiting.remove(&key) {
             state.timers.remove(&slot);
         }
-        state.enqueue(key, Priority::High);
+        let added = state.enqueue(key, Priority::High);
+        let depth = state.queued.len();
         drop(state);
+        if added {
+            self.meter(|m, l| {
+                m.adds.get_or_create(l).inc();
+            });
+            self.set_depth(depth);
+        }
         self.shared.notify.notify_one();
     }
 
@@ -199,6 +280,9 @@ impl<K: Clone + Eq + Hash> WorkQueue<K> {
             *failures = failures.saturating_add(1);
             self.shared.backoff.delay(*failures)
         };
+        self.meter(|m, l| {
+            m.retries.get_or_create(l).inc();
+        });
         self.add_after(key, delay);
     }
 
@@ -224,10 +308,30 @@ impl<K: Clone + Eq + Hash> WorkQueue<K> {
                 if state.shut_down {
                     return None;
                 }
-                state.promote_due(Instant::now());
+                let now = Instant::now();
+                let promoted = state.promote_due(now);
                 if let Some(key) = state.pop() {
                     let more = !state.high.is_empty() || !state.low.is_empty();
+                    let waited = state.metered.then(|| {
+                        let waited = state
+                            .added
+                            .remove(&key)
+                            .map(|at| now.saturating_duration_since(at));
+                        state.started.insert(key.clone(), now);
+                        (waited, state.queued.len())
+                    });
                     drop(state);
+                    if let Some((waited, depth)) = waited {
+                        self.meter(|m, l| {
+                            m.adds.get_or_create(l).inc_by(promoted);
+                            if let Some(waited) = waited {
+                                m.queue_duration
+                                    .get_or_create(l)
+                                    .observe(waited.as_secs_f64());
+                            }
+                        });
+                        self.set_depth(depth);
+                    }
                     if more {
                         // Let another idle worker pick up the rest.
                         self.shared.notify.notify_one();
@@ -252,9 +356,28 @@ impl<K: Clone + Eq + Hash> WorkQueue<K> {
     pub fn done(&self, key: &K) {
         let mut state = self.lock();
         state.processing.remove(key);
-        if let Some(priority) = state.dirty.remove(key) {
-            state.enqueue(key.clone(), priority);
-            drop(state);
+        let worked = state
+            .started
+            .remove(key)
+            .map(|at| Instant::now().saturating_duration_since(at));
+        let requeued = match state.dirty.remove(key) {
+            Some(priority) => state.enqueue(key.clone(), priority),
+            None => false,
+        };
+        let depth = state.queued.len();
+        drop(state);
+        if let Some(worked) = worked {
+            self.meter(|m, l| {
+                m.work_duration
+                    .get_or_create(l)
+                    .observe(worked.as_secs_f64());
+                if requeued {
+                    m.adds.get_or_create(l).inc();
+                }
+            });
+            self.set_depth(depth);
+        }
+        if requeued {
             self.shared.notify.notify_one();
         }
     }
@@ -281,38 +404,49 @@ impl<K: Clone + Eq + Hash> WorkQueue<K> {
 }
 
 impl<K: Clone + Eq + Hash> State<K> {
-    fn enqueue(&mut self, key: K, priority: Priority) {
+    /// Puts `key` in a lane; true when it was not waiting in one (an add, for the metrics).
+    fn enqueue(&mut self, key: K, priority: Priority) -> bool {
         if self.processing.contains(&key) {
             let entry = self.dirty.entry(key).or_insert(priority);
             *entry = (*entry).max(priority);
-            return;
+            return false;
         }
         match self.queued.get(&key).copied() {
-            Some(current) if current >= priority => {}
+            Some(current) if current >= priority => false,
             Some(_) => {
                 // Raised to the high lane; the stale low entry is skipped when popped.
                 self.queued.insert(key.clone(), priority);
                 self.high.push_back(key);
+                false
             }
             None => {
+                if self.metered {
+                    self.added.insert(key.clone(), Instant::now());
+                }
                 self.queued.insert(key.clone(), priority);
                 match priority {
                     Priority::High => self.high.push_back(key),
                     Priority::Low => self.low.push_back(key),
                 }
+                true
             }
         }
     }
 
-    fn promote_due(&mut self, now: Instant) {
+    /// Moves the keys whose delay passed into their lanes; returns how many were added.
+    fn promote_due(&mut self, now: Instant) -> u64 {
+        let mut added = 0;
         while let Some(entry) = self.timers.first_entry() {
             if entry.key().0 > now {
                 break;
             }
             let (key, priority) = entry.remove();
             self.waiting.remove(&key);
-            self.enqueue(key, priority);
+            if self.enqueue(key, priority) {
+                added += 1;
+            }
         }
+        added
     }
 
     fn pop(&mut self) -> Option<K> {

@@ -239,7 +239,7 @@ impl Scheduler {
             client,
             events,
             events_rx: Mutex::new(Some(events_rx)),
-            queue: WorkQueue::new(config.backoff),
+            queue: WorkQueue::named_with("scheduler-queue", config.backoff),
             config,
             bindings,
             cluster_bindings,

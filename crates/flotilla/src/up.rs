@@ -310,6 +310,7 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     scheduler_metrics.register(&mut registry);
     let controller_metrics = flotilla_controllers::Metrics::default();
     controller_metrics.register(&mut registry);
+    flotilla_runtime::queue::metrics::register(&mut registry);
     let metrics_server = match options.metrics_bind_address.0 {
         Some(address) => {
             // Metrics are not worth refusing to run the control plane over (a second `up` on

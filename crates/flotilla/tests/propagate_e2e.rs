@@ -69,9 +69,13 @@ async fn alpha_features_through_up_demo() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn federated_hpa_through_up_demo() {
     let dir = tempfile::tempdir().expect("a temporary directory");
+    let metrics = federated_hpa::free_address();
     let plane = support::ControlPlane::demo_with(
         dir.path(),
-        &["--horizontal-pod-autoscaler-sync-period=3s"],
+        &[
+            "--horizontal-pod-autoscaler-sync-period=3s",
+            &format!("--metrics-bind-address={metrics}"),
+        ],
     )
     .await;
     tokio::join!(
@@ -83,4 +87,5 @@ async fn federated_hpa_through_up_demo() {
         federated_hpa::dynamic_weight(&plane),
         federated_hpa::a_cron_rule_moves_the_bounds_and_the_template_follows(&plane),
     );
+    federated_hpa::components_metrics_are_on_the_metrics_endpoint(metrics).await;
 }

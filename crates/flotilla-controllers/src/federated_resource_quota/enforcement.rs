@@ -52,7 +52,7 @@ async fn run(context: Context, shutdown: Shutdown) {
             &context.client,
             "federated-resource-quota-enforcement-controller",
         ),
-        queue: WorkQueue::default(),
+        queue: WorkQueue::named("federated-resource-quota-enforcement-controller"),
         quotas: quotas.store(),
         bindings: bindings.store(),
     });

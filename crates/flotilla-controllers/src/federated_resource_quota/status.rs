@@ -54,7 +54,7 @@ async fn run(context: Context, shutdown: Shutdown) {
             &context.client,
             "federated-resource-quota-status-controller",
         ),
-        queue: WorkQueue::default(),
+        queue: WorkQueue::named("federated-resource-quota-status-controller"),
         quotas: quotas.store(),
         works: works.store(),
         enforcement: context.options.gates.federated_quota_enforcement(),

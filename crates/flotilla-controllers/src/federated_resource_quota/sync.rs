@@ -42,7 +42,7 @@ async fn run(context: Context, shutdown: Shutdown) {
     let this = Arc::new(Sync {
         client: context.client.clone(),
         recorder: recorder(&context.client, "federated-resource-quota-sync-controller"),
-        queue: WorkQueue::default(),
+        queue: WorkQueue::named("federated-resource-quota-sync-controller"),
         quotas: quotas.store(),
         clusters: clusters.store(),
         works: works.store(),

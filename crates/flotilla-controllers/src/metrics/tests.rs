@@ -239,11 +239,15 @@ fn federated_hpa_metrics_carry_karmadas_names_labels_and_buckets() {
         );
         has(
             &text,
-            &format!("{prefix}federatedhpa_process_duration_seconds_bucket{{le=\"0.02\",result=\"success\"}} 1"),
+            &format!(
+                "{prefix}federatedhpa_process_duration_seconds_bucket{{le=\"0.02\",result=\"success\"}} 1"
+            ),
         );
         has(
             &text,
-            &format!("{prefix}federatedhpa_pull_metrics_duration_seconds_count{{result=\"error\",metricType=\"ResourceMetric\"}} 1"),
+            &format!(
+                "{prefix}federatedhpa_pull_metrics_duration_seconds_count{{result=\"error\",metricType=\"ResourceMetric\"}} 1"
+            ),
         );
     }
 }

@@ -116,7 +116,7 @@ async fn run(context: Context, shutdown: Shutdown) {
         members: context.members.clone(),
         works: works.store(),
         clusters: clusters.store(),
-        queue: WorkQueue::default(),
+        queue: WorkQueue::named("endpointslice-collect-controller"),
         watches: Mutex::new(HashMap::new()),
     });
     let mut tasks = Tasks::new();

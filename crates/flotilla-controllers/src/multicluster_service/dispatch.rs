@@ -101,7 +101,7 @@ async fn run(context: Context, shutdown: Shutdown) {
                 instance: None,
             },
         ),
-        queue: WorkQueue::default(),
+        queue: WorkQueue::named("endpointslice-dispatch-controller"),
         works: works.store(),
         services: services.store(),
         clusters: clusters.store(),

@@ -179,3 +179,52 @@ fn backoff_doubles_and_saturates() {
     assert_eq!(backoff.delay(40), Duration::from_secs(1000));
     assert_eq!(backoff.delay(u32::MAX), Duration::from_secs(1000));
 }
+
+#[tokio::test(start_paused = true)]
+async fn named_queues_report_client_gos_workqueue_metrics() {
+    let queue: WorkQueue<&'static str> = WorkQueue::named("test-metrics-controller");
+    let labels = metrics::QueueLabels {
+        name: "test-metrics-controller".into(),
+        controller: "test-metrics-controller".into(),
+    };
+    let m = metrics::metrics();
+    queue.add("a");
+    queue.add("a");
+    queue.add("b");
+    assert_eq!(
+        m.adds.get_or_create(&labels).get(),
+        2,
+        "a repeated add is not an add"
+    );
+    assert_eq!(m.depth.get_or_create(&labels).get(), 2);
+    tokio::time::advance(Duration::from_millis(250)).await;
+    let key = queue.next().await.expect("a key");
+    assert_eq!(m.depth.get_or_create(&labels).get(), 1);
+    tokio::time::advance(Duration::from_secs(2)).await;
+    metrics::refresh_in_flight();
+    assert_eq!(m.longest_running.get_or_create(&labels).get(), 2.0);
+    assert_eq!(m.unfinished_work.get_or_create(&labels).get(), 2.0);
+    queue.done(&key);
+    metrics::refresh_in_flight();
+    assert_eq!(m.longest_running.get_or_create(&labels).get(), 0.0);
+    queue.add_rate_limited("c");
+    assert_eq!(m.retries.get_or_create(&labels).get(), 1);
+    let mut registry = prometheus_client::registry::Registry::default();
+    metrics::register(&mut registry);
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).expect("encodes");
+    for line in [
+        "workqueue_adds_total{name=\"test-metrics-controller\",controller=\"test-metrics-controller\"} 2",
+        "workqueue_queue_duration_seconds_count{name=\"test-metrics-controller\",controller=\"test-metrics-controller\"} 1",
+        "workqueue_work_duration_seconds_count{name=\"test-metrics-controller\",controller=\"test-metrics-controller\"} 1",
+        "workqueue_work_duration_seconds_sum{name=\"test-metrics-controller\",controller=\"test-metrics-controller\"} 2.0",
+        "workqueue_retries_total{name=\"test-metrics-controller\",controller=\"test-metrics-controller\"} 1",
+        "workqueue_depth{name=\"test-metrics-controller\",controller=\"test-metrics-controller\"} 1",
+    ] {
+        assert!(text.lines().any(|l| l == line), "no {line:?} in\n{text}");
+    }
+    // An unnamed queue reports nothing.
+    let plain: WorkQueue<&'static str> = WorkQueue::default();
+    plain.add("x");
+    assert_eq!(m.adds.get_or_create(&labels).get(), 2);
+}

@@ -254,3 +254,46 @@ apiVersion: autoscaling.karmada.io/v1alpha1\nkind: FederatedHPA\nmetadata: {{nam
     )
     .await;
 }
+
+/// A free local address for `--metrics-bind-address`.
+pub fn free_address() -> std::net::SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    listener.local_addr().expect("its address")
+}
+
+/// Karmada's `metrics_test.go` names for the controller-manager and the scheduler (workqueue
+/// metrics per controller, the cluster and Work collectors, scheduling attempts), plus the
+/// FederatedHPA's own, on `up`'s `/metrics` after the scenarios above.
+pub async fn components_metrics_are_on_the_metrics_endpoint(address: std::net::SocketAddr) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("the metrics endpoint listens");
+    stream
+        .write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n")
+        .await
+        .expect("a request");
+    let mut response = String::new();
+    stream
+        .read_to_string(&mut response)
+        .await
+        .expect("a response");
+    for prefix in [
+        "workqueue_queue_duration_seconds_sum{name=\"binding-controller\"",
+        "workqueue_queue_duration_seconds_sum{name=\"execution-controller\"",
+        "workqueue_queue_duration_seconds_sum{name=\"federatedHPA-controller\"",
+        "workqueue_queue_duration_seconds_sum{name=\"scheduler-queue\"",
+        "workqueue_depth{name=\"resource-detector\"",
+        "workqueue_longest_running_processor_seconds{name=\"work-status-controller\"",
+        "cluster_ready_state{",
+        "work_sync_workload_duration_seconds_sum{",
+        "karmada_scheduler_schedule_attempts_total{",
+        "federatedhpa_process_duration_seconds_count{result=\"success\"}",
+        "federatedhpa_pull_metrics_duration_seconds_count{result=\"success\",metricType=\"ResourceMetric\"}",
+    ] {
+        assert!(
+            response.lines().any(|l| l.starts_with(prefix)),
+            "no {prefix} on /metrics:\n{response}"
+        );
+    }
+}

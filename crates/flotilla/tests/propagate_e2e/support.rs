@@ -30,7 +30,13 @@ impl ControlPlane {
         let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
             .arg("up")
             .args(args)
-            .args(["--listen", "127.0.0.1:0", "--metrics-bind-address", "0"])
+            .args(["--listen", "127.0.0.1:0"])
+            .args(
+                (!args.iter().any(|a| a.starts_with("--metrics-bind-address")))
+                    .then_some(["--metrics-bind-address", "0"])
+                    .into_iter()
+                    .flatten(),
+            )
             // `FLOTILLA_TEST_LOG=flotilla_controllers=debug` (with `--nocapture`) shows why a
             // scenario is slow; warnings only by default.
             .env(
