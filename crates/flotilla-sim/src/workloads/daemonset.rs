@@ -116,7 +116,11 @@ async fn sync(
             let should = eligible(&template_pod, node, &tolerations);
             let existing = by_node.get(&node_name).cloned().unwrap_or_default();
             if should && existing.is_empty() {
-                let pod_name = w.child_name(ctx.settings.seed, &format!("ds/{ns}/{name}"), &name);
+                let pod_name = w.child_name(
+                    ctx.settings.seed,
+                    &format!("{}/ds/{ns}/{name}", ctx.name),
+                    &name,
+                );
                 w.expectations.expect_create(&uid, &pod_name);
                 let tolerations = tolerations.clone();
                 let pin = node_name.clone();

@@ -133,14 +133,18 @@ async fn sync(w: &Workloads, ctx: &Ctx, stores: &Stores, job: &Job) -> Result<()
                     (
                         w.child_name(
                             ctx.settings.seed,
-                            &format!("job/{ns}/{name}"),
+                            &format!("{}/job/{ns}/{name}", ctx.name),
                             &format!("{name}-{i}"),
                         ),
                         Some(i),
                     )
                 } else {
                     (
-                        w.child_name(ctx.settings.seed, &format!("job/{ns}/{name}"), &name),
+                        w.child_name(
+                            ctx.settings.seed,
+                            &format!("{}/job/{ns}/{name}", ctx.name),
+                            &name,
+                        ),
                         None,
                     )
                 };

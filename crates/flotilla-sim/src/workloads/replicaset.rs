@@ -87,7 +87,13 @@ async fn sync(w: &Workloads, ctx: &Ctx, stores: &Stores, rs: &ReplicaSet) {
             };
             let missing = desired - pods.len();
             let names: Vec<String> = (0..missing)
-                .map(|_| w.child_name(ctx.settings.seed, &format!("rs/{ns}/{name}"), &name))
+                .map(|_| {
+                    w.child_name(
+                        ctx.settings.seed,
+                        &format!("{}/rs/{ns}/{name}", ctx.name),
+                        &name,
+                    )
+                })
                 .collect();
             for n in &names {
                 w.expectations.expect_create(&uid, n);
