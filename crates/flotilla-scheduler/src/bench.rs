@@ -184,6 +184,7 @@ pub fn run(
         divide_by_node_count: None,
         gpu_topology: None,
         workload_peers: None,
+        assumed: None,
     };
     let status = ResourceBindingStatus::default();
     let empty = Registry::new(Vec::new())

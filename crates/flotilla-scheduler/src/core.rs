@@ -72,6 +72,9 @@ pub struct ScheduleOptions<'a> {
     /// Gate `WorkloadAffinity`: the binding's group peers, for the WorkloadAffinity and
     /// WorkloadAntiAffinity filters.
     pub workload_peers: Option<&'a crate::framework::WorkloadPeers>,
+    /// Gate `SchedulingOvercommitProtection`: the assumed in-flight workloads by cluster, which
+    /// every estimator deducts ([`crate::assume`]).
+    pub assumed: Option<&'a crate::assume::AssumedByCluster>,
 }
 
 /// A successful schedule.
@@ -343,13 +346,32 @@ fn generic_schedule(
     // Select. A multi-component workload placed on exactly one cluster is estimated in whole
     // component sets and needs one (Karmada's multi-template scheduling).
     let multi_template = crate::assign::multi_template_applicable(spec);
+    // Assumed in-flight workloads count as allocating in the summaries.
+    let deducted: Vec<Option<SummaryFigures>> = feasible
+        .iter()
+        .zip(&feasible_figures)
+        .map(|(cluster, figures)| {
+            options
+                .assumed
+                .and_then(|a| a.get(cluster.name()))
+                .map(|workloads| figures.deducted(workloads))
+        })
+        .collect();
+    let feasible_figures: Vec<&SummaryFigures> = feasible_figures
+        .iter()
+        .zip(&deducted)
+        .map(|(figures, deducted)| deducted.as_ref().unwrap_or(figures))
+        .collect();
     let estimates = if multi_template {
-        feasible_figures
-            .iter()
-            .map(|figures| crate::estimator::general_max_sets(figures, &spec.components))
-            .collect()
+        available_sets(&feasible, &feasible_figures, spec, options)
     } else {
-        available_replicas(&feasible, &feasible_figures, spec, options.estimators)
+        available_replicas_assuming(
+            &feasible,
+            &feasible_figures,
+            spec,
+            options.estimators,
+            options.assumed,
+        )
     };
     let mut candidates: Vec<ClusterDetail<'_>> = feasible
         .iter()
@@ -404,6 +426,36 @@ fn generic_schedule(
     Ok(clusters)
 }
 
+/// Karmada's multi-template estimate: whole component sets per cluster, the minimum of the
+/// general estimator's and every other estimator's answer (`-1` ignored).
+fn available_sets(
+    clusters: &[&Cluster],
+    figures: &[&SummaryFigures],
+    spec: &ResourceBindingSpec,
+    options: &ScheduleOptions<'_>,
+) -> Vec<i32> {
+    let mut available: Vec<i32> = figures
+        .iter()
+        .map(|figures| crate::estimator::general_max_sets(figures, &spec.components))
+        .collect();
+    let none = crate::assume::AssumedByCluster::new();
+    let assumed = options.assumed.unwrap_or(&none);
+    for estimator in options.estimators {
+        let answers = estimator.max_available_sets(
+            clusters,
+            &spec.resource.namespace,
+            &spec.components,
+            assumed,
+        );
+        for (slot, answer) in available.iter_mut().zip(answers) {
+            if answer != UNAUTHENTIC_REPLICA && answer < *slot {
+                *slot = answer;
+            }
+        }
+    }
+    available
+}
+
 /// Karmada's `calAvailableReplicas`: the minimum over estimators (the general one always), `-1`
 /// ignored; non-workloads skip estimation (`i32::MAX`); clusters no estimator answered get
 /// `spec.replicas`.
@@ -412,6 +464,18 @@ pub fn available_replicas(
     figures: &[&SummaryFigures],
     spec: &ResourceBindingSpec,
     extra: &[&dyn ReplicaEstimator],
+) -> Vec<i32> {
+    available_replicas_assuming(clusters, figures, spec, extra, None)
+}
+
+/// [`available_replicas`] with the assumed in-flight workloads deducted by every estimator
+/// (`figures` already deducted for the general one).
+pub fn available_replicas_assuming(
+    clusters: &[&Cluster],
+    figures: &[&SummaryFigures],
+    spec: &ResourceBindingSpec,
+    extra: &[&dyn ReplicaEstimator],
+    assumed: Option<&crate::assume::AssumedByCluster>,
 ) -> Vec<i32> {
     let mut available = vec![i32::MAX; clusters.len()];
     if spec.replicas == 0 && spec.components.is_empty() {
@@ -427,7 +491,12 @@ pub fn available_replicas(
         }
     }
     for estimator in extra {
-        let answers = estimator.max_available_replicas(clusters, requirements);
+        let answers = match assumed {
+            Some(assumed) => {
+                estimator.max_available_replicas_assuming(clusters, requirements, assumed)
+            }
+            None => estimator.max_available_replicas(clusters, requirements),
+        };
         for (slot, answer) in available.iter_mut().zip(answers) {
             if answer != UNAUTHENTIC_REPLICA && answer < *slot {
                 *slot = answer;

@@ -14,6 +14,8 @@ use flotilla_api::karmada::{
     Cluster, Component, ReplicaRequirements, ResourceList, ResourceSummary,
 };
 
+use crate::assume::{AssumedByCluster, AssumedWorkload};
+
 pub use accurate::{AccurateEstimator, NodeIndex};
 
 /// An estimator's "I don't know" answer (failure, timeout, no data): ignored by the minimum.
@@ -29,6 +31,29 @@ pub trait ReplicaEstimator: std::fmt::Debug {
         clusters: &[&Cluster],
         requirements: Option<&ReplicaRequirements>,
     ) -> Vec<i32>;
+
+    /// The same with assumed in-flight workloads deducted (gate
+    /// `SchedulingOvercommitProtection`); estimators that cannot deduct them answer as without.
+    fn max_available_replicas_assuming(
+        &self,
+        clusters: &[&Cluster],
+        requirements: Option<&ReplicaRequirements>,
+        _assumed: &AssumedByCluster,
+    ) -> Vec<i32> {
+        self.max_available_replicas(clusters, requirements)
+    }
+
+    /// Whole sets of a multi-template workload's `components` each cluster can take
+    /// (`UNAUTHENTIC_REPLICA` when unknown, the default).
+    fn max_available_sets(
+        &self,
+        clusters: &[&Cluster],
+        _namespace: &str,
+        _components: &[Component],
+        _assumed: &AssumedByCluster,
+    ) -> Vec<i32> {
+        vec![UNAUTHENTIC_REPLICA; clusters.len()]
+    }
 }
 
 /// The general estimator (always on in Karmada).
@@ -137,6 +162,33 @@ impl SummaryFigures {
             allowed_pods,
             available,
         }
+    }
+
+    /// The figures with assumed in-flight workloads counted as allocating (Karmada's
+    /// `deductAssumedWorkloadsFromSummary`): their pods and their requests are taken off.
+    pub fn deducted(&self, assumed: &[AssumedWorkload]) -> Self {
+        let mut figures = self.clone();
+        if !figures.present {
+            return figures;
+        }
+        for workload in assumed {
+            let (pods, resources) = crate::assume::demands(&workload.components);
+            figures.allowed_pods = figures.allowed_pods.saturating_sub(pods);
+            for (name, amount) in resources {
+                let Some((value, milli)) = figures.available.get_mut(&name) else {
+                    continue;
+                };
+                if name == "cpu" {
+                    // As Quantity arithmetic: exact in millis, `Value()` rounded up.
+                    *milli = milli.saturating_sub(amount);
+                    *value = -(milli.saturating_neg().div_euclid(1000));
+                } else {
+                    *value = value.saturating_sub(amount);
+                    *milli = milli.saturating_sub(amount.saturating_mul(1000));
+                }
+            }
+        }
+        figures
     }
 
     /// The general estimate for one replica of `request` (`requirements` is the same request,
@@ -332,6 +384,19 @@ impl CompiledRequest {
             }
         }
         out
+    }
+
+    /// Takes `count` replicas of this request (one pod each) off `free`.
+    pub fn subtract(&self, free: &mut Resources, count: i64) {
+        free.milli_cpu -= self.milli_cpu.saturating_mul(count);
+        free.memory -= self.memory.saturating_mul(count);
+        free.ephemeral_storage -= self.ephemeral_storage.saturating_mul(count);
+        free.pods -= count;
+        for (name, request) in &self.scalar {
+            if let Ok(i) = free.scalar.binary_search_by(|(n, _)| n.as_str().cmp(name)) {
+                free.scalar[i].1 -= request.saturating_mul(count);
+            }
+        }
     }
 
     /// Karmada's `Resource.MaxDivided`: how many of this request fit in `free`, capped by its

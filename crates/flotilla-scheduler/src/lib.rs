@@ -7,6 +7,7 @@
 //! queue, writes through a `kube::Client`); `flotilla schedule` runs the same core on files.
 
 pub mod assign;
+pub mod assume;
 pub mod bench;
 pub mod core;
 pub mod decide;

@@ -92,6 +92,9 @@ pub struct SchedulerConfig {
     /// and schedule them one at a time. The framework needs the gate's plugins too
     /// ([`crate::framework::Registry::in_tree_gated`]).
     pub workload_affinity: bool,
+    /// Gate `SchedulingOvercommitProtection`: keep the footprint of what was placed until it
+    /// runs Healthy ([`crate::assume`]) and let every estimator deduct it.
+    pub overcommit_protection: bool,
 }
 
 impl Default for SchedulerConfig {
@@ -109,6 +112,7 @@ impl Default for SchedulerConfig {
             },
             members: None,
             workload_affinity: false,
+            overcommit_protection: false,
         }
     }
 }
@@ -135,6 +139,16 @@ fn drop_aggregated_status(status: Option<&mut ResourceBindingStatus>) {
     if let Some(status) = status {
         status.aggregated_status = Vec::new();
     }
+}
+
+/// The clusters whose aggregated status reports the workload Healthy.
+fn healthy_clusters(status: Option<&ResourceBindingStatus>) -> std::collections::BTreeSet<String> {
+    status
+        .into_iter()
+        .flat_map(|s| &s.aggregated_status)
+        .filter(|item| item.health == "Healthy")
+        .map(|item| item.cluster_name.clone())
+        .collect()
 }
 
 /// The status of a binding that has none yet.
@@ -185,6 +199,8 @@ pub struct Scheduler {
     assigning: Mutex<peers::Assigning>,
     /// Held while a binding in a workload (anti-)affinity group is scheduled.
     grouped: tokio::sync::Mutex<()>,
+    /// Gate `SchedulingOvercommitProtection`: assumed in-flight workloads.
+    assumptions: Mutex<crate::assume::Assumptions>,
     metrics: Metrics,
     recorder: Recorder,
     events: tokio::sync::mpsc::Sender<(Event, ObjectReference)>,
@@ -255,6 +271,7 @@ impl Scheduler {
             unschedulable: Mutex::new(BTreeSet::new()),
             assigning: Mutex::new(peers::Assigning::default()),
             grouped: tokio::sync::Mutex::new(()),
+            assumptions: Mutex::new(crate::assume::Assumptions::default()),
             metrics,
             recorder,
         })
@@ -280,6 +297,7 @@ impl Scheduler {
                 name: b.metadata.name.clone().unwrap_or_default(),
             },
             |b: &mut ResourceBinding| drop_aggregated_status(b.status.as_mut()),
+            |b: &ResourceBinding| healthy_clusters(b.status.as_ref()),
         )));
         tasks.push(tokio::spawn(self.clone().watch_bindings(
             Api::<ClusterResourceBinding>::all(self.client.clone()),
@@ -288,6 +306,7 @@ impl Scheduler {
                 name: b.metadata.name.clone().unwrap_or_default(),
             },
             |b: &mut ClusterResourceBinding| drop_aggregated_status(b.status.as_mut()),
+            |b: &ClusterResourceBinding| healthy_clusters(b.status.as_ref()),
         )));
         tasks.push(tokio::spawn(
             self.clone()
@@ -488,6 +507,12 @@ impl Scheduler {
             lock(&self.assigning).peers(&self.bindings, namespace, name, groups)
         });
         let started = Instant::now();
+        let assumed = self.config.overcommit_protection.then(|| {
+            lock(&self.assumptions).by_cluster(
+                snapshot.clusters().map(|c| c.name()),
+                tokio::time::Instant::now(),
+            )
+        });
         let result = {
             // Estimator trait objects are not Sync: the options never live across an await.
             let accurate = self.config.members.as_ref().map(|m| m.estimator());
@@ -503,6 +528,7 @@ impl Scheduler {
                 divide_by_node_count: accurate.as_ref().filter(|_| extensions.node_count),
                 gpu_topology: accurate.as_ref().zip(extensions.gpu_topology),
                 workload_peers: peers.as_ref(),
+                assumed: assumed.as_ref(),
             };
             crate::schedule_traced(&snapshot, binding.spec, binding.status, &options)
         };
@@ -562,6 +588,22 @@ impl Scheduler {
                     }
                     Err(error) => return Err(error),
                 };
+                if self.config.overcommit_protection {
+                    let shape = crate::assume::WorkloadShape {
+                        name: &binding.spec.resource.name,
+                        namespace: &binding.spec.resource.namespace,
+                        replicas: binding.spec.replicas,
+                        requirements: binding.spec.replica_requirements.as_ref(),
+                        components: &binding.spec.components,
+                    };
+                    lock(&self.assumptions).record_schedule(
+                        &key.to_string(),
+                        &shape,
+                        &binding.spec.clusters,
+                        &result.clusters,
+                        tokio::time::Instant::now(),
+                    );
+                }
                 let outcome = Outcome {
                     status: true,
                     reason: REASON_SUCCESS.to_owned(),

@@ -258,6 +258,7 @@ impl Case {
             divide_by_node_count: None,
             gpu_topology: None,
             workload_peers: None,
+            assumed: None,
         };
         match schedule(&Snapshot::new(clusters), &spec, &status, &options) {
             Ok(result) => Want::Placed(

@@ -571,6 +571,7 @@ fn run(args: &ScheduleArgs) -> anyhow::Result<Outcome> {
         divide_by_node_count,
         gpu_topology,
         workload_peers: None,
+        assumed: None,
     };
     let suspended = spec.suspension.as_ref().and_then(|s| s.scheduling) == Some(true);
     let needed = previous.is_none()

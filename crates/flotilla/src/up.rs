@@ -357,7 +357,7 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
         &components,
         scheduler_metrics,
         estimator,
-        options.feature_gates.enabled("WorkloadAffinity"),
+        &options.feature_gates,
     );
     let controllers = start_controller_manager(
         &running,
@@ -427,8 +427,10 @@ fn start_scheduler(
     shutdown: &flotilla_runtime::Shutdown,
     metrics: flotilla_scheduler::run::Metrics,
     estimator: Option<Arc<flotilla_scheduler::run::members::MemberNodes>>,
-    workload_affinity: bool,
+    gates: &flotilla_controllers::FeatureGates,
 ) -> tokio::task::JoinHandle<()> {
+    let workload_affinity = gates.enabled("WorkloadAffinity");
+    let overcommit_protection = gates.enabled("SchedulingOvercommitProtection");
     let client = component_client(running, "scheduler");
     // Karmada's scheduler registers the WorkloadAffinity plugins only with the gate on.
     let framework = flotilla_scheduler::Registry::in_tree_gated(workload_affinity)
@@ -449,6 +451,7 @@ fn start_scheduler(
                         members: estimator.clone(),
                         framework: framework.clone(),
                         workload_affinity,
+                        overcommit_protection,
                         ..Default::default()
                     },
                     metrics.clone(),

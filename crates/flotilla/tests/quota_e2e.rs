@@ -456,6 +456,128 @@ async fn member_quotas_cap_the_estimated_replicas() {
         .await;
     assert_eq!(member, "", "nothing beyond the quota reaches the member");
     overflow_follows_the_member_quotas(&plane).await;
+    assumed_flink_deployments_use_up_the_member_quota(&plane).await;
+}
+
+/// `(status reason message)` of a binding's Scheduled condition.
+async fn scheduled(plane: &ControlPlane, ns: &str, binding: &str) -> String {
+    plane
+        .get(
+            None,
+            ns,
+            &format!("resourcebinding/{binding}"),
+            "{.status.conditions[?(@.type==\"Scheduled\")].status} {.status.conditions[?(@.type==\"Scheduled\")].reason} {.status.conditions[?(@.type==\"Scheduled\")].message}",
+        )
+        .await
+}
+
+/// Karmada's `estimator_test.go` "[EstimatorAssumption] ResourceQuota plugin assumption
+/// testing" (gate `SchedulingOvercommitProtection`, on with `AllAlpha`): a member quota of one
+/// CPU that nothing uses yet (FlinkDeployments run no pods in the member: there is no Flink
+/// operator), FlinkDeployments of 50m + 100m placed one by one on that member: six are
+/// scheduled, as their assumed footprints add up to 900m; the seventh finds no room
+/// (`no enough resource`), and neither does a 200m Deployment.
+async fn assumed_flink_deployments_use_up_the_member_quota(plane: &ControlPlane) {
+    let ns = "estimate-assumed";
+    let target = MEMBERS[0];
+    plane
+        .apply(
+            None,
+            &format!(
+                "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {{name: flinkdeployments.flink.apache.org}}\nspec:\n  group: flink.apache.org\n  scope: Namespaced\n  names: {{kind: FlinkDeployment, plural: flinkdeployments, singular: flinkdeployment, listKind: FlinkDeploymentList}}\n  versions:\n  - name: v1beta1\n    served: true\n    storage: true\n    subresources: {{status: {{}}}}\n    schema:\n      openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}\n---\napiVersion: policy.karmada.io/v1alpha1\nkind: ClusterPropagationPolicy\nmetadata: {{name: flink-crd}}\nspec:\n  resourceSelectors: [{{apiVersion: apiextensions.k8s.io/v1, kind: CustomResourceDefinition, name: flinkdeployments.flink.apache.org}}]\n  placement: {{clusterAffinity: {{clusterNames: [{target}]}}}}\n"
+            ),
+        )
+        .await;
+    eventually("FlinkDeployment in the member's API enablements", || async {
+        let listed = plane
+            .kubectl(&[
+                "get",
+                "cluster",
+                target,
+                "-o",
+                "jsonpath={.status.apiEnablements[?(@.groupVersion==\"flink.apache.org/v1beta1\")].resources[*].kind}",
+            ])
+            .await;
+        if listed.split_whitespace().any(|k| k == "FlinkDeployment") {
+            Ok(())
+        } else {
+            Err(listed)
+        }
+    })
+    .await;
+    plane.kubectl(&["create", "namespace", ns]).await;
+    plane
+        .apply(
+            None,
+            &format!(
+                "apiVersion: v1\nkind: ResourceQuota\nmetadata: {{name: rq, namespace: {ns}}}\nspec: {{hard: {{cpu: \"1\"}}}}\n---\napiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {{name: rq, namespace: {ns}}}\nspec:\n  resourceSelectors: [{{apiVersion: v1, kind: ResourceQuota, name: rq}}]\n  placement: {{clusterAffinity: {{clusterNames: [{target}]}}}}\n"
+            ),
+        )
+        .await;
+    await_value("the member quota's status", "1 0", || {
+        plane.get(
+            Some(target),
+            ns,
+            "resourcequota/rq",
+            "{.status.hard.cpu} {.status.used.cpu}",
+        )
+    })
+    .await;
+    let placement = format!(
+        "  placement:\n    clusterAffinity: {{clusterNames: [{target}]}}\n    spreadConstraints: [{{spreadByField: cluster, maxGroups: 1, minGroups: 1}}]\n    replicaScheduling: {{replicaSchedulingType: Divided, replicaDivisionPreference: Aggregated}}\n"
+    );
+    let flink = |i: usize| {
+        format!(
+            "apiVersion: flink.apache.org/v1beta1\nkind: FlinkDeployment\nmetadata: {{name: flink-{i}, namespace: {ns}}}\nspec:\n  flinkConfiguration: {{taskmanager.numberOfTaskSlots: \"2\"}}\n  flinkVersion: v1_17\n  image: flink:1.17\n  job: {{jarURI: local:///opt/flink/examples/streaming/StateMachineExample.jar, parallelism: 2, state: running, upgradeMode: stateless}}\n  jobManager: {{replicas: 1, resource: {{cpu: 0.05, memory: 100m}}}}\n  serviceAccount: flink\n  taskManager: {{resource: {{cpu: 0.1, memory: 100m}}}}\n---\napiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {{name: flink-{i}, namespace: {ns}}}\nspec:\n  resourceSelectors: [{{apiVersion: flink.apache.org/v1beta1, kind: FlinkDeployment, name: flink-{i}}}]\n{placement}"
+        )
+    };
+    for i in 1..=6 {
+        plane.apply(None, &flink(i)).await;
+        let binding = format!("flink-{i}-flinkdeployment");
+        eventually(&format!("FlinkDeployment {i} scheduled"), || async {
+            let got = scheduled(plane, ns, &binding).await;
+            if got.starts_with("True ") {
+                Ok(())
+            } else {
+                Err(got)
+            }
+        })
+        .await;
+    }
+    plane.apply(None, &flink(7)).await;
+    eventually("the seventh FlinkDeployment finds no room", || async {
+        let got = scheduled(plane, ns, "flink-7-flinkdeployment").await;
+        if got.starts_with("False SchedulerError ") && got.contains("no enough resource") {
+            Ok(())
+        } else {
+            Err(got)
+        }
+    })
+    .await;
+    // Nothing uses the quota in the member: only the assumed footprints fill it.
+    assert_eq!(
+        plane
+            .get(Some(target), ns, "resourcequota/rq", "{.status.used.cpu}")
+            .await,
+        "0"
+    );
+    plane
+        .apply(
+            None,
+            &format!(
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web, namespace: {ns}}}\nspec:\n  replicas: 1\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec: {{containers: [{{name: web, image: nginx, resources: {{requests: {{cpu: 200m}}, limits: {{cpu: 200m}}}}}}]}}\n---\napiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {{name: web, namespace: {ns}}}\nspec:\n  resourceSelectors: [{{apiVersion: apps/v1, kind: Deployment, name: web}}]\n{placement}"
+            ),
+        )
+        .await;
+    eventually("a 200m Deployment finds no room either", || async {
+        let got = scheduled(plane, ns, "web-deployment").await;
+        if got.starts_with("False SchedulerError ") && got.contains("no enough resource") {
+            Ok(())
+        } else {
+            Err(got)
+        }
+    })
+    .await;
 }
 
 /// Karmada's `clusteraffinities_test.go` "[OverflowAffinities]": member quotas of 20m cap each

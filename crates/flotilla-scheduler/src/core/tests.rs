@@ -43,6 +43,7 @@ fn run(
         divide_by_node_count: None,
         gpu_topology: None,
         workload_peers: None,
+        assumed: None,
     };
     schedule(&Snapshot::new(clusters), spec, status, &options)
 }
@@ -266,6 +267,7 @@ fn empty_workload_propagation_lists_selected_clusters() {
         divide_by_node_count: None,
         gpu_topology: None,
         workload_peers: None,
+        assumed: None,
     };
     let r = schedule(
         &Snapshot::new(clusters),
@@ -435,6 +437,7 @@ fn gpu_topology_prefers_clusters_where_replicas_stay_on_one_numa_node() {
             divide_by_node_count: None,
             gpu_topology: topology.then_some((&estimator, GpuTopologyLevel::NumaNode)),
             workload_peers: None,
+            assumed: None,
         };
         let status = ResourceBindingStatus::default();
         schedule(
@@ -496,6 +499,7 @@ fn failed_affinity_terms_are_traced() {
         divide_by_node_count: None,
         gpu_topology: None,
         workload_peers: None,
+        assumed: None,
     };
     let snapshot = Snapshot::new(clusters);
     let traced = schedule_traced(

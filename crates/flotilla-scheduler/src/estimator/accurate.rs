@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use flotilla_api::karmada::replicas::parse_list;
-use flotilla_api::karmada::{Cluster, ReplicaRequirements, ResourceList};
+use flotilla_api::karmada::{Cluster, Component, ReplicaRequirements, ResourceList};
 use k8s_openapi::api::core::v1::{Node, Pod, PodSpec, ResourceQuota, Taint, Toleration};
 
 use super::quota::{self, QuotaEntry};
@@ -19,6 +19,7 @@ use super::topology::{
     GPU_RESOURCE, GPU_TOPOLOGY_NODE_ANNOTATION, GpuLayout, GpuTopologyLevel, gpus_per_replica,
 };
 use super::{CompiledRequest, ReplicaEstimator, Resources, UNAUTHENTIC_REPLICA};
+use crate::assume::{AssumedByCluster, AssumedWorkload};
 use crate::lifted::node_affinity::RequiredNodeAffinity;
 use crate::lifted::taints::{find_untolerated_taint, is_do_not_schedule, tolerations_tolerate};
 
@@ -274,36 +275,171 @@ impl NodeIndex {
         requirements: Option<&ReplicaRequirements>,
         mut f: impl FnMut(&NodeEntry, i64),
     ) {
+        let claim = Claim::new(requirements);
+        for node in self.nodes.iter() {
+            if claim.admits(node) {
+                f(node, claim.request.max_divided(&node.free));
+            }
+        }
+    }
+
+    /// Each node's free resources once one set of every assumed workload is placed first-fit
+    /// (Karmada's `SchedulingSimulator` run over the assumptions before estimating).
+    fn free_after(&self, assumed: &[AssumedWorkload]) -> Vec<Resources> {
+        let mut free: Vec<Resources> = self.nodes.iter().map(|n| n.free.clone()).collect();
+        for workload in assumed {
+            let components = parse_components(&workload.components);
+            let _ = self.place_set(&mut free, &components);
+        }
+        free
+    }
+
+    /// Places one whole set of `components` first-fit (node order); false when one does not fit
+    /// (what was placed stays placed, as in Karmada's simulator).
+    fn place_set(&self, free: &mut [Resources], components: &[(Claim, i32)]) -> bool {
+        components
+            .iter()
+            .all(|(claim, replicas)| self.place(free, claim, *replicas))
+    }
+
+    /// Karmada's `scheduleComponent`: `replicas` of one component, as many per node as fit.
+    fn place(&self, free: &mut [Resources], claim: &Claim, replicas: i32) -> bool {
+        let mut remaining = i64::from(replicas.max(0));
+        if remaining == 0 {
+            return true;
+        }
+        for (node, free) in self.nodes.iter().zip(free.iter_mut()) {
+            if !claim.admits(node) {
+                continue;
+            }
+            let fits = claim.request.max_divided(free);
+            if fits <= 0 {
+                continue;
+            }
+            let placed = fits.min(remaining);
+            claim.request.subtract(free, placed);
+            remaining -= placed;
+            if remaining == 0 {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// [`Self::max_available_replicas`] with assumed in-flight workloads deducted first: from
+    /// the nodes (placed first-fit) and from the quotas of their namespace.
+    pub fn max_available_replicas_assuming(
+        &self,
+        requirements: Option<&ReplicaRequirements>,
+        assumed: &[AssumedWorkload],
+    ) -> i32 {
+        if assumed.is_empty() {
+            return self.max_available_replicas(requirements);
+        }
+        let free = self.free_after(assumed);
+        let claim = Claim::new(requirements);
+        let mut total: i32 = 0;
+        for (node, free) in self.nodes.iter().zip(&free) {
+            if claim.admits(node) {
+                total = total.wrapping_add(claim.request.max_divided(free) as i32);
+            }
+        }
+        total.min(quota::max_replicas_assuming(
+            &self.quotas,
+            requirements,
+            assumed,
+        ))
+    }
+
+    /// Karmada's `EstimateComponents` of the NodeResource and ResourceQuota plugins: how many
+    /// whole sets of `components` still fit (nodes: first-fit after the assumptions; quotas of
+    /// `namespace`: their free resources ÷ a set's requests).
+    pub fn max_available_sets(
+        &self,
+        namespace: &str,
+        components: &[Component],
+        assumed: &[AssumedWorkload],
+    ) -> i32 {
+        if components.is_empty() {
+            return i32::MAX;
+        }
+        let mut free = self.free_after(assumed);
+        let parsed = parse_components(components);
+        let mut sets: i32 = 0;
+        while sets < MAX_SIMULATED_SETS && self.place_set(&mut free, &parsed) {
+            sets += 1;
+        }
+        sets.min(quota::max_sets(
+            &self.quotas,
+            namespace,
+            components,
+            assumed,
+        ))
+    }
+}
+
+/// The most sets the simulation counts (Karmada counts up to MaxInt32, one set at a time).
+const MAX_SIMULATED_SETS: i32 = 1_000_000;
+
+/// A replica's node claim and request, compiled.
+struct Claim {
+    affinity: RequiredNodeAffinity,
+    tolerations: Vec<Toleration>,
+    tolerates_cordon: bool,
+    request: CompiledRequest,
+}
+
+impl Claim {
+    fn new(requirements: Option<&ReplicaRequirements>) -> Self {
         let claim = requirements.and_then(|r| r.node_claim.as_ref());
         let affinity = RequiredNodeAffinity::new(
             claim.and_then(|c| c.node_selector.as_ref()),
             claim.and_then(|c| c.hard_node_affinity.as_ref()),
         );
-        let tolerations: &[Toleration] = claim.map_or(&[], |c| c.tolerations.as_slice());
+        let tolerations: Vec<Toleration> = claim.map_or(Vec::new(), |c| c.tolerations.clone());
         let tolerates_cordon = tolerations_tolerate(
-            tolerations,
+            &tolerations,
             &Taint {
                 key: "node.kubernetes.io/unschedulable".into(),
                 effect: "NoSchedule".into(),
                 ..Taint::default()
             },
         );
-        let request = CompiledRequest::new(requirements.and_then(|r| r.resource_request.as_ref()));
-        for node in self.nodes.iter() {
-            if node.unschedulable && !tolerates_cordon {
-                continue;
-            }
-            if !node.taints.is_empty()
-                && find_untolerated_taint(&node.taints, tolerations, |_| true).is_some()
-            {
-                continue;
-            }
-            if !affinity.matches(&node.name, &node.labels) {
-                continue;
-            }
-            f(node, request.max_divided(&node.free));
+        Self {
+            affinity,
+            tolerations,
+            tolerates_cordon,
+            request: CompiledRequest::new(requirements.and_then(|r| r.resource_request.as_ref())),
         }
     }
+
+    /// Whether the node passes the claim (cordon, taints, affinity).
+    fn admits(&self, node: &NodeEntry) -> bool {
+        if node.unschedulable && !self.tolerates_cordon {
+            return false;
+        }
+        if !node.taints.is_empty()
+            && find_untolerated_taint(&node.taints, &self.tolerations, |_| true).is_some()
+        {
+            return false;
+        }
+        self.affinity.matches(&node.name, &node.labels)
+    }
+}
+
+/// Components with their requirements read as a binding's (a component's requirements have the
+/// same JSON shape); unreadable requirements count as none.
+fn parse_components(components: &[Component]) -> Vec<(Claim, i32)> {
+    components
+        .iter()
+        .map(|c| {
+            let requirements: Option<ReplicaRequirements> = c
+                .replica_requirements
+                .as_ref()
+                .and_then(|r| serde_json::from_value(r.clone()).ok());
+            (Claim::new(requirements.as_ref()), c.replicas)
+        })
+        .collect()
 }
 
 /// The accurate estimator over the members whose nodes it knows; other members get
@@ -364,6 +500,41 @@ impl ReplicaEstimator for AccurateEstimator {
             .map(|c| {
                 self.members.get(c.name()).map_or(UNAUTHENTIC_REPLICA, |m| {
                     m.max_available_replicas(requirements)
+                })
+            })
+            .collect()
+    }
+
+    fn max_available_replicas_assuming(
+        &self,
+        clusters: &[&Cluster],
+        requirements: Option<&ReplicaRequirements>,
+        assumed: &AssumedByCluster,
+    ) -> Vec<i32> {
+        clusters
+            .iter()
+            .map(|c| {
+                self.members.get(c.name()).map_or(UNAUTHENTIC_REPLICA, |m| {
+                    let workloads = assumed.get(c.name()).map_or(&[][..], Vec::as_slice);
+                    m.max_available_replicas_assuming(requirements, workloads)
+                })
+            })
+            .collect()
+    }
+
+    fn max_available_sets(
+        &self,
+        clusters: &[&Cluster],
+        namespace: &str,
+        components: &[Component],
+        assumed: &AssumedByCluster,
+    ) -> Vec<i32> {
+        clusters
+            .iter()
+            .map(|c| {
+                self.members.get(c.name()).map_or(UNAUTHENTIC_REPLICA, |m| {
+                    let workloads = assumed.get(c.name()).map_or(&[][..], Vec::as_slice);
+                    m.max_available_sets(namespace, components, workloads)
                 })
             })
             .collect()

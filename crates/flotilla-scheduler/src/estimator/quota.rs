@@ -9,13 +9,19 @@
 //! selectors matches the requirements' priority class (`PriorityClass` scope; Karmada answers
 //! "does not apply" for every other scope). Pod-count quotas are not counted, as in Karmada.
 //!
-//! Behaviour of Karmada's `pkg/estimator/server/framework/plugins/resourcequota` (assumed
-//! in-flight workloads, gate `SchedulingOvercommitProtection`, are not modelled).
+//! With gate `SchedulingOvercommitProtection`, the footprints of assumed in-flight workloads of
+//! the same namespace (that the quota's scopes select) are deducted from the free resources
+//! first; a quota they overrun leaves room for nothing. Multi-template workloads are counted in
+//! whole component sets: free ÷ what a set requests.
+//!
+//! Behaviour of Karmada's `pkg/estimator/server/framework/plugins/resourcequota`.
 
 use std::collections::BTreeMap;
 
 use flotilla_api::Quantity;
-use flotilla_api::karmada::{ReplicaRequirements, ResourceList};
+use flotilla_api::karmada::{Component, ReplicaRequirements, ResourceList};
+
+use crate::assume::AssumedWorkload;
 use k8s_openapi::api::core::v1::{ResourceQuota, ScopedResourceSelectorRequirement};
 
 use super::{CompiledRequest, Resources};
@@ -123,34 +129,111 @@ impl QuotaEntry {
     }
 
     /// Replicas of `request` this quota leaves room for ([`NO_QUOTA_CONSTRAINT`] when it does
-    /// not constrain them; never below 0).
-    fn allowed(&self, request: &ResourceList, priority_class: &str) -> i32 {
+    /// not constrain them; never below 0), after the assumed components it selects.
+    fn allowed(&self, request: &ResourceList, priority_class: &str, assumed: &[&Component]) -> i32 {
         if !self.applies_to(priority_class) || self.free.is_empty() {
             return NO_QUOTA_CONSTRAINT;
         }
+        let Some(free) = self.free_after(assumed) else {
+            return 0;
+        };
         let constrained: ResourceList = request
             .iter()
-            .filter(|(name, _)| self.free.contains_key(name.as_str()))
+            .filter(|(name, _)| free.contains_key(name.as_str()))
             .map(|(name, q)| (name.clone(), *q))
             .collect();
         if constrained.is_empty() {
             return NO_QUOTA_CONSTRAINT;
         }
-        let mut free = Resources {
-            pods: i64::MAX,
-            ..Resources::default()
-        };
-        for (name, value) in &self.free {
-            match name.as_str() {
-                "cpu" => free.milli_cpu = *value,
-                "memory" => free.memory = *value,
-                other => free.scalar.push((other.to_owned(), *value)),
-            }
-        }
-        free.scalar.sort();
-        let allowed = CompiledRequest::new(Some(&constrained)).max_divided(&free);
+        let allowed = CompiledRequest::new(Some(&constrained)).max_divided(&as_resources(&free));
         i32::try_from(allowed.max(0)).unwrap_or(NO_QUOTA_CONSTRAINT)
     }
+
+    /// The free resources once the assumed components this quota selects are deducted; `None`
+    /// when they overrun it (Karmada's `deductAssumedResources`).
+    fn free_after(&self, assumed: &[&Component]) -> Option<BTreeMap<String, i64>> {
+        let mut free = self.free.clone();
+        let selected: Vec<Component> = assumed
+            .iter()
+            .filter(|c| self.selects(c))
+            .map(|c| (*c).clone())
+            .collect();
+        let (_, demands) = crate::assume::demands(&selected);
+        for (name, amount) in demands {
+            if let Some(left) = free.get_mut(&name) {
+                *left = left.saturating_sub(amount);
+                if *left < 0 {
+                    return None;
+                }
+            }
+        }
+        Some(free)
+    }
+
+    /// Whether the quota counts a component (no scopes: every one; else by its priority class).
+    fn selects(&self, component: &Component) -> bool {
+        component.replica_requirements.is_some()
+            && (self.selectors.is_empty()
+                || self.applies_to(crate::assume::priority_class(component)))
+    }
+
+    /// Whole sets of `components` this quota leaves room for (Karmada's
+    /// `evaluateComponentsAgainstQuota`).
+    fn allowed_sets(&self, components: &[Component], assumed: &[&Component]) -> i32 {
+        let matched: Vec<Component> = components
+            .iter()
+            .filter(|c| self.selects(c))
+            .cloned()
+            .collect();
+        if matched.is_empty() || self.free.is_empty() {
+            return NO_QUOTA_CONSTRAINT;
+        }
+        let Some(free) = self.free_after(assumed) else {
+            return 0;
+        };
+        let (_, per_set) = crate::assume::demands(&matched);
+        let mut sets = i64::MAX;
+        for (name, need) in per_set {
+            let Some(left) = free.get(&name) else {
+                continue;
+            };
+            if need <= 0 {
+                continue;
+            }
+            sets = sets.min(left / need);
+        }
+        if sets == i64::MAX {
+            return NO_QUOTA_CONSTRAINT;
+        }
+        i32::try_from(sets.max(0)).unwrap_or(NO_QUOTA_CONSTRAINT)
+    }
+}
+
+fn as_resources(free: &BTreeMap<String, i64>) -> Resources {
+    let mut resources = Resources {
+        pods: i64::MAX,
+        ..Resources::default()
+    };
+    for (name, value) in free {
+        match name.as_str() {
+            "cpu" => resources.milli_cpu = *value,
+            "memory" => resources.memory = *value,
+            other => resources.scalar.push((other.to_owned(), *value)),
+        }
+    }
+    resources.scalar.sort();
+    resources
+}
+
+/// The assumed components of `namespace` with requirements (Karmada's
+/// `flattenAssumedWorkloadComponents`).
+fn assumed_in<'a>(assumed: &'a [AssumedWorkload], namespace: &str) -> Vec<&'a Component> {
+    assumed
+        .iter()
+        .filter(|w| w.namespace == namespace)
+        .flat_map(|w| &w.components)
+        .filter(|c| c.replica_requirements.is_some())
+        .collect()
 }
 
 /// Karmada's `matchesScope`: only the `PriorityClass` scope can match a replica.
@@ -172,16 +255,46 @@ fn scope_matches(selector: &ScopedResourceSelectorRequirement, priority_class: &
 /// The replicas every applicable quota in the requirements' namespace leaves room for
 /// ([`NO_QUOTA_CONSTRAINT`] without a namespace, a request or an applicable quota).
 pub fn max_replicas(quotas: &[QuotaEntry], requirements: Option<&ReplicaRequirements>) -> i32 {
+    max_replicas_assuming(quotas, requirements, &[])
+}
+
+/// [`max_replicas`] after the assumed in-flight workloads of the namespace.
+pub fn max_replicas_assuming(
+    quotas: &[QuotaEntry],
+    requirements: Option<&ReplicaRequirements>,
+    assumed: &[AssumedWorkload],
+) -> i32 {
     let Some(requirements) = requirements.filter(|r| !r.namespace.is_empty()) else {
         return NO_QUOTA_CONSTRAINT;
     };
     let Some(request) = requirements.resource_request.as_ref() else {
         return NO_QUOTA_CONSTRAINT;
     };
+    let assumed = assumed_in(assumed, &requirements.namespace);
     quotas
         .iter()
         .filter(|q| q.namespace == requirements.namespace)
-        .map(|q| q.allowed(request, &requirements.priority_class_name))
+        .map(|q| q.allowed(request, &requirements.priority_class_name, &assumed))
+        .min()
+        .unwrap_or(NO_QUOTA_CONSTRAINT)
+}
+
+/// Whole sets of `components` every quota of `namespace` leaves room for, after the assumed
+/// in-flight workloads ([`NO_QUOTA_CONSTRAINT`] without a namespace or a constraining quota).
+pub fn max_sets(
+    quotas: &[QuotaEntry],
+    namespace: &str,
+    components: &[Component],
+    assumed: &[AssumedWorkload],
+) -> i32 {
+    if namespace.is_empty() || components.is_empty() {
+        return NO_QUOTA_CONSTRAINT;
+    }
+    let assumed = assumed_in(assumed, namespace);
+    quotas
+        .iter()
+        .filter(|q| q.namespace == namespace)
+        .map(|q| q.allowed_sets(components, &assumed))
         .min()
         .unwrap_or(NO_QUOTA_CONSTRAINT)
 }
@@ -286,5 +399,41 @@ mod tests {
             max_replicas(&[best_effort], Some(&high)),
             NO_QUOTA_CONSTRAINT
         );
+    }
+
+    fn flink(namespace: &str) -> AssumedWorkload {
+        AssumedWorkload {
+            namespace: namespace.into(),
+            components: serde_json::from_value(json!([
+                {"name": "jobmanager", "replicas": 1,
+                    "replicaRequirements": {"resourceRequest": {"cpu": "50m"}}},
+                {"name": "taskmanager", "replicas": 1,
+                    "replicaRequirements": {"resourceRequest": {"cpu": "100m"}}}
+            ]))
+            .expect("components"),
+        }
+    }
+
+    #[test]
+    fn assumed_workloads_of_the_namespace_use_up_the_quota() {
+        // Karmada's estimator_test.go: cpu=1, nothing used, 150m per FlinkDeployment.
+        let q = quota(json!({"metadata": {"name": "q", "namespace": "ns"},
+            "status": {"hard": {"cpu": "1"}, "used": {"cpu": "0"}}}));
+        let quotas = std::slice::from_ref(&q);
+        let components = flink("ns").components;
+        assert_eq!(max_sets(quotas, "ns", &components, &[]), 6);
+        let six: Vec<AssumedWorkload> = (0..6).map(|_| flink("ns")).collect();
+        assert_eq!(max_sets(quotas, "ns", &components, &six[..5]), 1);
+        assert_eq!(max_sets(quotas, "ns", &components, &six), 0);
+        // Another namespace's footprints do not count.
+        let elsewhere: Vec<AssumedWorkload> = (0..6).map(|_| flink("other")).collect();
+        assert_eq!(max_sets(quotas, "ns", &components, &elsewhere), 6);
+        // A single-template Deployment of 200m: 100m left after six → 0 replicas.
+        let r = requirements("ns", "", json!({"cpu": "200m"}));
+        assert_eq!(max_replicas_assuming(quotas, Some(&r), &six[..4]), 2);
+        assert_eq!(max_replicas_assuming(quotas, Some(&r), &six), 0);
+        // Footprints beyond the quota leave nothing.
+        let seven: Vec<AssumedWorkload> = (0..7).map(|_| flink("ns")).collect();
+        assert_eq!(max_replicas_assuming(quotas, Some(&r), &seven), 0);
     }
 }

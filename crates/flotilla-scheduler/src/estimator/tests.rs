@@ -135,3 +135,37 @@ fn component_sets_by_summary() {
     assert_eq!(general_max_sets(&figures, &gpus), 0);
     assert_eq!(general_max_sets(&SummaryFigures::default(), &flink), 0);
 }
+
+#[test]
+fn assumed_workloads_count_as_allocating_in_the_summary() {
+    let c = cluster(
+        json!({}),
+        json!({"allocatable": {"cpu": "2", "memory": "8Gi", "pods": "10"}}),
+    );
+    let figures = SummaryFigures::new(&c);
+    let assumed = vec![AssumedWorkload {
+        namespace: "ns".into(),
+        components: serde_json::from_value(json!([
+            {"name": "a", "replicas": 3,
+                "replicaRequirements": {"resourceRequest": {"cpu": "500m", "memory": "1Gi"}}}
+        ]))
+        .unwrap(),
+    }];
+    let r = requirements(json!({"cpu": "100m"}));
+    let request = GeneralRequest::new(Some(&r));
+    assert_eq!(figures.estimate(&c, Some(&r), &request), 10);
+    let deducted = figures.deducted(&assumed);
+    // 500m CPU left (5 replicas of 100m), 7 pods left.
+    assert_eq!(deducted.estimate(&c, Some(&r), &request), 5);
+    let m = requirements(json!({"memory": "1Gi"}));
+    assert_eq!(
+        deducted.estimate(&c, Some(&m), &GeneralRequest::new(Some(&m))),
+        5
+    );
+    let set: Vec<Component> = serde_json::from_value(json!([
+        {"name": "x", "replicas": 1, "replicaRequirements": {"resourceRequest": {"cpu": "250m"}}}
+    ]))
+    .unwrap();
+    assert_eq!(general_max_sets(&figures, &set), 8);
+    assert_eq!(general_max_sets(&deducted, &set), 2);
+}

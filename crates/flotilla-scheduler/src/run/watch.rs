@@ -24,6 +24,7 @@ impl Scheduler {
         writer: reflector::store::Writer<K>,
         key_of: fn(&K) -> BindingKey,
         slim: fn(&mut K),
+        healthy: fn(&K) -> std::collections::BTreeSet<String>,
     ) where
         K: kube::Resource<DynamicType = ()>
             + Clone
@@ -37,7 +38,14 @@ impl Scheduler {
         // aggregated status: the cache keeps bindings without them (three managed-fields
         // entries with their field trees and a status document per target cluster on a
         // scheduled, applied binding; ~40 % of a cached binding).
+        // Gate SchedulingOvercommitProtection: a cluster turning Healthy releases the binding's
+        // footprint there (read before the aggregated status is dropped).
+        let me = self.clone();
         let watch = watcher::watcher(api, watcher::Config::default()).modify(move |object| {
+            if me.config.overcommit_protection {
+                let key = key_of(object).to_string();
+                lock(&me.assumptions).observe_health(&key, healthy(object));
+            }
             let meta = object.meta_mut();
             meta.managed_fields = None;
             meta.owner_references = None;
@@ -86,6 +94,9 @@ impl Scheduler {
     }
 
     fn binding_gone(&self, key: &BindingKey) {
+        if self.config.overcommit_protection {
+            lock(&self.assumptions).release(&key.to_string());
+        }
         lock(&self.generations).remove(key);
         lock(&self.unschedulable).remove(key);
         self.queue.forget(key);

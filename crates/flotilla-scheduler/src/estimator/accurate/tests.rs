@@ -134,3 +134,65 @@ fn fitting_nodes_count_nodes_with_room_for_one_replica() {
     let gpu7 = requirements(json!({"resourceRequest": {"nvidia.com/gpu": "7"}}));
     assert_eq!(index.fitting_nodes(Some(&gpu7)), 1);
 }
+
+fn components(value: Value) -> Vec<Component> {
+    serde_json::from_value(value).expect("components")
+}
+
+#[test]
+fn component_sets_are_packed_first_fit_after_the_assumed_workloads() {
+    // Two nodes of 1 CPU: a set (job manager 300m + task manager 2 × 200m = 700m) fits once per
+    // node, as whole replicas go where they fit.
+    let small = json!({"cpu": "1", "memory": "4Gi", "pods": "110"});
+    let nodes = vec![
+        node("n1", json!({}), small.clone(), json!({})),
+        node("n2", json!({}), small, json!({})),
+    ];
+    let index = NodeIndex::new(&nodes, &[]).expect("index");
+    let set = components(json!([
+        {"name": "jm", "replicas": 1, "replicaRequirements": {"resourceRequest": {"cpu": "300m"}}},
+        {"name": "tm", "replicas": 2, "replicaRequirements": {"resourceRequest": {"cpu": "200m"}}}
+    ]));
+    assert_eq!(index.max_available_sets("ns", &set, &[]), 2);
+    let assumed = vec![AssumedWorkload {
+        namespace: "ns".into(),
+        components: set.clone(),
+    }];
+    assert_eq!(index.max_available_sets("ns", &set, &assumed), 1);
+    // Single replicas of 200m: 3 + 3 from free nodes, 1 + 3 once the assumed set took 700m.
+    let r = requirements(json!({"resourceRequest": {"cpu": "200m"}}));
+    assert_eq!(index.max_available_replicas_assuming(Some(&r), &[]), 10);
+    assert_eq!(index.max_available_replicas_assuming(Some(&r), &assumed), 6);
+}
+
+#[test]
+fn component_sets_respect_the_namespace_quotas_and_their_assumptions() {
+    let nodes = vec![node(
+        "big",
+        json!({}),
+        json!({"cpu": "64", "memory": "256Gi", "pods": "110"}),
+        json!({}),
+    )];
+    let quota: ResourceQuota = serde_json::from_value(json!({
+        "metadata": {"name": "q", "namespace": "ns"},
+        "status": {"hard": {"cpu": "1"}, "used": {"cpu": "0"}}}))
+    .expect("quota");
+    let index = NodeIndex::new(&nodes, &[])
+        .expect("index")
+        .with_quotas(&[quota]);
+    let flink = components(json!([
+        {"name": "jm", "replicas": 1, "replicaRequirements": {"resourceRequest": {"cpu": "50m"}}},
+        {"name": "tm", "replicas": 1, "replicaRequirements": {"resourceRequest": {"cpu": "100m"}}}
+    ]));
+    assert_eq!(index.max_available_sets("ns", &flink, &[]), 6);
+    let six: Vec<AssumedWorkload> = (0..6)
+        .map(|_| AssumedWorkload {
+            namespace: "ns".into(),
+            components: flink.clone(),
+        })
+        .collect();
+    assert_eq!(index.max_available_sets("ns", &flink, &six), 0);
+    // The node alone holds 49 more sets (110 pods, 12 taken by the six assumed sets): in
+    // another namespace the quota does not apply.
+    assert_eq!(index.max_available_sets("other", &flink, &six), 49);
+}
