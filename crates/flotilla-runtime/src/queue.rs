@@ -81,13 +81,17 @@ struct Shared<K> {
     state: Mutex<State<K>>,
     notify: Notify,
     backoff: Backoff,
-    /// The metrics' labels of a named queue.
-    labels: Option<metrics::QueueLabels>,
+    /// The metrics of a named queue.
+    meter: Option<metrics::Meter>,
 }
 
 impl<K: Send + 'static> metrics::InFlight for Shared<K> {
     fn labels(&self) -> &metrics::QueueLabels {
-        self.labels.as_ref().expect("only named queues are tracked")
+        &self
+            .meter
+            .as_ref()
+            .expect("only named queues are tracked")
+            .labels
     }
 
     fn in_flight(&self) -> (Duration, Duration) {
@@ -142,7 +146,7 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
             name: name.to_owned(),
             controller: name.to_owned(),
         };
-        let queue = Self::build(backoff, Some(labels));
+        let queue = Self::build(backoff, Some(metrics::Meter::new(labels)));
         let shared: Arc<dyn metrics::InFlight> = queue.shared.clone();
         metrics::track(Arc::downgrade(&shared));
         queue
@@ -154,7 +158,7 @@ impl<K: Clone + Eq + Hash> WorkQueue<K> {
         Self::build(backoff, None)
     }
 
-    fn build(backoff: Backoff, labels: Option<metrics::QueueLabels>) -> Self {
+    fn build(backoff: Backoff, meter: Option<metrics::Meter>) -> Self {
         Self {
             shared: Arc::new(Shared {
                 state: Mutex::new(State {
@@ -170,25 +174,25 @@ impl<K: Clone + Eq + Hash> WorkQueue<K> {
                     shut_down: false,
                     added: HashMap::new(),
                     started: HashMap::new(),
-                    metered: labels.is_some(),
+                    metered: meter.is_some(),
                 }),
                 notify: Notify::new(),
                 backoff,
-                labels,
+                meter,
             }),
         }
     }
 
-    /// Records one metric of a named queue.
-    fn meter(&self, record: impl FnOnce(&metrics::QueueMetrics, &metrics::QueueLabels)) {
-        if let Some(labels) = &self.shared.labels {
-            record(metrics::metrics(), labels);
+    /// Records metrics of a named queue.
+    fn meter(&self, record: impl FnOnce(&metrics::Meter)) {
+        if let Some(meter) = &self.shared.meter {
+            record(meter);
         }
     }
 
     fn set_depth(&self, depth: usize) {
-        self.meter(|m, l| {
-            m.depth.get_or_create(l).set(depth as i64);
+        self.meter(|m| {
+            m.depth.set(depth as i64);
         });
     }
 
@@ -215,8 +219,8 @@ impl<K: Clone + Eq + Hash> WorkQueue<K> {
         let depth = state.queued.len();
         drop(state);
         if added {
-            self.meter(|m, l| {
-                m.adds.get_or_create(l).inc();
+            self.meter(|m| {
+                m.adds.inc();
             });
             self.set_depth(depth);
         }
@@ -237,8 +241,8 @@ impl<K: Clone + Eq + Hash> WorkQueue<K> {
         let depth = state.queued.len();
         drop(state);
         if added {
-            self.meter(|m, l| {
-                m.adds.get_or_create(l).inc();
+            self.meter(|m| {
+                m.adds.inc();
             });
             self.set_depth(depth);
         }
@@ -280,8 +284,8 @@ impl<K: Clone + Eq + Hash> WorkQueue<K> {
             *failures = failures.saturating_add(1);
             self.shared.backoff.delay(*failures)
         };
-        self.meter(|m, l| {
-            m.retries.get_or_create(l).inc();
+        self.meter(|m| {
+            m.retries.inc();
         });
         self.add_after(key, delay);
     }
@@ -322,12 +326,12 @@ impl<K: Clone + Eq + Hash> WorkQueue<K> {
                     });
                     drop(state);
                     if let Some((waited, depth)) = waited {
-                        self.meter(|m, l| {
-                            m.adds.get_or_create(l).inc_by(promoted);
+                        self.meter(|m| {
+                            if promoted > 0 {
+                                m.adds.inc_by(promoted);
+                            }
                             if let Some(waited) = waited {
-                                m.queue_duration
-                                    .get_or_create(l)
-                                    .observe(waited.as_secs_f64());
+                                m.queue_duration.observe(waited.as_secs_f64());
                             }
                         });
                         self.set_depth(depth);
@@ -367,12 +371,10 @@ impl<K: Clone + Eq + Hash> WorkQueue<K> {
         let depth = state.queued.len();
         drop(state);
         if let Some(worked) = worked {
-            self.meter(|m, l| {
-                m.work_duration
-                    .get_or_create(l)
-                    .observe(worked.as_secs_f64());
+            self.meter(|m| {
+                m.work_duration.observe(worked.as_secs_f64());
                 if requeued {
-                    m.adds.get_or_create(l).inc();
+                    m.adds.inc();
                 }
             });
             self.set_depth(depth);

@@ -67,6 +67,31 @@ pub fn metrics() -> &'static QueueMetrics {
     &METRICS
 }
 
+/// One named queue's series, looked up once (the handles share their values with the families).
+#[derive(Debug, Clone)]
+pub(super) struct Meter {
+    pub labels: QueueLabels,
+    pub depth: Gauge,
+    pub adds: Counter,
+    pub queue_duration: Histogram,
+    pub work_duration: Histogram,
+    pub retries: Counter,
+}
+
+impl Meter {
+    pub(super) fn new(labels: QueueLabels) -> Self {
+        let m = metrics();
+        Self {
+            depth: m.depth.get_or_create(&labels).clone(),
+            adds: m.adds.get_or_create(&labels).clone(),
+            queue_duration: m.queue_duration.get_or_create(&labels).clone(),
+            work_duration: m.work_duration.get_or_create(&labels).clone(),
+            retries: m.retries.get_or_create(&labels).clone(),
+            labels,
+        }
+    }
+}
+
 pub(super) fn track(queue: Weak<dyn InFlight>) {
     let mut live = METRICS.live.lock().unwrap_or_else(|p| p.into_inner());
     live.retain(|q| q.strong_count() > 0);
