@@ -196,6 +196,28 @@ pub async fn pod_metrics_through_the_control_plane(plane: &ControlPlane) {
     })
     .await;
     assert!(out.contains("\"kind\":\"PodMetricsList\""), "{out}");
+    // `karmadactl top pod -C <member>`'s path: the member's metrics API through the cluster
+    // proxy.
+    let through_proxy = plane
+        .kubectl(&[
+            "get",
+            "--raw",
+            &format!(
+                "/apis/cluster.karmada.io/v1alpha1/clusters/{}/proxy/apis/metrics.k8s.io/v1beta1/namespaces/{ns}/pods?labelSelector=app%3Dnginx",
+                MEMBERS[0]
+            ),
+        ])
+        .await;
+    let list: Value = serde_json::from_str(&through_proxy).expect("a PodMetricsList");
+    assert!(
+        list["items"]
+            .as_array()
+            .is_some_and(|items| !items.is_empty()
+                && items
+                    .iter()
+                    .all(|m| m["containers"][0]["usage"]["cpu"].is_string())),
+        "{through_proxy}"
+    );
     // Every member's pods, each once (simulated members name pods differently, as real ones).
     let top = plane
         .kubectl(&["-n", ns, "top", "pod", "--no-headers"])
