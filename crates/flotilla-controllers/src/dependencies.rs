@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use flotilla_api::karmada::names::binding_name;
 use flotilla_api::karmada::{BindingSnapshot, ResourceBinding, ResourceBindingSpec};
+use flotilla_api::selector::label::LabelSelector;
 use flotilla_api::validation::karmada::RB_PERMANENT_ID;
 use flotilla_runtime::controller::Tasks;
 use flotilla_runtime::events::{EventType, Recorder, Reporter};
@@ -28,7 +29,9 @@ use futures::StreamExt as _;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource as _;
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams,
+};
 use kube::runtime::WatchStreamExt as _;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
@@ -82,15 +85,24 @@ pub enum DistributeError {
     OwnerMismatch { namespace: String, name: String },
     #[error("{0}")]
     Customized(#[from] crate::interpreter::CustomizedError),
+    #[error("invalid labelSelector of dependency {kind} in {namespace}: {message}")]
+    Selector {
+        kind: String,
+        namespace: String,
+        message: String,
+    },
 }
 
-/// The kinds the interpreter names as dependencies (all `v1`), watched so that a dependency
-/// created or changed after its workload reaches the members.
-const DEPENDENCY_KINDS: [&str; 4] = [
-    "ConfigMap",
-    "Secret",
-    "ServiceAccount",
-    "PersistentVolumeClaim",
+/// The kinds the interpreter names as dependencies `(group, kind, plural)` (all version
+/// `v1`), watched so that a dependency created or changed after its workload reaches the
+/// members; Services and EndpointSlices are a ServiceImport's (the slices picked by label).
+const DEPENDENCY_KINDS: [(&str, &str, &str); 6] = [
+    ("", "ConfigMap", "configmaps"),
+    ("", "Secret", "secrets"),
+    ("", "ServiceAccount", "serviceaccounts"),
+    ("", "PersistentVolumeClaim", "persistentvolumeclaims"),
+    ("", "Service", "services"),
+    ("discovery.k8s.io", "EndpointSlice", "endpointslices"),
 ];
 
 /// `(kind, namespace, name)` of a dependency.
@@ -105,6 +117,8 @@ type BindingKey = (String, String);
 struct Dependents {
     by_dependency: HashMap<DependencyKey, BTreeSet<BindingKey>>,
     by_binding: HashMap<BindingKey, Vec<DependencyKey>>,
+    /// Dependencies picked by label: binding → (kind, namespace, selector).
+    selectors: HashMap<BindingKey, Vec<(String, String, LabelSelector)>>,
 }
 
 impl Dependents {
@@ -135,6 +149,37 @@ impl Dependents {
             .get(dependency)
             .map(|set| set.iter().cloned().collect())
             .unwrap_or_default()
+    }
+
+    /// Records the label-selected dependencies of `binding` (none: forgets them).
+    fn set_selectors(
+        &mut self,
+        binding: &BindingKey,
+        selectors: Vec<(String, String, LabelSelector)>,
+    ) {
+        if selectors.is_empty() {
+            self.selectors.remove(binding);
+        } else {
+            self.selectors.insert(binding.clone(), selectors);
+        }
+    }
+
+    /// The bindings with a selector of `kind` in `namespace` matching `labels`.
+    fn selecting(
+        &self,
+        kind: &str,
+        namespace: &str,
+        labels: &std::collections::BTreeMap<String, String>,
+    ) -> Vec<BindingKey> {
+        self.selectors
+            .iter()
+            .filter(|(_, selectors)| {
+                selectors.iter().any(|(k, ns, selector)| {
+                    k == kind && ns == namespace && selector.matches(labels)
+                })
+            })
+            .map(|(binding, _)| binding.clone())
+            .collect()
     }
 }
 
@@ -177,8 +222,8 @@ async fn run(context: Context, shutdown: Shutdown) {
     let mut tasks = Tasks::new();
     let me = this.clone();
     tasks.subscribe(&bindings, move |e: WatchEvent<&ResourceBinding>| me.seen(e));
-    for kind in DEPENDENCY_KINDS {
-        tasks.spawn(this.clone().watch_dependencies(kind));
+    for (group, kind, plural) in DEPENDENCY_KINDS {
+        tasks.spawn(this.clone().watch_dependencies(group, kind, plural));
     }
     if !flotilla_runtime::controller::until_ready(&shutdown, this.interpreter.ready()).await {
         return;
@@ -209,7 +254,9 @@ impl Distributor {
             WatchEvent::Delete(b) => {
                 let key = key_of(&b.metadata);
                 self.generations.lock().remove(&key);
-                self.dependents.lock().set(&key, Vec::new());
+                let mut dependents = self.dependents.lock();
+                dependents.set(&key, Vec::new());
+                dependents.set_selectors(&key, Vec::new());
                 return;
             }
             _ => return,
@@ -240,15 +287,26 @@ impl Distributor {
         self.queue.add_with(key, priority);
     }
 
-    /// Watches one dependency kind (no cache: only the names matter) and distributes again
-    /// the bindings that want an object of it when it is created or changed.
-    async fn watch_dependencies(self: Arc<Self>, kind: &'static str) {
+    /// Watches one dependency kind (no cache: only names and labels matter) and distributes
+    /// again the bindings that want an object of it when it is created or changed: by name, by
+    /// a matching selector, or because the object was theirs (its labels may have changed).
+    async fn watch_dependencies(
+        self: Arc<Self>,
+        group: &'static str,
+        kind: &'static str,
+        plural: &'static str,
+    ) {
+        let api_version = if group.is_empty() {
+            "v1".to_owned()
+        } else {
+            format!("{group}/v1")
+        };
         let resource = ApiResource {
-            group: String::new(),
+            group: group.to_owned(),
             version: "v1".to_owned(),
-            api_version: "v1".to_owned(),
+            api_version,
             kind: kind.to_owned(),
-            plural: format!("{}s", kind.to_ascii_lowercase()),
+            plural: plural.to_owned(),
         };
         let api = Api::<DynamicObject>::all_with(self.client.clone(), &resource);
         let stream = watcher::watcher(api, watcher::Config::default()).default_backoff();
@@ -264,14 +322,79 @@ impl Distributor {
                 }
             };
             let (namespace, name) = key_of(&meta);
-            let wanting = self
-                .dependents
-                .lock()
-                .of(&(kind.to_owned(), namespace, name));
+            let labels = meta.labels.unwrap_or_default();
+            let mut wanting: BTreeSet<BindingKey> = {
+                let dependents = self.dependents.lock();
+                let mut wanting: BTreeSet<BindingKey> = dependents
+                    .of(&(kind.to_owned(), namespace.clone(), name.clone()))
+                    .into_iter()
+                    .collect();
+                wanting.extend(dependents.selecting(kind, &namespace, &labels));
+                wanting
+            };
+            // Bindings this object was attached for (it may no longer match their selector).
+            if let Some(attached) = self
+                .bindings
+                .get(&ObjectRef::new(&binding_name(kind, &name)).within(&namespace))
+            {
+                let dependents = self.dependents.lock();
+                for binding in dependents.selectors.keys() {
+                    let label = depended_by_label(&binding.0, &binding.1);
+                    if attached
+                        .metadata
+                        .labels
+                        .as_ref()
+                        .is_some_and(|l| l.contains_key(&label))
+                    {
+                        wanting.insert(binding.clone());
+                    }
+                }
+            }
             for binding in wanting {
                 self.queue.add_with(binding, priority);
             }
         }
+    }
+
+    /// The objects `dependency`'s label selector picks, as named references (Karmada lists
+    /// them from its cache of the kind).
+    async fn select(
+        &self,
+        dependency: &DependentObjectReference,
+        selector: &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+    ) -> Result<Vec<DependentObjectReference>, DistributeError> {
+        let selector =
+            LabelSelector::try_from(selector).map_err(|e| DistributeError::Selector {
+                kind: dependency.kind.clone(),
+                namespace: dependency.namespace.clone(),
+                message: e.to_string(),
+            })?;
+        let served = self
+            .resources
+            .resolve(&dependency.api_version, &dependency.kind)
+            .await?;
+        let listed = self
+            .resources
+            .api(&served, &dependency.namespace)
+            .list(&ListParams::default().labels(&selector.to_string()))
+            .await?;
+        let mut names: Vec<String> = listed
+            .items
+            .into_iter()
+            .filter(|o| o.metadata.deletion_timestamp.is_none())
+            .filter_map(|o| o.metadata.name)
+            .collect();
+        names.sort();
+        Ok(names
+            .into_iter()
+            .map(|name| DependentObjectReference {
+                api_version: dependency.api_version.clone(),
+                kind: dependency.kind.clone(),
+                namespace: dependency.namespace.clone(),
+                name,
+                label_selector: None,
+            })
+            .collect())
     }
 
     async fn reconcile(&self, key: &(String, String)) -> Result<(), DistributeError> {
@@ -350,15 +473,45 @@ impl Distributor {
         deleting: bool,
     ) -> Result<(), DistributeError> {
         let (namespace, name) = key;
-        self.dependents.lock().set(
-            key,
-            wanted
-                .iter()
-                .map(|d| (d.kind.clone(), d.namespace.clone(), d.name.clone()))
-                .collect(),
-        );
-        let mut attached = BTreeSet::new();
+        // Label-selected dependencies stand for the objects they pick now.
+        let mut named: Vec<DependentObjectReference> = Vec::new();
+        let mut selectors = Vec::new();
         for dependency in wanted {
+            match &dependency.label_selector {
+                Some(selector) if dependency.name.is_empty() => {
+                    if let Ok(parsed) = LabelSelector::try_from(selector) {
+                        selectors.push((
+                            dependency.kind.clone(),
+                            dependency.namespace.clone(),
+                            parsed,
+                        ));
+                    }
+                    for picked in self.select(dependency, selector).await? {
+                        if !named.contains(&picked) {
+                            named.push(picked);
+                        }
+                    }
+                }
+                _ => {
+                    if !named.contains(dependency) {
+                        named.push(dependency.clone());
+                    }
+                }
+            }
+        }
+        {
+            let mut dependents = self.dependents.lock();
+            dependents.set(
+                key,
+                named
+                    .iter()
+                    .map(|d| (d.kind.clone(), d.namespace.clone(), d.name.clone()))
+                    .collect(),
+            );
+            dependents.set_selectors(key, selectors);
+        }
+        let mut attached = BTreeSet::new();
+        for dependency in &named {
             if let Some(attached_name) = self.attach(binding, dependency, label, id).await? {
                 attached.insert(attached_name);
             }
@@ -675,4 +828,46 @@ fn key_of(meta: &ObjectMeta) -> (String, String) {
         meta.namespace.clone().unwrap_or_default(),
         meta.name.clone().unwrap_or_default(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_selected_dependencies_find_their_bindings() {
+        let mut dependents = Dependents::default();
+        let binding = ("demo".to_owned(), "hello-serviceimport".to_owned());
+        let selector = LabelSelector::parse("kubernetes.io/service-name=derived-hello").unwrap();
+        dependents.set_selectors(
+            &binding,
+            vec![("EndpointSlice".into(), "demo".into(), selector)],
+        );
+        let labels = [(
+            "kubernetes.io/service-name".to_owned(),
+            "derived-hello".to_owned(),
+        )]
+        .into();
+        assert_eq!(
+            dependents.selecting("EndpointSlice", "demo", &labels),
+            vec![binding.clone()]
+        );
+        assert!(
+            dependents
+                .selecting("EndpointSlice", "other", &labels)
+                .is_empty()
+        );
+        assert!(dependents.selecting("Service", "demo", &labels).is_empty());
+        assert!(
+            dependents
+                .selecting("EndpointSlice", "demo", &Default::default())
+                .is_empty()
+        );
+        dependents.set_selectors(&binding, Vec::new());
+        assert!(
+            dependents
+                .selecting("EndpointSlice", "demo", &labels)
+                .is_empty()
+        );
+    }
 }

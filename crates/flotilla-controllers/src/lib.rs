@@ -32,6 +32,7 @@ pub mod overrides;
 pub mod remedy;
 pub mod resources;
 pub mod search;
+pub mod service_export;
 pub mod taint_manager;
 pub mod unified_auth;
 pub mod work_status;

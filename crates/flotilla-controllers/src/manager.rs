@@ -218,6 +218,22 @@ pub const CONTROLLERS: &[ControllerSpec] = &[
         default_on: true,
         start: crate::multicluster_service::dispatch::start,
     },
+    // Karmada's ServiceExport/ServiceImport flow (`multicluster.x-k8s.io`), default-on.
+    ControllerSpec {
+        name: crate::service_export::NAME,
+        default_on: true,
+        start: crate::service_export::start,
+    },
+    ControllerSpec {
+        name: crate::service_export::endpoint_slice::NAME,
+        default_on: true,
+        start: crate::service_export::endpoint_slice::start,
+    },
+    ControllerSpec {
+        name: crate::service_export::service_import::NAME,
+        default_on: true,
+        start: crate::service_export::service_import::start,
+    },
     // Off by default, as in Karmada (whose own deployment adds both to `--controllers`).
     ControllerSpec {
         name: crate::hpa_scale_target_marker::NAME,

@@ -294,6 +294,14 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     )
     .with_context(|| format!("write {}", kubeconfig.display()))?;
     let kubeconfig = std::fs::canonicalize(&kubeconfig).unwrap_or(kubeconfig);
+    // The multi-cluster services API's CRDs (ServiceExport, ServiceImport), which Karmada's
+    // installer puts on every control plane.
+    flotilla_controllers::service_export::api::ensure_crds(&component_client(
+        &running,
+        "installer",
+    ))
+    .await
+    .context("install the multicluster.x-k8s.io CRDs")?;
     let _demo = if options.demo {
         let demo = crate::demo::start(&component_client(&running, "demo"), &kubeconfig).await?;
         print!("{}", demo.sim.table());

@@ -21,6 +21,8 @@ mod restart;
 mod scenarios;
 #[path = "propagate_e2e/search.rs"]
 mod search;
+#[path = "propagate_e2e/service_export.rs"]
+mod service_export;
 
 /// One control plane for every scenario (each in its own namespace), run concurrently: starting
 /// `up --demo` once keeps the target fast; a failure names its scenario.
@@ -43,6 +45,15 @@ async fn user_scenarios_through_kubectl_against_up_demo() {
     );
     scenarios::nothing_left_behind(&plane).await;
     search::a_cluster_joining_later_becomes_searchable(&plane, &dir.path().join("late")).await;
+}
+
+/// Karmada's ServiceExport/ServiceImport case (`mcs_test.go`, "EndpointSlices change
+/// testing"), on a control plane of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn service_export_and_import_through_up_demo() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let plane = support::ControlPlane::demo(dir.path()).await;
+    service_export::endpoint_slices_follow_the_exporting_deployments_replicas(&plane).await;
 }
 
 /// Karmada's cases of alpha features (CrossCluster MultiClusterService, multi-template

@@ -517,20 +517,28 @@ fn dependency(reference: Value) -> Result<DependentObjectReference, String> {
             .unwrap_or_default()
             .to_owned()
     };
+    let label_selector = match reference.get("labelSelector") {
+        None | Some(Value::Null) => None,
+        Some(selector) => Some(
+            serde_json::from_value(selector.clone())
+                .map_err(|e| format!("dependency {reference} has an invalid labelSelector: {e}"))?,
+        ),
+    };
     let out = DependentObjectReference {
         api_version: text("apiVersion"),
         kind: text("kind"),
         namespace: text("namespace"),
         name: text("name"),
+        label_selector,
     };
     if out.api_version.is_empty() || out.kind.is_empty() {
         return Err(format!(
             "dependency {reference} needs both apiVersion and kind"
         ));
     }
-    if out.name.is_empty() {
+    if out.name.is_empty() && out.label_selector.is_none() {
         return Err(format!(
-            "dependency {reference} has no name (label selectors are not supported)"
+            "dependency {reference}: dependency can not leave name and labelSelector all empty"
         ));
     }
     Ok(out)

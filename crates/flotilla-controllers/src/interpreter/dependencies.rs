@@ -5,11 +5,14 @@
 
 use std::collections::BTreeSet;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// One dependency (the JSON of `resourcebinding.karmada.io/dependencies`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+/// Either `name` or `labelSelector` picks the objects (a selector: every matching object of the
+/// kind in the namespace, as Karmada's distributor lists them).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DependentObjectReference {
     pub api_version: String,
@@ -17,6 +20,38 @@ pub struct DependentObjectReference {
     pub namespace: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_selector: Option<LabelSelector>,
+}
+
+impl DependentObjectReference {
+    /// What orders and identifies a reference (the selector as its JSON text).
+    fn key(&self) -> (&str, &str, &str, &str, String) {
+        (
+            &self.api_version,
+            &self.kind,
+            &self.namespace,
+            &self.name,
+            self.label_selector
+                .as_ref()
+                .and_then(|s| serde_json::to_string(s).ok())
+                .unwrap_or_default(),
+        )
+    }
+}
+
+impl Eq for DependentObjectReference {}
+
+impl PartialOrd for DependentObjectReference {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for DependentObjectReference {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
 }
 
 /// The dependencies of `object` (empty for kinds without the hook).
@@ -36,6 +71,9 @@ pub fn dependencies(object: &Value) -> Vec<DependentObjectReference> {
         ("apps/v1", "Deployment" | "ReplicaSet" | "DaemonSet" | "StatefulSet")
         | ("batch/v1", "Job") => object.pointer("/spec/template/spec"),
         ("batch/v1", "CronJob") => object.pointer("/spec/jobTemplate/spec/template/spec"),
+        ("multicluster.x-k8s.io/v1alpha1", "ServiceImport") => {
+            return service_import_dependencies(object, &namespace);
+        }
         ("networking.k8s.io/v1", "Ingress") => {
             let secrets: BTreeSet<String> = object
                 .pointer("/spec/tls")
@@ -75,6 +113,35 @@ pub fn dependencies(object: &Value) -> Vec<DependentObjectReference> {
     out
 }
 
+/// A ServiceImport needs its derived Service `derived-<name>` and the EndpointSlices labelled
+/// `kubernetes.io/service-name: derived-<name>` (Karmada's `getServiceImportDependencies`).
+fn service_import_dependencies(object: &Value, namespace: &str) -> Vec<DependentObjectReference> {
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let derived = crate::service_export::derived_service_name(name);
+    vec![
+        DependentObjectReference {
+            api_version: "v1".to_owned(),
+            kind: "Service".to_owned(),
+            namespace: namespace.to_owned(),
+            name: derived.clone(),
+            label_selector: None,
+        },
+        DependentObjectReference {
+            api_version: "discovery.k8s.io/v1".to_owned(),
+            kind: "EndpointSlice".to_owned(),
+            namespace: namespace.to_owned(),
+            name: String::new(),
+            label_selector: Some(LabelSelector {
+                match_labels: Some([("kubernetes.io/service-name".to_owned(), derived)].into()),
+                match_expressions: None,
+            }),
+        },
+    ]
+}
+
 fn refs(kind: &str, namespace: &str, names: BTreeSet<String>) -> Vec<DependentObjectReference> {
     names
         .into_iter()
@@ -83,6 +150,7 @@ fn refs(kind: &str, namespace: &str, names: BTreeSet<String>) -> Vec<DependentOb
             kind: kind.to_owned(),
             namespace: namespace.to_owned(),
             name,
+            label_selector: None,
         })
         .collect()
 }

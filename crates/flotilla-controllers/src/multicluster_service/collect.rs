@@ -69,15 +69,176 @@ enum Key {
     Slice(String, String, String),
 }
 
-struct MemberSlices {
-    store: Store<EndpointSlice>,
+/// One member watch with its cache; the watch stops when this is dropped.
+pub struct MemberWatch<K: kube::Resource + Clone + 'static>
+where
+    K::DynamicType: Eq + std::hash::Hash + Clone,
+{
+    /// The member's objects.
+    pub store: Store<K>,
     task: tokio::task::AbortHandle,
 }
 
-impl Drop for MemberSlices {
+impl<K: kube::Resource + Clone + 'static> std::fmt::Debug for MemberWatch<K>
+where
+    K::DynamicType: Eq + std::hash::Hash + Clone,
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemberWatch").finish_non_exhaustive()
+    }
+}
+
+impl<K: kube::Resource + Clone + 'static> Drop for MemberWatch<K>
+where
+    K::DynamicType: Eq + std::hash::Hash + Clone,
+{
     fn drop(&mut self) {
         self.task.abort();
     }
+}
+
+/// Watches `api` of member `cluster` into a cache; `changed` is called with every object
+/// created, changed or deleted (after the cache took it in). Errors are retried after a second.
+pub fn watch_member<K>(
+    api: Api<K>,
+    cluster: &str,
+    changed: impl Fn(&K) -> bool + Send + 'static,
+) -> MemberWatch<K>
+where
+    K: kube::Resource
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+    K::DynamicType: Default + Eq + std::hash::Hash + Clone + Send + Sync,
+{
+    let (reader, writer) = reflector::store();
+    let stream = reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()));
+    let name = cluster.to_owned();
+    let task = tokio::spawn(async move {
+        let mut stream = std::pin::pin!(stream);
+        while let Some(event) = stream.next().await {
+            let object = match event {
+                Ok(WatchEvent::Apply(o) | WatchEvent::InitApply(o) | WatchEvent::Delete(o)) => o,
+                Ok(_) => continue,
+                Err(error) => {
+                    warn!(cluster = %name, %error, "member watch failed; retrying");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
+            };
+            if !changed(&object) {
+                return;
+            }
+        }
+    });
+    MemberWatch {
+        store: reader,
+        task: task.abort_handle(),
+    }
+}
+
+/// Waits (up to 30 seconds) for a member cache's first list.
+pub async fn listed<K: kube::Resource + Clone + 'static>(
+    store: &Store<K>,
+    cluster: &str,
+) -> Result<(), kube::Error>
+where
+    K::DynamicType: Eq + std::hash::Hash + Clone,
+{
+    match tokio::time::timeout(Duration::from_secs(30), store.wait_until_ready()).await {
+        Ok(Ok(())) => Ok(()),
+        _ => Err(not_ready(cluster)),
+    }
+}
+
+/// A feature that reports member slices into the control plane as Works: its value in
+/// `endpointslice.karmada.io/managed-by`, the labels naming the Service on the Work, and the
+/// finalizer of the controller that consumes the reports.
+#[derive(Debug, Clone, Copy)]
+pub struct SliceReporter {
+    /// The `managed-by` value (`MultiClusterService`, `ServiceExport`).
+    pub manager: &'static str,
+    /// Label naming the Service's namespace.
+    pub namespace_label: &'static str,
+    /// Label naming the Service.
+    pub name_label: &'static str,
+    /// Finalizer of the controller consuming the reports.
+    pub finalizer: &'static str,
+}
+
+/// The MultiClusterService's reports.
+pub const MCS_REPORTER: SliceReporter = SliceReporter {
+    manager: MULTI_CLUSTER_SERVICE_KIND,
+    namespace_label: MCS_NAMESPACE_LABEL,
+    name_label: MCS_NAME_LABEL,
+    finalizer: DISPATCH_FINALIZER,
+};
+
+/// The features named in a reported slice Work's `managed-by` label.
+pub fn managers_of(work: &Work) -> BTreeSet<String> {
+    work.metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(WORK_MANAGED_BY_LABEL))
+        .map(|v| {
+            v.split('.')
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Writes the Work recording `slice` of `cluster` for `reporter` (Karmada's
+/// `reportEndpointSlice`): suspended, labelled with the Service and the reporting features
+/// (those already recorded kept), held by the consumer's finalizer.
+pub async fn report_slice(
+    client: &kube::Client,
+    works: &Store<Work>,
+    reporter: &SliceReporter,
+    cluster: &str,
+    slice: &EndpointSlice,
+) -> Result<(), kube::Error> {
+    let namespace = slice.metadata.namespace.clone().unwrap_or_default();
+    let name = slice.metadata.name.clone().unwrap_or_default();
+    let service = slice
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(SLICE_SERVICE_LABEL))
+        .cloned()
+        .unwrap_or_default();
+    let work_name = work_name("EndpointSlice", &name, &namespace);
+    let space = execution_space_name(cluster);
+    let stored = works.get(&ObjectRef::new(&work_name).within(&space));
+    let mut managers = stored.as_deref().map(managers_of).unwrap_or_default();
+    managers.insert(reporter.manager.to_owned());
+    let meta = ObjectMeta {
+        name: Some(work_name),
+        namespace: Some(space),
+        labels: Some(
+            [
+                (reporter.namespace_label.to_owned(), namespace),
+                (reporter.name_label.to_owned(), service),
+                (
+                    WORK_MANAGED_BY_LABEL.to_owned(),
+                    managers.into_iter().collect::<Vec<_>>().join("."),
+                ),
+            ]
+            .into(),
+        ),
+        finalizers: Some(vec![reporter.finalizer.to_owned()]),
+        ..ObjectMeta::default()
+    };
+    let mut manifest = serde_json::to_value(slice).map_err(kube::Error::SerdeError)?;
+    manifest["apiVersion"] = "discovery.k8s.io/v1".into();
+    manifest["kind"] = "EndpointSlice".into();
+    let work = work_for(meta, manifest, true);
+    ensure_work(client, work, stored.as_deref()).await?;
+    Ok(())
 }
 
 struct Collect {
@@ -86,7 +247,7 @@ struct Collect {
     works: Store<Work>,
     clusters: Store<Cluster>,
     queue: WorkQueue<Key>,
-    watches: Mutex<HashMap<String, MemberSlices>>,
+    watches: Mutex<HashMap<String, MemberWatch<EndpointSlice>>>,
 }
 
 /// `CONTROLLERS` entry point: idles unless gate `MultiClusterService` is on.
@@ -167,7 +328,8 @@ async fn run(context: Context, shutdown: Shutdown) {
     this.watches.lock().clear();
 }
 
-fn not_ready(cluster: &str) -> kube::Error {
+/// The error of a member that is not Ready (or did not answer in time).
+pub fn not_ready(cluster: &str) -> kube::Error {
     kube::Error::Api(
         kube::core::Status::failure(
             &format!("cluster({cluster}) not ready"),
@@ -232,56 +394,32 @@ impl Collect {
                     .client(cluster)
                     .await
                     .map_err(|_| not_ready(cluster))?;
-                let (reader, writer) = reflector::store();
-                let stream = reflector::reflector(
-                    writer,
-                    watcher::watcher(
-                        Api::<EndpointSlice>::all(client),
-                        watcher::Config::default(),
-                    ),
-                );
                 let me = Arc::downgrade(self);
                 let name = cluster.to_owned();
-                let task = tokio::spawn(async move {
-                    let mut stream = std::pin::pin!(stream);
-                    while let Some(event) = stream.next().await {
+                let watch = watch_member(
+                    Api::<EndpointSlice>::all(client),
+                    cluster,
+                    move |slice: &EndpointSlice| {
                         let Some(me) = me.upgrade() else {
-                            return;
-                        };
-                        let slice = match event {
-                            Ok(
-                                WatchEvent::Apply(s)
-                                | WatchEvent::InitApply(s)
-                                | WatchEvent::Delete(s),
-                            ) => s,
-                            Ok(_) => continue,
-                            Err(error) => {
-                                warn!(cluster = %name, %error, "EndpointSlice watch failed; retrying");
-                                tokio::time::sleep(Duration::from_secs(1)).await;
-                                continue;
-                            }
+                            return false;
                         };
                         me.queue.add(Key::Slice(
                             name.clone(),
                             slice.metadata.namespace.clone().unwrap_or_default(),
                             slice.metadata.name.clone().unwrap_or_default(),
                         ));
-                    }
-                });
+                        true
+                    },
+                );
                 let mut watches = self.watches.lock();
-                let entry = watches.entry(cluster.to_owned()).or_insert(MemberSlices {
-                    store: reader,
-                    task: task.abort_handle(),
-                });
-                entry.store.clone()
+                watches
+                    .entry(cluster.to_owned())
+                    .or_insert(watch)
+                    .store
+                    .clone()
             }
         };
-        if tokio::time::timeout(Duration::from_secs(30), store.wait_until_ready())
-            .await
-            .is_err()
-        {
-            return Err(not_ready(cluster));
-        }
+        listed(&store, cluster).await?;
         Ok(store)
     }
 
@@ -325,84 +463,41 @@ impl Collect {
         self.report(cluster, &slice).await
     }
 
-    /// Writes the Work recording `slice` of `cluster` (Karmada's `reportEndpointSlice`).
+    /// Writes the Work recording `slice` of `cluster`.
     async fn report(&self, cluster: &str, slice: &EndpointSlice) -> Result<(), kube::Error> {
-        let namespace = slice.metadata.namespace.clone().unwrap_or_default();
-        let name = slice.metadata.name.clone().unwrap_or_default();
-        let service = slice
-            .metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(SLICE_SERVICE_LABEL))
-            .cloned()
-            .unwrap_or_default();
-        let work_name = work_name("EndpointSlice", &name, &namespace);
-        let space = execution_space_name(cluster);
-        let stored = self.works.get(&ObjectRef::new(&work_name).within(&space));
-        let mut managers: BTreeSet<String> = stored
-            .as_ref()
-            .and_then(|w| w.metadata.labels.as_ref())
-            .and_then(|l| l.get(WORK_MANAGED_BY_LABEL))
-            .map(|v| {
-                v.split('.')
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default();
-        managers.insert(MULTI_CLUSTER_SERVICE_KIND.to_owned());
-        let meta = ObjectMeta {
-            name: Some(work_name),
-            namespace: Some(space),
-            labels: Some(
-                [
-                    (MCS_NAMESPACE_LABEL.to_owned(), namespace),
-                    (MCS_NAME_LABEL.to_owned(), service),
-                    (
-                        WORK_MANAGED_BY_LABEL.to_owned(),
-                        managers.into_iter().collect::<Vec<_>>().join("."),
-                    ),
-                ]
-                .into(),
-            ),
-            finalizers: Some(vec![DISPATCH_FINALIZER.to_owned()]),
-            ..ObjectMeta::default()
-        };
-        let mut manifest = serde_json::to_value(slice).expect("an EndpointSlice serializes");
-        manifest["apiVersion"] = "discovery.k8s.io/v1".into();
-        manifest["kind"] = "EndpointSlice".into();
-        let work = work_for(meta, manifest, true);
-        ensure_work(&self.client, work, stored.as_deref()).await?;
-        Ok(())
+        report_slice(&self.client, &self.works, &MCS_REPORTER, cluster, slice).await
     }
 }
 
-/// A reported slice's Work no longer reported by MultiClusterService: others keep it (the
-/// MultiClusterService labels dropped), else it is deleted (Karmada's
+/// A reported slice's Work no longer reported by MultiClusterService (Karmada's
 /// `cleanProviderClustersEndpointSliceWork`).
 pub async fn release_reported_slice(client: &kube::Client, work: &Work) -> Result<(), kube::Error> {
-    let managers: Vec<String> = work
-        .metadata
-        .labels
-        .as_ref()
-        .and_then(|l| l.get(WORK_MANAGED_BY_LABEL))
-        .map(|v| {
-            v.split('.')
-                .filter(|s| !s.is_empty() && *s != MULTI_CLUSTER_SERVICE_KIND)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
+    release_slice(client, work, &MCS_REPORTER).await
+}
+
+/// A reported slice's Work no longer reported by `reporter`: kept for the other features that
+/// report it (the reporter's labels and `managed-by` value dropped, written against the
+/// Work's `resourceVersion`), else deleted.
+pub async fn release_slice(
+    client: &kube::Client,
+    work: &Work,
+    reporter: &SliceReporter,
+) -> Result<(), kube::Error> {
+    let mut managers = managers_of(work);
+    managers.remove(reporter.manager);
     if managers.is_empty() {
         return delete_work(client, work).await;
     }
     let namespace = work.metadata.namespace.as_deref().unwrap_or_default();
     let name = work.metadata.name.as_deref().unwrap_or_default();
-    let patch = json!({"metadata": {"labels": {
-        MCS_NAME_LABEL: null,
-        MCS_NAMESPACE_LABEL: null,
-        WORK_MANAGED_BY_LABEL: managers.join("."),
-    }}});
+    let patch = json!({"metadata": {
+        "resourceVersion": work.metadata.resource_version,
+        "labels": {
+            reporter.name_label: null,
+            reporter.namespace_label: null,
+            WORK_MANAGED_BY_LABEL: managers.into_iter().collect::<Vec<_>>().join("."),
+        },
+    }});
     match Api::<Work>::namespaced(client.clone(), namespace)
         .patch(name, &PatchParams::default(), &Patch::Merge(patch))
         .await

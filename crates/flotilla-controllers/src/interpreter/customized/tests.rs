@@ -179,7 +179,34 @@ async fn a_dependency_without_a_name_is_refused() {
         .await
         .expect("customized")
         .expect_err("refused");
-    assert!(error.to_string().contains("has no name"), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("can not leave name and labelSelector all empty"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_dependency_may_pick_objects_by_label() {
+    let customizations = Customizations::none();
+    customizations.set(&[customization(
+        "a",
+        "Deployment",
+        json!({"dependencyInterpretation": {"luaScript":
+            "function GetDependencies(obj) return {{apiVersion = 'v1', kind = 'Secret', namespace = 'default', labelSelector = {matchLabels = {app = 'web'}}}} end"}}),
+    )]);
+    let found = customizations
+        .dependencies(&deployment(1))
+        .await
+        .expect("customized")
+        .expect("accepted");
+    assert_eq!(found.len(), 1);
+    let selector = found[0].label_selector.clone().expect("a selector");
+    assert_eq!(
+        selector.match_labels,
+        Some([("app".to_owned(), "web".to_owned())].into())
+    );
 }
 
 #[tokio::test]

@@ -1,0 +1,247 @@
+//! Karmada's `mcs_test.go` "EndpointSlices change testing — Update Deployment's replicas"
+//! through `up --demo` and kubectl: the ServiceExport and ServiceImport CRDs (installed by
+//! `up`) propagated to every member by ClusterPropagationPolicies; a Deployment and Service
+//! created directly in the first member; a ServiceExport propagated there brings its slices to
+//! the control plane as `imported-<cluster>-<slice>` of Service `derived-<name>`; a ServiceImport
+//! propagated to the second member carries the derived Service and those slices there; scaling
+//! the first member's Deployment shows in the second member's slices. Then, beyond Karmada's
+//! case, deleting the export and the import takes the imported slices and the derived Service
+//! away from the control plane.
+
+use serde_json::Value;
+
+use crate::support::{ControlPlane, MEMBERS, eventually};
+
+const NS: &str = "mcs-export";
+const APP: &str = "hello-x";
+const DERIVED: &str = "derived-hello-x";
+
+/// `(name, endpoints, managed-by)` of the slices labelled `kubernetes.io/service-name=<service>`
+/// in `ns` of the control plane (`None`) or a member.
+async fn slices(
+    plane: &ControlPlane,
+    context: Option<&str>,
+    service: &str,
+) -> Vec<(String, usize, String)> {
+    let selector = format!("kubernetes.io/service-name={service}");
+    let mut args = Vec::new();
+    if let Some(context) = context {
+        args.extend(["--context", context]);
+    }
+    args.extend([
+        "-n",
+        NS,
+        "get",
+        "endpointslices",
+        "-l",
+        &selector,
+        "-o",
+        "json",
+    ]);
+    let out = plane.kubectl(&args).await;
+    let list: Value = serde_json::from_str(&out).expect("a list");
+    let mut found: Vec<(String, usize, String)> = list["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| {
+            (
+                s["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                s["endpoints"].as_array().map_or(0, Vec::len),
+                s["metadata"]["labels"]["endpointslice.kubernetes.io/managed-by"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// Waits until the slices of `service` in `context` hold `want` endpoints in total.
+async fn endpoints(plane: &ControlPlane, context: Option<&str>, service: &str, want: usize) {
+    let place = context.unwrap_or("the control plane");
+    eventually(
+        &format!("{want} endpoints of {service} in {place}"),
+        || async {
+            let found = slices(plane, context, service).await;
+            let total: usize = found.iter().map(|(_, n, _)| n).sum();
+            if total == want {
+                Ok(())
+            } else {
+                Err(format!("{found:?}"))
+            }
+        },
+    )
+    .await;
+}
+
+fn crd_policies() -> String {
+    let members = format!("[{}]", MEMBERS.join(", "));
+    ["serviceexports", "serviceimports"]
+        .iter()
+        .map(|plural| {
+            format!(
+                "apiVersion: policy.karmada.io/v1alpha1\nkind: ClusterPropagationPolicy\nmetadata: {{name: {plural}-crd}}\nspec:\n  resourceSelectors: [{{apiVersion: apiextensions.k8s.io/v1, kind: CustomResourceDefinition, name: {plural}.multicluster.x-k8s.io}}]\n  placement: {{clusterAffinity: {{clusterNames: {members}}}}}\n"
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("---\n")
+}
+
+fn member_workload() -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {APP}, namespace: {NS}}}\nspec:\n  replicas: 1\n  selector: {{matchLabels: {{app: hello}}}}\n  template:\n    metadata: {{labels: {{app: hello}}}}\n    spec:\n      containers:\n      - {{name: hello-tcp, image: busybox, args: [nc, -lk, -p, '42', -v, -e, echo, hello]}}\n      - {{name: hello-udp, image: busybox, args: [nc, -lk, -p, '42', -u, -v, -e, echo, hello]}}\n---\n\
+apiVersion: v1\nkind: Service\nmetadata: {{name: {APP}, namespace: {NS}}}\nspec:\n  selector: {{app: hello}}\n  ports: [{{name: tcp, port: 42, protocol: TCP}}, {{name: udp, port: 42, protocol: UDP}}]\n"
+    )
+}
+
+fn export(cluster: &str) -> String {
+    format!(
+        "apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceExport\nmetadata: {{name: {APP}, namespace: {NS}}}\n---\n\
+apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {{name: export-{APP}-policy, namespace: {NS}}}\nspec:\n  resourceSelectors: [{{apiVersion: multicluster.x-k8s.io/v1alpha1, kind: ServiceExport, name: {APP}, namespace: {NS}}}]\n  placement: {{clusterAffinity: {{clusterNames: [{cluster}]}}}}\n"
+    )
+}
+
+fn import(cluster: &str) -> String {
+    format!(
+        "apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceImport\nmetadata: {{name: {APP}, namespace: {NS}}}\nspec:\n  type: ClusterSetIP\n  ports: [{{name: tcp, port: 42, protocol: TCP}}, {{name: udp, port: 42, protocol: UDP}}]\n---\n\
+apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {{name: import-{APP}-policy, namespace: {NS}}}\nspec:\n  resourceSelectors: [{{apiVersion: multicluster.x-k8s.io/v1alpha1, kind: ServiceImport, name: {APP}, namespace: {NS}}}]\n  placement: {{clusterAffinity: {{clusterNames: [{cluster}]}}}}\n"
+    )
+}
+
+/// The whole case, then the cleanup.
+pub async fn endpoint_slices_follow_the_exporting_deployments_replicas(plane: &ControlPlane) {
+    let (exporter, importer) = (MEMBERS[0], MEMBERS[1]);
+    // The CRDs are there from the start, and reach every member through the policies.
+    for crd in [
+        "serviceexports.multicluster.x-k8s.io",
+        "serviceimports.multicluster.x-k8s.io",
+    ] {
+        plane.kubectl(&["get", "crd", crd]).await;
+    }
+    plane
+        .apply(
+            None,
+            &format!(
+                "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {NS}}}\n---\n{}",
+                crd_policies()
+            ),
+        )
+        .await;
+    for member in MEMBERS {
+        eventually(
+            &format!("the CRDs and namespace in {member}"),
+            || async move {
+                for what in [
+                    "crd/serviceexports.multicluster.x-k8s.io",
+                    "crd/serviceimports.multicluster.x-k8s.io",
+                    &format!("namespace/{NS}"),
+                ] {
+                    plane
+                        .try_kubectl(&["--context", member, "get", what])
+                        .await
+                        .map_err(|e| format!("{what}: {e}"))?;
+                }
+                plane
+                    .try_kubectl(&["--context", member, "-n", NS, "get", "serviceexports"])
+                    .await
+                    .map(|_| ())
+            },
+        )
+        .await;
+    }
+
+    // The workload lives in the exporting member only.
+    plane.apply(Some(exporter), &member_workload()).await;
+    endpoints(plane, Some(exporter), APP, 1).await;
+
+    // Exporting brings its slices to the control plane.
+    plane.apply(None, &export(exporter)).await;
+    endpoints(plane, None, DERIVED, 1).await;
+    let collected = slices(plane, None, DERIVED).await;
+    for (name, _, managed_by) in &collected {
+        assert!(
+            name.starts_with(&format!("imported-{exporter}-{APP}")),
+            "{collected:?}"
+        );
+        assert_eq!(managed_by, "endpointslice-controller.karmada.io");
+    }
+    let reports = plane
+        .kubectl(&[
+            "-n",
+            &format!("karmada-es-{exporter}"),
+            "get",
+            "works",
+            "-l",
+            &format!("endpointslice.karmada.io/name={APP},endpointslice.karmada.io/namespace={NS}"),
+            "-o",
+            "jsonpath={range .items[*]}{.metadata.labels.endpointslice\\.karmada\\.io/managed-by} {.spec.suspendDispatching}{\"\\n\"}{end}",
+        ])
+        .await;
+    assert_eq!(reports.trim(), "ServiceExport true", "{reports}");
+
+    // Importing carries the derived Service and the slices to the importing member.
+    plane.apply(None, &import(importer)).await;
+    endpoints(plane, Some(importer), DERIVED, 1).await;
+    plane
+        .await_events(NS, "ServiceImport", APP, &["SyncDerivedServiceSucceed"])
+        .await;
+    let derived = plane
+        .get(
+            Some(importer),
+            NS,
+            &format!("service/{DERIVED}"),
+            "{.spec.type} {.spec.ports[*].name}",
+        )
+        .await;
+    assert_eq!(derived, "ClusterIP tcp udp");
+
+    // Scaling the exporting Deployment shows in the importing member.
+    plane
+        .kubectl(&[
+            "--context",
+            exporter,
+            "-n",
+            NS,
+            "scale",
+            "deployment",
+            APP,
+            "--replicas=2",
+        ])
+        .await;
+    endpoints(plane, Some(exporter), APP, 2).await;
+    endpoints(plane, None, DERIVED, 2).await;
+    endpoints(plane, Some(importer), DERIVED, 2).await;
+
+    // Karmada's cleanup: the export and the import go, and with them what they made.
+    plane
+        .kubectl(&[
+            "-n",
+            NS,
+            "delete",
+            &format!("serviceexport/{APP}"),
+            &format!("serviceimport/{APP}"),
+        ])
+        .await;
+    eventually("the imported slices leave the control plane", || async {
+        let left = slices(plane, None, DERIVED).await;
+        if left.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{left:?}"))
+        }
+    })
+    .await;
+    eventually("the derived Service leaves the control plane", || async {
+        let left = plane
+            .get(None, NS, &format!("service/{DERIVED}"), "{.metadata.name}")
+            .await;
+        if left.is_empty() { Ok(()) } else { Err(left) }
+    })
+    .await;
+}
