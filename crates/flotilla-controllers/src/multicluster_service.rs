@@ -98,11 +98,20 @@ pub fn clusters_of(
 
 /// Whether a Work's (first) manifest is of `kind`.
 pub fn work_holds(work: &Work, api_version: &str, kind: &str) -> bool {
-    work.spec
-        .workload
-        .values()
-        .iter()
-        .any(|m| m["kind"] == kind && m["apiVersion"].as_str().is_some_and(|v| v == api_version))
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct TypeMeta {
+        #[serde(default)]
+        api_version: String,
+        #[serde(default)]
+        kind: String,
+    }
+    // Most Works hold something else: their text does not even name the kind.
+    work.spec.workload.manifests.iter().any(|m| {
+        m.json().contains(kind)
+            && m.parse::<TypeMeta>()
+                .is_ok_and(|t| t.kind == kind && t.api_version == api_version)
+    })
 }
 
 /// A Work as Karmada's `CreateOrUpdateWork` writes one: the manifest marked as Karmada's
