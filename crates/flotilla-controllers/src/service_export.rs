@@ -41,7 +41,7 @@ use self::api::ServiceExport;
 use crate::manager::{Context, ControllerTask};
 use crate::multicluster_service::collect::{
     MemberWatch, SLICE_SERVICE_LABEL, SliceReporter, listed, managed_by_karmada, managers_of,
-    not_ready, release_slice, report_slice, watch_member,
+    not_ready, release_slice, report_slice, service_of, watch_member,
 };
 use crate::multicluster_service::work_holds;
 
@@ -356,13 +356,7 @@ impl Controller {
         if managed_by_karmada(&slice) {
             return Ok(());
         }
-        let service = slice
-            .metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(SLICE_SERVICE_LABEL))
-            .cloned()
-            .unwrap_or_default();
+        let service = service_of(&slice);
         let exported = !service.is_empty()
             && exports
                 .get(&ObjectRef::new(&service).within(namespace))

@@ -48,6 +48,17 @@ pub const DISPATCHED_BY: &str = "endpointslice-dispatch-controller.karmada.io";
 /// Slices Karmada's (ServiceImport) EndpointSlice controller writes.
 pub const KARMADA_SLICE_CONTROLLER: &str = "endpointslice-controller.karmada.io";
 
+/// The Service a slice belongs to (`kubernetes.io/service-name`; empty when unlabelled).
+pub fn service_of(slice: &EndpointSlice) -> String {
+    slice
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(SLICE_SERVICE_LABEL))
+        .cloned()
+        .unwrap_or_default()
+}
+
 /// Whether Karmada wrote the slice (then it is never reported back).
 pub fn managed_by_karmada(slice: &EndpointSlice) -> bool {
     matches!(
@@ -204,13 +215,7 @@ pub async fn report_slice(
 ) -> Result<(), kube::Error> {
     let namespace = slice.metadata.namespace.clone().unwrap_or_default();
     let name = slice.metadata.name.clone().unwrap_or_default();
-    let service = slice
-        .metadata
-        .labels
-        .as_ref()
-        .and_then(|l| l.get(SLICE_SERVICE_LABEL))
-        .cloned()
-        .unwrap_or_default();
+    let service = service_of(slice);
     let work_name = work_name("EndpointSlice", &name, &namespace);
     let space = execution_space_name(cluster);
     let stored = works.get(&ObjectRef::new(&work_name).within(&space));
@@ -442,13 +447,7 @@ impl Collect {
         if managed_by_karmada(&slice) {
             return Ok(());
         }
-        let service = slice
-            .metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(SLICE_SERVICE_LABEL))
-            .cloned()
-            .unwrap_or_default();
+        let service = service_of(&slice);
         let space = execution_space_name(cluster);
         let exposed = self.works.state().iter().any(|work| {
             let labels = work.metadata.labels.clone().unwrap_or_default();

@@ -6,8 +6,6 @@
 //! MultiClusterService records `EndpointSliceDispatched` and Karmada's events; provider and
 //! consumer changes move the copies; a provider that does not exist is named in an event.
 
-use serde_json::Value;
-
 use crate::support::{ControlPlane, MEMBERS, eventually};
 
 fn manifests(
@@ -46,41 +44,7 @@ async fn slices(
     ns: &str,
     service: &str,
 ) -> Vec<(String, usize, String)> {
-    let out = plane
-        .kubectl(&[
-            "--context",
-            cluster,
-            "-n",
-            ns,
-            "get",
-            "endpointslices",
-            "-l",
-            &format!("kubernetes.io/service-name={service}"),
-            "-o",
-            "json",
-        ])
-        .await;
-    let list: Value = serde_json::from_str(&out).expect("a list");
-    let mut slices: Vec<(String, usize, String)> = list["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|s| {
-            (
-                s["metadata"]["name"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned(),
-                s["endpoints"].as_array().map_or(0, Vec::len),
-                s["metadata"]["labels"]["endpointslice.kubernetes.io/managed-by"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned(),
-            )
-        })
-        .collect();
-    slices.sort();
-    slices
+    plane.endpoint_slices(Some(cluster), ns, service).await
 }
 
 /// Karmada's `checkEndpointSliceWithMultiClusterService`, stricter: every provider that runs

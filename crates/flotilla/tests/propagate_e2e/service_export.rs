@@ -8,58 +8,20 @@
 //! case, deleting the export and the import takes the imported slices and the derived Service
 //! away from the control plane.
 
-use serde_json::Value;
-
 use crate::support::{ControlPlane, MEMBERS, eventually};
 
 const NS: &str = "mcs-export";
 const APP: &str = "hello-x";
 const DERIVED: &str = "derived-hello-x";
 
-/// `(name, endpoints, managed-by)` of the slices labelled `kubernetes.io/service-name=<service>`
-/// in `ns` of the control plane (`None`) or a member.
+/// `(name, endpoints, managed-by)` of the slices of `service` in the namespace of the control
+/// plane (`None`) or a member.
 async fn slices(
     plane: &ControlPlane,
     context: Option<&str>,
     service: &str,
 ) -> Vec<(String, usize, String)> {
-    let selector = format!("kubernetes.io/service-name={service}");
-    let mut args = Vec::new();
-    if let Some(context) = context {
-        args.extend(["--context", context]);
-    }
-    args.extend([
-        "-n",
-        NS,
-        "get",
-        "endpointslices",
-        "-l",
-        &selector,
-        "-o",
-        "json",
-    ]);
-    let out = plane.kubectl(&args).await;
-    let list: Value = serde_json::from_str(&out).expect("a list");
-    let mut found: Vec<(String, usize, String)> = list["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|s| {
-            (
-                s["metadata"]["name"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned(),
-                s["endpoints"].as_array().map_or(0, Vec::len),
-                s["metadata"]["labels"]["endpointslice.kubernetes.io/managed-by"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned(),
-            )
-        })
-        .collect();
-    found.sort();
-    found
+    plane.endpoint_slices(context, NS, service).await
 }
 
 /// Waits until the slices of `service` in `context` hold `want` endpoints in total.

@@ -213,6 +213,54 @@ impl ControlPlane {
         reasons
     }
 
+    /// `(name, endpoints, endpointslice.kubernetes.io/managed-by)` of the EndpointSlices
+    /// labelled `kubernetes.io/service-name=<service>` in `ns` of the control plane (`None`) or
+    /// a member, sorted.
+    pub async fn endpoint_slices(
+        &self,
+        context: Option<&str>,
+        ns: &str,
+        service: &str,
+    ) -> Vec<(String, usize, String)> {
+        let selector = format!("kubernetes.io/service-name={service}");
+        let mut args = Vec::new();
+        if let Some(context) = context {
+            args.extend(["--context", context]);
+        }
+        args.extend([
+            "-n",
+            ns,
+            "get",
+            "endpointslices",
+            "-l",
+            &selector,
+            "-o",
+            "json",
+        ]);
+        let out = self.kubectl(&args).await;
+        let list: serde_json::Value = serde_json::from_str(&out).expect("a list");
+        let mut found: Vec<(String, usize, String)> = list["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|s| {
+                (
+                    s["metadata"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                    s["endpoints"].as_array().map_or(0, Vec::len),
+                    s["metadata"]["labels"]["endpointslice.kubernetes.io/managed-by"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                )
+            })
+            .collect();
+        found.sort();
+        found
+    }
+
     /// Waits until the Events about `kind/name` include every reason of `want`.
     pub async fn await_events(&self, ns: &str, kind: &str, name: &str, want: &[&str]) {
         eventually(
