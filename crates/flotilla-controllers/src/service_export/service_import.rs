@@ -12,7 +12,7 @@ use flotilla_runtime::{Shutdown, WorkQueue};
 use k8s_openapi::api::core::v1::{Service, ServicePort, ServiceSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource as _;
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher::Event as WatchEvent;
 use serde_json::json;
@@ -66,7 +66,7 @@ pub fn derived_service(import: &ServiceImport) -> Service {
 
 /// Whether `existing` already has the type and ports of `desired` (the ports' name, protocol,
 /// port and appProtocol; the API server's defaults aside).
-fn up_to_date(existing: &Service, desired: &Service) -> bool {
+pub(crate) fn up_to_date(existing: &Service, desired: &Service) -> bool {
     let key = |s: &Service| {
         let spec = s.spec.clone().unwrap_or_default();
         let ports: Vec<_> = spec
@@ -99,7 +99,33 @@ pub fn start(context: Context, shutdown: Shutdown) -> ControllerTask {
     Box::pin(run(context, shutdown))
 }
 
+/// Waits until the control plane serves ServiceImports (`up` installs the CRD; a control plane
+/// without it, or whose CRD was deleted, is checked again every few seconds). `false` on
+/// shutdown.
+async fn served(client: &kube::Client, shutdown: &Shutdown) -> bool {
+    let api = Api::<ServiceImport>::all(client.clone());
+    let mut said = false;
+    loop {
+        match api.list_metadata(&ListParams::default().limit(1)).await {
+            Ok(_) => return true,
+            Err(error) => {
+                if !said {
+                    info!(%error, "waiting for ServiceImports to be served");
+                    said = true;
+                }
+            }
+        }
+        tokio::select! {
+            () = shutdown.cancelled() => return false,
+            () = tokio::time::sleep(std::time::Duration::from_secs(5)) => {}
+        }
+    }
+}
+
 async fn run(context: Context, shutdown: Shutdown) {
+    if !served(&context.client, &shutdown).await {
+        return;
+    }
     let imports = context.informers.all::<ServiceImport>();
     let this = Arc::new(Controller {
         client: context.client.clone(),

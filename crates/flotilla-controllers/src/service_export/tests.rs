@@ -175,3 +175,29 @@ fn reports_are_recognised_by_their_managers() {
         );
     assert!(reported_by_export(&work));
 }
+
+#[test]
+fn a_derived_service_with_the_servers_defaults_is_up_to_date() {
+    let import: ServiceImport = serde_json::from_value(json!({
+        "metadata": {"name": "hello", "namespace": "demo"},
+        "spec": {"type": "ClusterSetIP", "ports": [{"name": "tcp", "port": 42}]},
+    }))
+    .expect("an import");
+    let desired = derived_service(&import);
+    let mut stored = desired.clone();
+    let spec = stored.spec.as_mut().expect("a spec");
+    spec.cluster_ip = Some("10.96.0.7".into());
+    spec.session_affinity = Some("None".into());
+    if let Some(ports) = spec.ports.as_mut() {
+        ports[0].protocol = Some("TCP".into());
+        ports[0].target_port =
+            Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(42));
+    }
+    assert!(service_import::up_to_date(&stored, &desired));
+    let mut changed = import.clone();
+    changed.spec.ports[0].port = 43;
+    assert!(!service_import::up_to_date(
+        &stored,
+        &derived_service(&changed)
+    ));
+}
