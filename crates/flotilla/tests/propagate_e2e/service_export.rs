@@ -71,7 +71,7 @@ apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {{nam
 
 fn import(cluster: &str) -> String {
     format!(
-        "apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceImport\nmetadata: {{name: {APP}, namespace: {NS}}}\nspec:\n  type: ClusterSetIP\n  ports: [{{name: tcp, port: 42, protocol: TCP}}, {{name: udp, port: 42, protocol: UDP}}]\n---\n\
+        "apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceImport\nmetadata: {{name: {APP}, namespace: {NS}}}\nspec:\n  type: ClusterSetIP\n  ips: [10.255.0.42]\n  ports: [{{name: tcp, port: 42, protocol: TCP}}, {{name: udp, port: 42, protocol: UDP}}]\n---\n\
 apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {{name: import-{APP}-policy, namespace: {NS}}}\nspec:\n  resourceSelectors: [{{apiVersion: multicluster.x-k8s.io/v1alpha1, kind: ServiceImport, name: {APP}, namespace: {NS}}}]\n  placement: {{clusterAffinity: {{clusterNames: [{cluster}]}}}}\n"
     )
 }
@@ -162,6 +162,18 @@ pub async fn endpoint_slices_follow_the_exporting_deployments_replicas(plane: &C
         )
         .await;
     assert_eq!(derived, "ClusterIP tcp udp");
+    let ingress = plane
+        .get(
+            None,
+            NS,
+            &format!("service/{DERIVED}"),
+            "{.status.loadBalancer.ingress[*].ip}",
+        )
+        .await;
+    assert_eq!(
+        ingress, "10.255.0.42",
+        "the import's IPs in the derived Service's status"
+    );
 
     // Scaling the exporting Deployment shows in the importing member.
     plane
