@@ -40,8 +40,8 @@ use tracing::{info, warn};
 use self::api::ServiceExport;
 use crate::manager::{Context, ControllerTask};
 use crate::multicluster_service::collect::{
-    MemberWatch, SLICE_SERVICE_LABEL, SliceReporter, listed, managed_by_karmada, managers_of,
-    not_ready, release_slice, report_slice, service_of, watch_member,
+    MemberEvent, MemberWatch, SLICE_SERVICE_LABEL, SliceReporter, listed, managed_by_karmada,
+    managers_of, not_ready, release_slice, report_slice, service_of, watch_member,
 };
 use crate::multicluster_service::work_holds;
 
@@ -238,45 +238,47 @@ impl Controller {
             .client(cluster)
             .await
             .map_err(|_| not_ready(cluster))?;
-        let me = Arc::downgrade(self);
-        let name = cluster.to_owned();
         let exports = watch_member(
             Api::<ServiceExport>::all(client.clone()),
             cluster,
-            move |export: &ServiceExport| {
-                let Some(me) = me.upgrade() else {
-                    return false;
-                };
-                me.queue.add(Key::Export(
-                    name.clone(),
-                    export.metadata.namespace.clone().unwrap_or_default(),
-                    export.metadata.name.clone().unwrap_or_default(),
-                ));
-                true
-            },
+            self.handler(cluster, Key::Export),
         );
-        let me = Arc::downgrade(self);
-        let name = cluster.to_owned();
         let slices = watch_member(
             Api::<EndpointSlice>::all(client),
             cluster,
-            move |slice: &EndpointSlice| {
-                let Some(me) = me.upgrade() else {
-                    return false;
-                };
-                me.queue.add(Key::Slice(
-                    name.clone(),
-                    slice.metadata.namespace.clone().unwrap_or_default(),
-                    slice.metadata.name.clone().unwrap_or_default(),
-                ));
-                true
-            },
+            self.handler(cluster, Key::Slice),
         );
         let mut watches = self.watches.lock();
         let entry = watches
             .entry(cluster.to_owned())
             .or_insert(MemberWatches { exports, slices });
         Ok((entry.exports.store.clone(), entry.slices.store.clone()))
+    }
+
+    /// A member watch's handler: each object changed is queued as `key(cluster, namespace,
+    /// name)`; a relist queues the cluster, whose reports are all checked again (objects
+    /// deleted while the watch was down have no event of their own).
+    fn handler<K: kube::Resource>(
+        self: &Arc<Self>,
+        cluster: &str,
+        key: fn(String, String, String) -> Key,
+    ) -> impl Fn(MemberEvent<'_, K>) -> bool + Send + 'static {
+        let me = Arc::downgrade(self);
+        let cluster = cluster.to_owned();
+        move |event| {
+            let Some(me) = me.upgrade() else {
+                return false;
+            };
+            match event {
+                MemberEvent::Changed(object) => me.queue.add(key(
+                    cluster.clone(),
+                    object.meta().namespace.clone().unwrap_or_default(),
+                    object.meta().name.clone().unwrap_or_default(),
+                )),
+                MemberEvent::Relisted => me.queue.add(Key::Cluster(cluster.clone())),
+            }
+            true
+        }
     }
 
     fn stores(&self, cluster: &str) -> Option<(Store<ServiceExport>, Store<EndpointSlice>)> {

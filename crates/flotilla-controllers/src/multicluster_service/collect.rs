@@ -108,12 +108,22 @@ where
     }
 }
 
-/// Watches `api` of member `cluster` into a cache; `changed` is called with every object
-/// created, changed or deleted (after the cache took it in). Errors are retried after a second.
+/// What a member watch tells its handler.
+#[derive(Debug)]
+pub enum MemberEvent<'a, K> {
+    /// An object was created, changed or deleted (the cache has taken it in).
+    Changed(&'a K),
+    /// The cache was (re)listed: objects deleted while the watch was down are gone from it
+    /// without an event of their own.
+    Relisted,
+}
+
+/// Watches `api` of member `cluster` into a cache, telling `handle` of every change (it
+/// returns `false` to stop the watch). Errors are retried after a second.
 pub fn watch_member<K>(
     api: Api<K>,
     cluster: &str,
-    changed: impl Fn(&K) -> bool + Send + 'static,
+    handle: impl Fn(MemberEvent<'_, K>) -> bool + Send + 'static,
 ) -> MemberWatch<K>
 where
     K: kube::Resource
@@ -131,16 +141,19 @@ where
     let task = tokio::spawn(async move {
         let mut stream = std::pin::pin!(stream);
         while let Some(event) = stream.next().await {
-            let object = match event {
-                Ok(WatchEvent::Apply(o) | WatchEvent::InitApply(o) | WatchEvent::Delete(o)) => o,
-                Ok(_) => continue,
+            let go_on = match event {
+                Ok(WatchEvent::Apply(o) | WatchEvent::InitApply(o) | WatchEvent::Delete(o)) => {
+                    handle(MemberEvent::Changed(&o))
+                }
+                Ok(WatchEvent::InitDone) => handle(MemberEvent::Relisted),
+                Ok(WatchEvent::Init) => true,
                 Err(error) => {
                     warn!(cluster = %name, %error, "member watch failed; retrying");
                     tokio::time::sleep(Duration::from_secs(1)).await;
-                    continue;
+                    true
                 }
             };
-            if !changed(&object) {
+            if !go_on {
                 return;
             }
         }
@@ -404,9 +417,13 @@ impl Collect {
                 let watch = watch_member(
                     Api::<EndpointSlice>::all(client),
                     cluster,
-                    move |slice: &EndpointSlice| {
+                    move |event: MemberEvent<'_, EndpointSlice>| {
                         let Some(me) = me.upgrade() else {
                             return false;
+                        };
+                        // A relist finds what the markers want again when they next change.
+                        let MemberEvent::Changed(slice) = event else {
+                            return true;
                         };
                         me.queue.add(Key::Slice(
                             name.clone(),
