@@ -5,8 +5,9 @@
 //! the control plane as `imported-<cluster>-<slice>` of Service `derived-<name>`; a ServiceImport
 //! propagated to the second member carries the derived Service and those slices there; scaling
 //! the first member's Deployment shows in the second member's slices. Then, beyond Karmada's
-//! case, deleting the export and the import takes the imported slices and the derived Service
-//! away from the control plane.
+//! case: the exported Service deleted in the first member takes its copies away (and brings
+//! them back when created again), and deleting the export and the import takes the imported
+//! slices and the derived Service away from the control plane.
 
 use crate::support::{ControlPlane, MEMBERS, eventually};
 
@@ -191,6 +192,36 @@ pub async fn endpoint_slices_follow_the_exporting_deployments_replicas(plane: &C
     endpoints(plane, Some(exporter), APP, 2).await;
     endpoints(plane, None, DERIVED, 2).await;
     endpoints(plane, Some(importer), DERIVED, 2).await;
+
+    // Beyond Karmada's case: the exported Service's slice goes from the exporting member, and
+    // its copies from the control plane and the importing member; a new Service brings them back.
+    plane
+        .kubectl(&[
+            "--context",
+            exporter,
+            "-n",
+            NS,
+            "delete",
+            &format!("service/{APP}"),
+        ])
+        .await;
+    for context in [None, Some(importer)] {
+        eventually(
+            "the imported slices follow the member's slice away",
+            || async move {
+                let left = slices(plane, context, DERIVED).await;
+                if left.is_empty() {
+                    Ok(())
+                } else {
+                    Err(format!("{context:?}: {left:?}"))
+                }
+            },
+        )
+        .await;
+    }
+    // (Applied again, the Deployment is back to one replica.)
+    plane.apply(Some(exporter), &member_workload()).await;
+    endpoints(plane, Some(importer), DERIVED, 1).await;
 
     // Karmada's cleanup: the export and the import go, and with them what they made.
     plane
