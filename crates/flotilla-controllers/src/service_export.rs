@@ -64,6 +64,9 @@ pub const REPORTER: SliceReporter = SliceReporter {
     finalizer: ENDPOINT_SLICE_FINALIZER,
 };
 
+/// How often every watched cluster's reports are checked against its slices.
+const RESYNC: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// `derived-<name>` (Karmada's `GenerateDerivedServiceName`).
 pub fn derived_service_name(service: &str) -> String {
     format!("derived-{service}")
@@ -128,7 +131,9 @@ async fn run(context: Context, shutdown: Shutdown) {
         if let WatchEvent::Apply(work) | WatchEvent::InitApply(work) = event
             && applied_export(work)
             && let Ok(cluster) = cluster_name(work.metadata.namespace.as_deref().unwrap_or(""))
+            && !me.watches.lock().contains_key(cluster)
         {
+            // Once watched, the member's own events (and relists) drive everything.
             me.queue.add(Key::Cluster(cluster.to_owned()));
         }
     });
@@ -172,6 +177,19 @@ async fn run(context: Context, shutdown: Shutdown) {
         },
         |key, error: &kube::Error| warn!(?key, %error, "syncing ServiceExport slices failed"),
     );
+    // A safety net for what events alone may leave behind (a report written again from a slice
+    // that was going away while its export was checked): every watched cluster's reports are
+    // checked against its slices now and then.
+    let me = this.clone();
+    tasks.spawn(async move {
+        loop {
+            tokio::time::sleep(RESYNC).await;
+            let clusters: Vec<String> = me.watches.lock().keys().cloned().collect();
+            for cluster in clusters {
+                me.queue.add(Key::Cluster(cluster));
+            }
+        }
+    });
     info!("service export controller running");
     shutdown.cancelled().await;
     this.queue.shut_down();
@@ -327,6 +345,13 @@ impl Controller {
                     continue;
                 }
                 let slice_name = slice.metadata.name.clone().unwrap_or_default();
+                // Gone meanwhile (its own event withdraws the report): not written again.
+                if slices
+                    .get(&ObjectRef::new(&slice_name).within(namespace))
+                    .is_none()
+                {
+                    continue;
+                }
                 current.insert(work_name("EndpointSlice", &slice_name, namespace));
                 report_slice(&self.client, &self.works, &REPORTER, cluster, &slice).await?;
             }
