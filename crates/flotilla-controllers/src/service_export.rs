@@ -148,12 +148,12 @@ async fn run(context: Context, shutdown: Shutdown) {
             WatchEvent::Apply(c) if !crate::execution::is_ready(c) => {
                 me.watches.lock().remove(c.name());
             }
-            WatchEvent::Apply(c) => {
+            WatchEvent::Apply(c) if !me.watches.lock().contains_key(c.name()) => {
                 let space = execution_space_name(c.name());
                 let exported = me.works.state().iter().any(|w| {
                     w.metadata.namespace.as_deref() == Some(space.as_str()) && applied_export(w)
                 });
-                if exported && !me.watches.lock().contains_key(c.name()) {
+                if exported {
                     me.queue.add(Key::Cluster(c.name().to_owned()));
                 }
             }
