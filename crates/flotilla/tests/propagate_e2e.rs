@@ -72,6 +72,7 @@ async fn alpha_features_through_up_demo() {
         mcs::empty_lists_mean_every_cluster(&plane),
         multi_template::multi_template_workloads_go_to_one_cluster_with_their_components(&plane),
         multi_template::a_federated_quota_counts_a_flink_deployments_components(&plane),
+        service_export::a_slice_exported_both_ways_is_reported_once(&plane),
     );
 }
 

@@ -121,7 +121,7 @@ async fn dispatched(plane: &ControlPlane, ns: &str, name: &str) {
     .await;
 }
 
-async fn exposed(
+pub(crate) async fn exposed(
     plane: &ControlPlane,
     ns: &str,
     app: &str,

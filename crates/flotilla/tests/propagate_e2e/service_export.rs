@@ -25,6 +25,62 @@ async fn slices(
     plane.endpoint_slices(context, NS, service).await
 }
 
+/// The CRDs propagated to every member by ClusterPropagationPolicies, and namespace `ns`
+/// created; waits until every member serves ServiceExports in it.
+async fn crds_on_members(plane: &ControlPlane, ns: &str) {
+    plane
+        .apply(
+            None,
+            &format!(
+                "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}}}\n---\n{}",
+                crd_policies()
+            ),
+        )
+        .await;
+    for member in MEMBERS {
+        eventually(
+            &format!("the CRDs and namespace {ns} in {member}"),
+            || async move {
+                for what in [
+                    "crd/serviceexports.multicluster.x-k8s.io",
+                    "crd/serviceimports.multicluster.x-k8s.io",
+                    &format!("namespace/{ns}"),
+                ] {
+                    plane
+                        .try_kubectl(&["--context", member, "get", what])
+                        .await
+                        .map_err(|e| format!("{what}: {e}"))?;
+                }
+                plane
+                    .try_kubectl(&["--context", member, "-n", ns, "get", "serviceexports"])
+                    .await
+                    .map(|_| ())
+            },
+        )
+        .await;
+    }
+}
+
+/// `managed-by` of the reports of Service `ns/app` in `cluster`'s execution namespace (the
+/// Works whose slice belongs to it), comma-separated.
+async fn reports(plane: &ControlPlane, cluster: &str, ns: &str, app: &str) -> String {
+    plane
+        .kubectl(&[
+            "-n",
+            &format!("karmada-es-{cluster}"),
+            "get",
+            "works",
+            "-o",
+            "jsonpath={range .items[*]}{.metadata.labels.endpointslice\\.karmada\\.io/managed-by} {.spec.workload.manifests[0].metadata.labels.kubernetes\\.io/service-name} {.spec.workload.manifests[0].metadata.namespace}{\"\\n\"}{end}",
+        ])
+        .await
+        .lines()
+        .filter(|l| l.ends_with(&format!(" {app} {ns}")))
+        .map(|l| l.split(' ').next().unwrap_or_default().to_owned())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// Waits until the slices of `service` in `context` hold `want` endpoints in total.
 async fn endpoints(plane: &ControlPlane, context: Option<&str>, service: &str, want: usize) {
     let place = context.unwrap_or("the control plane");
@@ -63,10 +119,10 @@ apiVersion: v1\nkind: Service\nmetadata: {{name: {APP}, namespace: {NS}}}\nspec:
     )
 }
 
-fn export(cluster: &str) -> String {
+fn export(ns: &str, app: &str, cluster: &str) -> String {
     format!(
-        "apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceExport\nmetadata: {{name: {APP}, namespace: {NS}}}\n---\n\
-apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {{name: export-{APP}-policy, namespace: {NS}}}\nspec:\n  resourceSelectors: [{{apiVersion: multicluster.x-k8s.io/v1alpha1, kind: ServiceExport, name: {APP}, namespace: {NS}}}]\n  placement: {{clusterAffinity: {{clusterNames: [{cluster}]}}}}\n"
+        "apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceExport\nmetadata: {{name: {app}, namespace: {ns}}}\n---\n\
+apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {{name: export-{app}-policy, namespace: {ns}}}\nspec:\n  resourceSelectors: [{{apiVersion: multicluster.x-k8s.io/v1alpha1, kind: ServiceExport, name: {app}, namespace: {ns}}}]\n  placement: {{clusterAffinity: {{clusterNames: [{cluster}]}}}}\n"
     )
 }
 
@@ -87,44 +143,14 @@ pub async fn endpoint_slices_follow_the_exporting_deployments_replicas(plane: &C
     ] {
         plane.kubectl(&["get", "crd", crd]).await;
     }
-    plane
-        .apply(
-            None,
-            &format!(
-                "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {NS}}}\n---\n{}",
-                crd_policies()
-            ),
-        )
-        .await;
-    for member in MEMBERS {
-        eventually(
-            &format!("the CRDs and namespace in {member}"),
-            || async move {
-                for what in [
-                    "crd/serviceexports.multicluster.x-k8s.io",
-                    "crd/serviceimports.multicluster.x-k8s.io",
-                    &format!("namespace/{NS}"),
-                ] {
-                    plane
-                        .try_kubectl(&["--context", member, "get", what])
-                        .await
-                        .map_err(|e| format!("{what}: {e}"))?;
-                }
-                plane
-                    .try_kubectl(&["--context", member, "-n", NS, "get", "serviceexports"])
-                    .await
-                    .map(|_| ())
-            },
-        )
-        .await;
-    }
+    crds_on_members(plane, NS).await;
 
     // The workload lives in the exporting member only.
     plane.apply(Some(exporter), &member_workload()).await;
     endpoints(plane, Some(exporter), APP, 1).await;
 
     // Exporting brings its slices to the control plane.
-    plane.apply(None, &export(exporter)).await;
+    plane.apply(None, &export(NS, APP, exporter)).await;
     endpoints(plane, None, DERIVED, 1).await;
     let collected = slices(plane, None, DERIVED).await;
     for (name, _, managed_by) in &collected {
@@ -134,19 +160,8 @@ pub async fn endpoint_slices_follow_the_exporting_deployments_replicas(plane: &C
         );
         assert_eq!(managed_by, "endpointslice-controller.karmada.io");
     }
-    let reports = plane
-        .kubectl(&[
-            "-n",
-            &format!("karmada-es-{exporter}"),
-            "get",
-            "works",
-            "-l",
-            &format!("endpointslice.karmada.io/name={APP},endpointslice.karmada.io/namespace={NS}"),
-            "-o",
-            "jsonpath={range .items[*]}{.metadata.labels.endpointslice\\.karmada\\.io/managed-by} {.spec.suspendDispatching}{\"\\n\"}{end}",
-        ])
-        .await;
-    assert_eq!(reports.trim(), "ServiceExport true", "{reports}");
+    let reported = reports(plane, exporter, NS, APP).await;
+    assert_eq!(reported, "ServiceExport", "the reports' managed-by");
 
     // Importing carries the derived Service and the slices to the importing member.
     plane.apply(None, &import(importer)).await;
@@ -249,4 +264,49 @@ pub async fn endpoint_slices_follow_the_exporting_deployments_replicas(plane: &C
         if left.is_empty() { Ok(()) } else { Err(left) }
     })
     .await;
+}
+
+/// A Service both exposed by a CrossCluster MultiClusterService and exported (needs gate
+/// `MultiClusterService`): its slice is reported once, `managed-by` naming both features; the
+/// MultiClusterService's copies and the control plane's imports both follow it; deleting the
+/// ServiceExport withdraws only its share (the imports go, the copies stay).
+pub async fn a_slice_exported_both_ways_is_reported_once(plane: &ControlPlane) {
+    let (ns, app) = ("mcs-both", "mcs-both");
+    let (provider, consumer) = (MEMBERS[0], MEMBERS[1]);
+    crate::mcs::exposed(plane, ns, app, &[provider], &[provider], &[consumer]).await;
+    crds_on_members(plane, ns).await;
+    plane.apply(None, &export(ns, app, provider)).await;
+    let derived = format!("derived-{app}");
+    eventually("one report managed by both features", || async {
+        let reported = reports(plane, provider, ns, app).await;
+        let imported = plane.endpoint_slices(None, ns, &derived).await;
+        if reported == "MultiClusterService.ServiceExport" && !imported.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("reports: {reported}; imported: {imported:?}"))
+        }
+    })
+    .await;
+    plane
+        .kubectl(&["-n", ns, "delete", &format!("serviceexport/{app}")])
+        .await;
+    eventually("the MultiClusterService's share kept alone", || async {
+        let reported = reports(plane, provider, ns, app).await;
+        let imported = plane.endpoint_slices(None, ns, &derived).await;
+        if reported == "MultiClusterService" && imported.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("reports: {reported}; imported: {imported:?}"))
+        }
+    })
+    .await;
+    let copies = plane.endpoint_slices(Some(consumer), ns, app).await;
+    assert!(
+        copies
+            .iter()
+            .any(|(name, n, by)| name.starts_with(&format!("{provider}-"))
+                && *n > 0
+                && by == "endpointslice-dispatch-controller.karmada.io"),
+        "the consumer keeps its copy: {copies:?}"
+    );
 }
