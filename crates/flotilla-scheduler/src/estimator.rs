@@ -251,38 +251,11 @@ pub fn general_max_sets(figures: &SummaryFigures, components: &[Component]) -> i
     if !figures.present || figures.allowed_pods <= 0 {
         return 0;
     }
-    let pods_per_set: i64 = components
-        .iter()
-        .map(|c| i64::from(c.replicas.max(0)))
-        .sum();
+    let (pods_per_set, per_set) = crate::assume::demands(components);
     if pods_per_set == 0 {
         return to_i32(figures.allowed_pods);
     }
     let mut sets = figures.allowed_pods / pods_per_set;
-    let mut per_set: BTreeMap<String, i64> = BTreeMap::new();
-    for component in components {
-        let request = component
-            .replica_requirements
-            .as_ref()
-            .and_then(|r| r.get("resourceRequest"))
-            .and_then(serde_json::Value::as_object);
-        for (name, quantity) in request.into_iter().flatten() {
-            let Some(quantity) = quantity
-                .as_str()
-                .and_then(|q| flotilla_api::Quantity::parse(q).ok())
-            else {
-                continue;
-            };
-            let amount = if name == "cpu" {
-                quantity.as_milli().unwrap_or(i64::MAX)
-            } else {
-                quantity.as_i64().unwrap_or(i64::MAX)
-            };
-            let entry = per_set.entry(name.clone()).or_default();
-            *entry =
-                entry.saturating_add(amount.saturating_mul(i64::from(component.replicas.max(0))));
-        }
-    }
     for (name, need) in &per_set {
         if *need <= 0 {
             continue;
