@@ -46,6 +46,9 @@ use crate::manager::{Context, ControllerTask};
 use crate::resources::{ResolveError, Resources};
 
 mod attached;
+mod dependents;
+
+use dependents::{BindingKey, Dependents};
 
 pub use attached::{
     InheritedPolicy, controlled_by_other, depended_by_label, inherit_policy, with_required_by,
@@ -104,84 +107,6 @@ const DEPENDENCY_KINDS: [(&str, &str, &str); 6] = [
     ("", "Service", "services"),
     ("discovery.k8s.io", "EndpointSlice", "endpointslices"),
 ];
-
-/// `(kind, namespace, name)` of a dependency.
-type DependencyKey = (String, String, String);
-/// `(namespace, name)` of an independent binding.
-type BindingKey = (String, String);
-
-/// Which independent bindings want which dependencies, both ways: when a dependency appears or
-/// changes, its bindings are distributed again (Karmada's distributor does the same from its
-/// resource event handler).
-#[derive(Default)]
-struct Dependents {
-    by_dependency: HashMap<DependencyKey, BTreeSet<BindingKey>>,
-    by_binding: HashMap<BindingKey, Vec<DependencyKey>>,
-    /// Dependencies picked by label: binding → (kind, namespace, selector).
-    selectors: HashMap<BindingKey, Vec<(String, String, LabelSelector)>>,
-}
-
-impl Dependents {
-    /// Records that `binding` wants exactly `wanted` (none: forgets it).
-    fn set(&mut self, binding: &BindingKey, wanted: Vec<DependencyKey>) {
-        for old in self.by_binding.remove(binding).unwrap_or_default() {
-            if let Some(set) = self.by_dependency.get_mut(&old) {
-                set.remove(binding);
-                if set.is_empty() {
-                    self.by_dependency.remove(&old);
-                }
-            }
-        }
-        for dependency in &wanted {
-            self.by_dependency
-                .entry(dependency.clone())
-                .or_default()
-                .insert(binding.clone());
-        }
-        if !wanted.is_empty() {
-            self.by_binding.insert(binding.clone(), wanted);
-        }
-    }
-
-    /// The bindings that want `dependency`.
-    fn of(&self, dependency: &DependencyKey) -> Vec<BindingKey> {
-        self.by_dependency
-            .get(dependency)
-            .map(|set| set.iter().cloned().collect())
-            .unwrap_or_default()
-    }
-
-    /// Records the label-selected dependencies of `binding` (none: forgets them).
-    fn set_selectors(
-        &mut self,
-        binding: &BindingKey,
-        selectors: Vec<(String, String, LabelSelector)>,
-    ) {
-        if selectors.is_empty() {
-            self.selectors.remove(binding);
-        } else {
-            self.selectors.insert(binding.clone(), selectors);
-        }
-    }
-
-    /// The bindings with a selector of `kind` in `namespace` matching `labels`.
-    fn selecting(
-        &self,
-        kind: &str,
-        namespace: &str,
-        labels: &std::collections::BTreeMap<String, String>,
-    ) -> Vec<BindingKey> {
-        self.selectors
-            .iter()
-            .filter(|(_, selectors)| {
-                selectors.iter().any(|(k, ns, selector)| {
-                    k == kind && ns == namespace && selector.matches(labels)
-                })
-            })
-            .map(|(binding, _)| binding.clone())
-            .collect()
-    }
-}
 
 struct Distributor {
     client: kube::Client,
@@ -338,7 +263,7 @@ impl Distributor {
                 .get(&ObjectRef::new(&binding_name(kind, &name)).within(&namespace))
             {
                 let dependents = self.dependents.lock();
-                for binding in dependents.selectors.keys() {
+                for binding in dependents.with_selectors() {
                     let label = depended_by_label(&binding.0, &binding.1);
                     if attached
                         .metadata
@@ -828,46 +753,4 @@ fn key_of(meta: &ObjectMeta) -> (String, String) {
         meta.namespace.clone().unwrap_or_default(),
         meta.name.clone().unwrap_or_default(),
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn label_selected_dependencies_find_their_bindings() {
-        let mut dependents = Dependents::default();
-        let binding = ("demo".to_owned(), "hello-serviceimport".to_owned());
-        let selector = LabelSelector::parse("kubernetes.io/service-name=derived-hello").unwrap();
-        dependents.set_selectors(
-            &binding,
-            vec![("EndpointSlice".into(), "demo".into(), selector)],
-        );
-        let labels = [(
-            "kubernetes.io/service-name".to_owned(),
-            "derived-hello".to_owned(),
-        )]
-        .into();
-        assert_eq!(
-            dependents.selecting("EndpointSlice", "demo", &labels),
-            vec![binding.clone()]
-        );
-        assert!(
-            dependents
-                .selecting("EndpointSlice", "other", &labels)
-                .is_empty()
-        );
-        assert!(dependents.selecting("Service", "demo", &labels).is_empty());
-        assert!(
-            dependents
-                .selecting("EndpointSlice", "demo", &Default::default())
-                .is_empty()
-        );
-        dependents.set_selectors(&binding, Vec::new());
-        assert!(
-            dependents
-                .selecting("EndpointSlice", "demo", &labels)
-                .is_empty()
-        );
-    }
 }

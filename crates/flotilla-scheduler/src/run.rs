@@ -8,9 +8,10 @@
 //! Beyond Karmada: a binding that was unschedulable for lack of capacity is retried as soon as
 //! any cluster's status changes (Karmada waits up to five minutes, karmada-io/karmada#4434).
 
+mod assumed;
 pub mod extensions;
 pub mod members;
-pub mod metrics;
+mod metrics;
 mod peers;
 pub mod status;
 mod watch;
@@ -139,16 +140,6 @@ fn drop_aggregated_status(status: Option<&mut ResourceBindingStatus>) {
     if let Some(status) = status {
         status.aggregated_status = Vec::new();
     }
-}
-
-/// The clusters whose aggregated status reports the workload Healthy.
-fn healthy_clusters(status: Option<&ResourceBindingStatus>) -> std::collections::BTreeSet<String> {
-    status
-        .into_iter()
-        .flat_map(|s| &s.aggregated_status)
-        .filter(|item| item.health == "Healthy")
-        .map(|item| item.cluster_name.clone())
-        .collect()
 }
 
 /// The status of a binding that has none yet.
@@ -297,7 +288,7 @@ impl Scheduler {
                 name: b.metadata.name.clone().unwrap_or_default(),
             },
             |b: &mut ResourceBinding| drop_aggregated_status(b.status.as_mut()),
-            |b: &ResourceBinding| healthy_clusters(b.status.as_ref()),
+            |b: &ResourceBinding| assumed::healthy_clusters(b.status.as_ref()),
         )));
         tasks.push(tokio::spawn(self.clone().watch_bindings(
             Api::<ClusterResourceBinding>::all(self.client.clone()),
@@ -306,7 +297,7 @@ impl Scheduler {
                 name: b.metadata.name.clone().unwrap_or_default(),
             },
             |b: &mut ClusterResourceBinding| drop_aggregated_status(b.status.as_mut()),
-            |b: &ClusterResourceBinding| healthy_clusters(b.status.as_ref()),
+            |b: &ClusterResourceBinding| assumed::healthy_clusters(b.status.as_ref()),
         )));
         tasks.push(tokio::spawn(
             self.clone()
@@ -507,12 +498,7 @@ impl Scheduler {
             lock(&self.assigning).peers(&self.bindings, namespace, name, groups)
         });
         let started = Instant::now();
-        let assumed = self.config.overcommit_protection.then(|| {
-            lock(&self.assumptions).by_cluster(
-                snapshot.clusters().map(|c| c.name()),
-                tokio::time::Instant::now(),
-            )
-        });
+        let assumed = self.assumed_by_cluster(&snapshot);
         let result = {
             // Estimator trait objects are not Sync: the options never live across an await.
             let accurate = self.config.members.as_ref().map(|m| m.estimator());
@@ -588,22 +574,7 @@ impl Scheduler {
                     }
                     Err(error) => return Err(error),
                 };
-                if self.config.overcommit_protection {
-                    let shape = crate::assume::WorkloadShape {
-                        name: &binding.spec.resource.name,
-                        namespace: &binding.spec.resource.namespace,
-                        replicas: binding.spec.replicas,
-                        requirements: binding.spec.replica_requirements.as_ref(),
-                        components: &binding.spec.components,
-                    };
-                    lock(&self.assumptions).record_schedule(
-                        &key.to_string(),
-                        &shape,
-                        &binding.spec.clusters,
-                        &result.clusters,
-                        tokio::time::Instant::now(),
-                    );
-                }
+                self.assume_placed(key, binding.spec, &result.clusters);
                 let outcome = Outcome {
                     status: true,
                     reason: REASON_SUCCESS.to_owned(),

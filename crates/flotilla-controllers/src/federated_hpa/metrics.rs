@@ -299,32 +299,16 @@ impl Controller {
                     },
                 })
             }
-            "Pods" => {
-                let name = spec
-                    .pods
-                    .as_ref()
-                    .map(|p| p.metric.name.clone())
-                    .unwrap_or_default();
-                let message = format!("unable to get metric {name}: {NO_CUSTOM_METRICS}");
-                Err(Invalid {
-                    reason: "FailedGetPodsMetric".into(),
-                    error: format!("failed to get pods metric value: {message}"),
-                    message,
-                })
-            }
-            "Object" => {
-                let name = spec
-                    .object
-                    .as_ref()
-                    .map(|o| o.metric.name.clone())
-                    .unwrap_or_default();
-                let message = format!("unable to get metric {name}: {NO_CUSTOM_METRICS}");
-                Err(Invalid {
-                    reason: "FailedGetObjectMetric".into(),
-                    error: format!("failed to get object metric value: {message}"),
-                    message,
-                })
-            }
+            "Pods" => Err(no_custom_metrics(
+                "pods",
+                "Pods",
+                spec.pods.as_ref().map(|p| p.metric.name.as_str()),
+            )),
+            "Object" => Err(no_custom_metrics(
+                "object",
+                "Object",
+                spec.object.as_ref().map(|o| o.metric.name.as_str()),
+            )),
             other => Err(unknown(other)),
         }
     }
@@ -406,6 +390,19 @@ impl Controller {
                 value: None,
             },
         ))
+    }
+}
+
+/// A `Pods` or `Object` metric: there is no custom metrics API to ask.
+fn no_custom_metrics(what: &str, kind: &str, name: Option<&str>) -> Invalid {
+    let message = format!(
+        "unable to get metric {}: {NO_CUSTOM_METRICS}",
+        name.unwrap_or_default()
+    );
+    Invalid {
+        reason: format!("FailedGet{kind}Metric"),
+        error: format!("failed to get {what} metric value: {message}"),
+        message,
     }
 }
 

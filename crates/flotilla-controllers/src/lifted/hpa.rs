@@ -552,46 +552,38 @@ fn change_in_period(events: &[ScaleEvent], period_seconds: i32, now: Timestamp) 
 
 /// The most replicas the scale-up policies allow now (`calculateScaleUpLimitWithScalingRules`).
 pub fn scale_up_limit(current: i32, history: &History, rules: &Rules, now: Timestamp) -> i32 {
-    if rules.select_policy == "Disabled" {
-        return current;
-    }
-    let min_change = rules.select_policy == "Min";
-    let mut result = if min_change { i32::MAX } else { i32::MIN };
-    for policy in &rules.policies {
-        let added = change_in_period(&history.scale_ups, policy.period_seconds, now);
-        let removed = change_in_period(&history.scale_downs, policy.period_seconds, now);
-        let start = current - added + removed;
-        let proposed = match policy.kind.as_str() {
-            "Pods" => start + policy.value,
-            "Percent" => (f64::from(start) * (1.0 + f64::from(policy.value) / 100.0)).ceil() as i32,
-            _ => continue,
-        };
-        result = if min_change {
-            result.min(proposed)
-        } else {
-            result.max(proposed)
-        };
-    }
-    result
+    policy_limit(current, history, rules, now, true)
 }
 
 /// The fewest replicas the scale-down policies allow now (`calculateScaleDownLimitWithBehaviors`).
 pub fn scale_down_limit(current: i32, history: &History, rules: &Rules, now: Timestamp) -> i32 {
+    policy_limit(current, history, rules, now, false)
+}
+
+/// Each policy proposes a count from the replicas at the start of its period (`Pods`: ± the
+/// value; `Percent`: × (1 ± value %), rounded up when growing, truncated when shrinking);
+/// `Max` keeps the largest change (highest up, lowest down), `Min` the smallest, `Disabled`
+/// none.
+fn policy_limit(current: i32, history: &History, rules: &Rules, now: Timestamp, up: bool) -> i32 {
     if rules.select_policy == "Disabled" {
         return current;
     }
-    let min_change = rules.select_policy == "Min";
-    let mut result = if min_change { i32::MIN } else { i32::MAX };
+    // The larger change is the higher count up and the lower count down.
+    let pick_higher = (rules.select_policy == "Min") != up;
+    let mut result = if pick_higher { i32::MIN } else { i32::MAX };
     for policy in &rules.policies {
         let added = change_in_period(&history.scale_ups, policy.period_seconds, now);
         let removed = change_in_period(&history.scale_downs, policy.period_seconds, now);
-        let start = current - added + removed;
-        let proposed = match policy.kind.as_str() {
-            "Pods" => start - policy.value,
-            "Percent" => (f64::from(start) * (1.0 - f64::from(policy.value) / 100.0)) as i32,
+        let start = f64::from(current - added + removed);
+        let value = f64::from(policy.value);
+        let proposed = match (policy.kind.as_str(), up) {
+            ("Pods", true) => start + value,
+            ("Pods", false) => start - value,
+            ("Percent", true) => (start * (1.0 + value / 100.0)).ceil(),
+            ("Percent", false) => (start * (1.0 - value / 100.0)).trunc(),
             _ => continue,
-        };
-        result = if min_change {
+        } as i32;
+        result = if pick_higher {
             result.max(proposed)
         } else {
             result.min(proposed)

@@ -43,8 +43,7 @@ impl Scheduler {
         let me = self.clone();
         let watch = watcher::watcher(api, watcher::Config::default()).modify(move |object| {
             if me.config.overcommit_protection {
-                let key = key_of(object).to_string();
-                lock(&me.assumptions).observe_health(&key, healthy(object));
+                me.observe_health(&key_of(object), healthy(object));
             }
             let meta = object.meta_mut();
             meta.managed_fields = None;
@@ -94,9 +93,7 @@ impl Scheduler {
     }
 
     fn binding_gone(&self, key: &BindingKey) {
-        if self.config.overcommit_protection {
-            lock(&self.assumptions).release(&key.to_string());
-        }
+        self.forget_assumed(key);
         lock(&self.generations).remove(key);
         lock(&self.unschedulable).remove(key);
         self.queue.forget(key);
