@@ -11,7 +11,7 @@
 mod assumed;
 pub mod extensions;
 pub mod members;
-mod metrics;
+pub mod metrics;
 mod peers;
 pub mod status;
 mod watch;
