@@ -3,6 +3,12 @@
 //! for kube-apiserver's connect subresources) has the request handed to the injected
 //! [`ClusterProxy`], which forwards it to the member. This crate knows nothing of members: the
 //! binary injects the implementation with [`crate::Builder::cluster_proxy`].
+//!
+//! Upgrades (`kubectl exec`/`attach`/`port-forward` through the proxy: WebSocket, or SPDY for
+//! older clients) pass through as kube-apiserver's upgrade-aware proxy passes them: the request
+//! keeps its `Connection: Upgrade` and `Upgrade` headers, and when the member answers
+//! `101 Switching Protocols` the caller's connection and the member's are spliced byte for byte
+//! until either side closes.
 
 use std::fmt;
 use std::future::Future;
@@ -12,8 +18,10 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::response::Response;
-use http::Method;
+use http::{Method, StatusCode};
 use http_body_util::BodyExt as _;
+use hyper::upgrade::OnUpgrade;
+use hyper_util::rt::TokioIo;
 
 use crate::auth::authn::UserInfo;
 use crate::auth::authz::{RequestAttributes, forbidden_error};
@@ -63,13 +71,36 @@ pub(crate) fn verb(method: &Method) -> String {
     }
 }
 
+/// Copies bytes both ways between the caller's upgraded connection and the member's until
+/// either side closes.
+async fn splice(cluster: String, caller: OnUpgrade, member: OnUpgrade) {
+    let (caller, member) = tokio::join!(caller, member);
+    match (caller, member) {
+        (Ok(caller), Ok(member)) => {
+            let mut caller = TokioIo::new(caller);
+            let mut member = TokioIo::new(member);
+            match tokio::io::copy_bidirectional(&mut caller, &mut member).await {
+                Ok((up, down)) => {
+                    tracing::debug!(%cluster, up, down, "cluster proxy: upgraded stream closed");
+                }
+                Err(error) => {
+                    tracing::debug!(%cluster, %error, "cluster proxy: upgraded stream ended");
+                }
+            }
+        }
+        (Err(error), _) | (_, Err(error)) => {
+            tracing::debug!(%cluster, %error, "cluster proxy: upgrade failed");
+        }
+    }
+}
+
 /// Authorizes and forwards one proxy request.
 pub(crate) async fn serve(
     server: &ApiServer,
     user: &UserInfo,
     cluster: &str,
     member_path: &str,
-    request: Request,
+    mut request: Request,
 ) -> Response {
     let path = request.uri().path().to_owned();
     let verb = verb(request.method());
@@ -110,6 +141,10 @@ pub(crate) async fn serve(
         }
         .to_owned(),
     };
+    // Taken before the body is read: the caller's side of an upgrade (hyper offers one only
+    // for requests that ask to switch protocols), spliced to the member's once the member
+    // answers 101.
+    let caller_upgrade = hyper::upgrade::on(&mut request);
     let (parts, body) = request.into_parts();
     let body = match http_body_util::Limited::new(body, MAX_BODY_BYTES)
         .collect()
@@ -138,6 +173,11 @@ pub(crate) async fn serve(
         .forward(cluster.to_owned(), user.clone(), forwarded)
         .await
     {
+        Ok(mut response) if response.status() == StatusCode::SWITCHING_PROTOCOLS => {
+            let member_upgrade = hyper::upgrade::on(&mut response);
+            tokio::spawn(splice(cluster.to_owned(), caller_upgrade, member_upgrade));
+            response
+        }
         Ok(response) => response,
         Err(error) => error_response(&error),
     }
