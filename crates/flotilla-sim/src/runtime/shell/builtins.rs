@@ -452,12 +452,13 @@ impl Shell<'_> {
         let mut code = 0;
         for file in files {
             match file {
-                "-" => loop {
-                    let Some(chunk) = self.io.read() else { break };
-                    if !self.io.write(Fd::Out, &chunk) {
-                        return Flow::Stop;
+                "-" => {
+                    while let Some(chunk) = self.io.read() {
+                        if !self.io.write(Fd::Out, &chunk) {
+                            return Flow::Stop;
+                        }
                     }
-                },
+                }
                 "/etc/hostname" => {
                     let text = format!("{}\n", self.hostname);
                     if !self.io.write(Fd::Out, text.as_bytes()) {
@@ -517,10 +518,7 @@ impl Shell<'_> {
             return Flow::Stop;
         }
         let mut escape = 0;
-        loop {
-            let Some(chunk) = self.io.read() else {
-                break;
-            };
+        while let Some(chunk) = self.io.read() {
             let text = String::from_utf8_lossy(&chunk).into_owned();
             for c in text.chars() {
                 if escape > 0 {
