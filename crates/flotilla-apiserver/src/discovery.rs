@@ -114,6 +114,11 @@ fn has_token_subresource(info: &ResourceInfo) -> bool {
     info.group.is_empty() && info.version == "v1" && info.plural == "serviceaccounts"
 }
 
+/// Whether `pods/exec` and `pods/log` hang off this resource.
+fn is_core_pods(info: &ResourceInfo) -> bool {
+    info.group.is_empty() && info.version == "v1" && info.plural == "pods"
+}
+
 /// Group order: the core group first, then the built-in groups as kube-apiserver orders them,
 /// then everything else by name.
 fn ordered_groups(catalog: &Catalog) -> Vec<(String, Vec<String>)> {
@@ -170,6 +175,18 @@ fn aggregated_resource(info: &ResourceInfo) -> Value {
             "subresource": "scale",
             "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
             "verbs": ["get", "patch", "update"],
+        }));
+    }
+    if is_core_pods(info) {
+        subresources.push(json!({
+            "subresource": "exec",
+            "responseKind": {"group": "", "version": "v1", "kind": "PodExecOptions"},
+            "verbs": ["create", "get"],
+        }));
+        subresources.push(json!({
+            "subresource": "log",
+            "responseKind": {"group": "", "version": "v1", "kind": "Pod"},
+            "verbs": ["get"],
         }));
     }
     if has_token_subresource(info) {
@@ -303,6 +320,22 @@ pub fn resource_list(catalog: &Catalog, group: &str, version: &str) -> Option<Va
                 "version": "v1",
                 "kind": "Scale",
                 "verbs": ["get", "patch", "update"],
+            }));
+        }
+        if is_core_pods(&info) {
+            resources.push(json!({
+                "name": "pods/exec",
+                "singularName": "",
+                "namespaced": true,
+                "kind": "PodExecOptions",
+                "verbs": ["create", "get"],
+            }));
+            resources.push(json!({
+                "name": "pods/log",
+                "singularName": "",
+                "namespaced": true,
+                "kind": "Pod",
+                "verbs": ["get"],
             }));
         }
         if has_token_subresource(&info) {

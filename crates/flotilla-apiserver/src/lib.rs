@@ -23,6 +23,7 @@ pub mod events;
 pub mod fieldvalidation;
 pub mod filter;
 pub mod gc;
+pub mod kubelet;
 pub mod lifecycle;
 pub mod lifted;
 pub mod managed;
@@ -64,6 +65,7 @@ pub struct Builder {
     cluster_proxy: Option<cluster_proxy::SharedClusterProxy>,
     search: Option<search::SharedSearch>,
     resource_metrics: Option<resource_metrics::SharedResourceMetrics>,
+    kubelet: Option<kubelet::SharedKubelet>,
     untracked_writers: Vec<String>,
     event_ttl: Duration,
     compact_storage: bool,
@@ -123,6 +125,7 @@ impl Builder {
             cluster_proxy: None,
             search: None,
             resource_metrics: None,
+            kubelet: None,
             untracked_writers: Vec::new(),
             compact_storage: false,
             deletion_protection: true,
@@ -143,6 +146,13 @@ impl Builder {
     /// from `metrics`, and discovers it; see [`resource_metrics`].
     pub fn resource_metrics(mut self, metrics: resource_metrics::SharedResourceMetrics) -> Self {
         self.resource_metrics = Some(metrics);
+        self
+    }
+
+    /// Serves `pods/log` and `pods/exec` from `kubelet` (the cluster's containers); without one
+    /// they answer as kube-apiserver does when no kubelet can be reached. See [`kubelet`].
+    pub fn kubelet(mut self, kubelet: kubelet::SharedKubelet) -> Self {
+        self.kubelet = Some(kubelet);
         self
     }
 
@@ -375,6 +385,7 @@ impl Builder {
         server.cluster_proxy = self.cluster_proxy;
         server.search = self.search;
         server.resource_metrics = self.resource_metrics;
+        server.kubelet = self.kubelet;
         server.untracked_writers = self.untracked_writers;
         let rbac = server
             .authorizer

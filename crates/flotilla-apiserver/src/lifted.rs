@@ -3,5 +3,6 @@
 pub mod duration;
 pub mod endpoint_slice;
 pub mod guaranteed_update;
+pub mod kubelet;
 pub mod priority_class;
 pub mod smd;

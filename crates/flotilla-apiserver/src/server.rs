@@ -42,6 +42,8 @@ pub struct ApiServer {
     pub(crate) search: Option<crate::search::SharedSearch>,
     /// The resource metrics API's backend (see [`crate::resource_metrics`]).
     pub(crate) resource_metrics: Option<crate::resource_metrics::SharedResourceMetrics>,
+    /// The containers behind `pods/log` and `pods/exec` (see [`crate::kubelet`]).
+    pub(crate) kubelet: Option<crate::kubelet::SharedKubelet>,
     /// Users whose writes are not recorded in managedFields (see
     /// [`crate::Builder::untracked_writer`]).
     pub(crate) untracked_writers: Vec<String>,
@@ -62,6 +64,7 @@ impl ApiServer {
             cluster_proxy: None,
             search: None,
             resource_metrics: None,
+            kubelet: None,
             untracked_writers: Vec::new(),
         }
     }

@@ -177,6 +177,8 @@ impl SimCluster {
         }
         let metrics = crate::metrics::SimMetrics::new(settings.metrics_window);
         builder = builder.resource_metrics(metrics.clone());
+        let runtime = crate::runtime::SimRuntime::new();
+        builder = builder.kubelet(runtime.clone());
         let running = builder.start().await.map_err(|e| SimError::ApiServer {
             cluster: spec.name.clone(),
             message: e.message.clone(),
@@ -248,6 +250,7 @@ impl SimCluster {
         )));
         tasks.extend(workloads.run(ctx.clone(), stores.clone()));
         tasks.extend(endpoint_slices.start(ctx.clone(), stores.pods.clone(), stores.nodes.clone()));
+        runtime.attach(stores.pods.clone());
         metrics.attach(crate::metrics::Sources {
             pods: stores.pods.clone(),
             nodes: stores.nodes.clone(),

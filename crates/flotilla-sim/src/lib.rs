@@ -29,6 +29,7 @@ pub mod profile;
 pub mod queue;
 pub mod quota;
 pub mod rng;
+pub mod runtime;
 pub mod scheduler;
 pub mod serve;
 pub mod sim;

@@ -3,6 +3,7 @@
 
 pub mod affinity;
 pub mod deployment;
+pub mod expansion;
 pub mod fit_error;
 pub mod hash;
 pub mod requests;

@@ -20,6 +20,18 @@ use crate::{scale, table};
 
 /// The Kubernetes verb of a request.
 pub fn verb(method: &Method, target: &ResourcePath, query: &Query) -> &'static str {
+    // kube-apiserver ≥ 1.31 authorizes the GET that opens a WebSocket for exec, attach or
+    // port-forward as `create`, as it does the POST that opens SPDY.
+    if target.group.is_empty()
+        && target.resource == "pods"
+        && matches!(
+            target.subresource.as_deref(),
+            Some("exec" | "attach" | "portforward")
+        )
+        && matches!(method.as_str(), "GET" | "POST")
+    {
+        return "create";
+    }
     let watch = query.flag("watch").unwrap_or(false);
     match (method.as_str(), target.name.is_some()) {
         ("GET", _) if watch => "watch",
@@ -32,6 +44,10 @@ pub fn verb(method: &Method, target: &ResourcePath, query: &Query) -> &'static s
         ("DELETE", false) => "deletecollection",
         _ => "unknown",
     }
+}
+
+fn is_core_pods(info: &ResourceInfo) -> bool {
+    info.group.is_empty() && info.plural == "pods"
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -81,6 +97,18 @@ async fn handle_inner(
         Some("status") if info.status => Part::Status,
         Some("scale") if info.scale.is_some() => {
             return scale::handle(registry, info, ns, target, method, query, request).await;
+        }
+        Some(sub @ ("log" | "exec")) if is_core_pods(info) => {
+            let name = target.name.as_deref().unwrap_or("");
+            return match (sub, method.as_str()) {
+                ("log", "GET") => crate::kubelet::log::serve(server, info, ns, name, query).await,
+                ("exec", "GET" | "POST") => {
+                    crate::kubelet::exec::serve(server, info, ns, name, request).await
+                }
+                _ => Err(ApiError::method_not_allowed(format!(
+                    "the server does not allow this method on the requested resource (pods/{sub} {name})"
+                ))),
+            };
         }
         Some(other) => {
             return Err(ApiError::new(

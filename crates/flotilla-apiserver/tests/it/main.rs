@@ -20,6 +20,7 @@ mod gc;
 mod http_api;
 mod karmada;
 mod kube_rs;
+mod kubelet;
 mod managed_status;
 mod openapi_v2;
 mod priority_class;

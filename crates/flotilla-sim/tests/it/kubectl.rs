@@ -17,7 +17,7 @@ const KUBECTL_DIRS: &[&str] = &[
 ];
 
 /// `kubectl.<version>`; fails when missing (never skips).
-fn kubectl_binary(version: &str) -> PathBuf {
+pub(crate) fn kubectl_binary(version: &str) -> PathBuf {
     let name = format!("kubectl.{version}");
     KUBECTL_DIRS
         .iter()

@@ -8,6 +8,7 @@ mod endpoint_slices;
 mod faults;
 mod image_pull;
 mod kubectl;
+mod logs_exec;
 mod managed_fields;
 mod metrics;
 mod scheduling;

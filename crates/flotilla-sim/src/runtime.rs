@@ -1,0 +1,532 @@
+//! The container runtime of a simulated cluster: the API server's [`KubeletBackend`] for
+//! `pods/log` and `pods/exec`, over a deterministic container model.
+//!
+//! Each container "runs" its `command` + `args` (after the kubelet's `$(VAR)` expansion) in a
+//! small busybox-like [`shell`]. Nothing is stored per pod: a log is computed on request by
+//! running the container's program in virtual time from its start (`status.containerStatuses`'
+//! `startedAt`) to now — `sleep` moves the clock, each line is stamped with it — keeping the last
+//! [`KEEP_LINES`] lines, as a kubelet's rotation keeps the end of a log. Following re-runs it a
+//! minute ahead at a time and sends each line when its time comes; the stream ends when the
+//! program does, or when the pod is gone or terminal. Exec runs the same shell in real time with
+//! the client's stdin. A container without a command gets its image's start lines (nginx's) or
+//! one line saying what was started and that the simulator does not model its output, so a
+//! running container's log is never empty; so does a program the shell does not know.
+//!
+//! Not modelled: restarts (so no `previous` log), a container's exit shaping its pod's status,
+//! files other than `/etc/hostname`, networking commands, env values from `valueFrom`.
+//!
+//! Must not depend on anything but the pod cache and the API server's hook.
+
+pub mod shell;
+
+use std::collections::VecDeque;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use flotilla_apiserver::ApiError;
+use flotilla_apiserver::kubelet::{
+    ContainerLog, ExecExit, ExecOutput, ExecRequest, ExecStreams, KubeletBackend, LogLine,
+    LogRequest,
+};
+use futures::future::BoxFuture;
+use k8s_openapi::api::core::v1::{Container, Pod};
+use shell::{Context, Fd, Flow, Io, Shell};
+use tokio::sync::mpsc;
+
+use crate::informer::Cache;
+
+/// Lines a log keeps (the most recent ones).
+pub const KEEP_LINES: usize = 10_000;
+
+/// How far ahead a followed log is computed at a time.
+const FOLLOW_AHEAD: Duration = Duration::from_secs(60);
+
+/// How often a followed log checks that its pod is still there.
+const FOLLOW_CHECK: Duration = Duration::from_secs(2);
+
+/// One cluster's container runtime (see the module docs).
+#[derive(Debug, Default)]
+pub struct SimRuntime {
+    pods: OnceLock<Cache<crate::pod::Pod>>,
+}
+
+impl SimRuntime {
+    pub fn new() -> Arc<Self> {
+        Arc::new(SimRuntime::default())
+    }
+
+    /// Hands over the pod cache (followed logs end when their pod goes).
+    pub fn attach(&self, pods: Cache<crate::pod::Pod>) {
+        let _ = self.pods.set(pods);
+    }
+
+    /// Whether the pod with `uid` is still in the cache and not terminal (true until the cache
+    /// is attached).
+    fn still_running(&self, namespace: &str, name: &str, uid: &str) -> bool {
+        let Some(pods) = self.pods.get() else {
+            return true;
+        };
+        pods.get(namespace, name).is_some_and(|pod| {
+            pod.metadata.uid.as_deref() == Some(uid) && !crate::scheduler::is_terminal(&pod)
+        })
+    }
+}
+
+/// The container named `name` of `pod`, wherever it is declared.
+fn container<'a>(pod: &'a Pod, name: &str) -> Option<&'a Container> {
+    let spec = pod.spec.as_ref()?;
+    spec.containers
+        .iter()
+        .chain(spec.init_containers.iter().flatten())
+        .find(|c| c.name == name)
+}
+
+/// The process environment of a container: `PATH`, `HOSTNAME`, its literal env values (with
+/// `$(VAR)` references to earlier ones expanded; `valueFrom` is not modelled), `HOME`.
+pub fn context_of(pod: &Pod, container: &Container) -> Context {
+    let hostname = pod.metadata.name.clone().unwrap_or_default();
+    let mut env: Vec<(String, String)> = vec![
+        (
+            "PATH".into(),
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into(),
+        ),
+        ("HOSTNAME".into(), hostname.clone()),
+    ];
+    for var in container.env.iter().flatten() {
+        if var.value_from.is_some() {
+            continue;
+        }
+        let value = crate::lifted::expansion::expand(var.value.as_deref().unwrap_or(""), |n| {
+            env.iter()
+                .rev()
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| v.clone())
+        });
+        env.retain(|(k, _)| *k != var.name);
+        env.push((var.name.clone(), value));
+    }
+    if !env.iter().any(|(k, _)| k == "HOME") {
+        env.push(("HOME".into(), "/root".into()));
+    }
+    Context { env, hostname }
+}
+
+/// The program a container runs: `command` + `args` with `$(VAR)` references expanded (args
+/// alone run as the command: the shell images' default command is a shell).
+pub fn argv_of(container: &Container, context: &Context) -> Vec<String> {
+    let lookup = |n: &str| {
+        context
+            .env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == n)
+            .map(|(_, v)| v.clone())
+    };
+    container
+        .command
+        .iter()
+        .flatten()
+        .chain(container.args.iter().flatten())
+        .map(|a| crate::lifted::expansion::expand(a, lookup))
+        .collect()
+}
+
+/// What a container without a command writes when it starts, from its image.
+fn image_start_lines(container: &Container, start: jiff::Timestamp) -> Vec<String> {
+    let image = container.image.as_deref().unwrap_or("");
+    let repository = image.split(['@']).next().unwrap_or("");
+    let repository = match repository.rsplit_once(':') {
+        Some((name, tag)) if !tag.contains('/') => name,
+        _ => repository,
+    };
+    let name = repository.rsplit('/').next().unwrap_or("");
+    if name == "nginx" {
+        let clock = start.strftime("%Y/%m/%d %H:%M:%S");
+        return vec![
+            "/docker-entrypoint.sh: Configuration complete; ready for start up".into(),
+            format!("{clock} [notice] 1#1: using the \"epoll\" event method"),
+            format!("{clock} [notice] 1#1: start worker processes"),
+            format!("{clock} [notice] 1#1: start worker process 29"),
+        ];
+    }
+    vec![not_modelled_line(container, "its image's default command")]
+}
+
+fn not_modelled_line(container: &Container, what: &str) -> String {
+    format!(
+        "flotilla sim: container {:?} started from image {:?} running {what}; the simulator \
+         does not model what that writes",
+        container.name,
+        container.image.as_deref().unwrap_or("")
+    )
+}
+
+/// The log of one run in virtual time: lines stamped with the clock `sleep` moves, up to a
+/// horizon, keeping only lines after `after` and at most [`KEEP_LINES`] of them.
+#[derive(Debug)]
+pub struct Recorder {
+    now: jiff::Timestamp,
+    horizon: jiff::Timestamp,
+    after: Option<jiff::Timestamp>,
+    pub lines: VecDeque<LogLine>,
+    partial: Vec<u8>,
+}
+
+impl Recorder {
+    pub fn new(
+        start: jiff::Timestamp,
+        horizon: jiff::Timestamp,
+        after: Option<jiff::Timestamp>,
+    ) -> Self {
+        Recorder {
+            now: start,
+            horizon,
+            after,
+            lines: VecDeque::new(),
+            partial: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, bytes: Vec<u8>) {
+        if self.after.is_some_and(|after| self.now <= after) {
+            return;
+        }
+        if self.lines.len() == KEEP_LINES {
+            self.lines.pop_front();
+        }
+        self.lines.push_back(LogLine {
+            time: self.now,
+            bytes: Bytes::from(bytes),
+        });
+    }
+
+    /// The pending partial line becomes an entry (the program ended or paused).
+    fn flush(&mut self) {
+        if !self.partial.is_empty() {
+            let partial = std::mem::take(&mut self.partial);
+            self.push(partial);
+        }
+    }
+}
+
+impl Io for Recorder {
+    fn now(&self) -> jiff::Timestamp {
+        self.now
+    }
+
+    fn sleep(&mut self, duration: Duration) -> bool {
+        self.flush();
+        let next = jiff::SignedDuration::try_from(duration)
+            .ok()
+            .and_then(|d| self.now.checked_add(d).ok());
+        match next {
+            Some(next) if next <= self.horizon => {
+                self.now = next;
+                true
+            }
+            _ => {
+                self.now = self.horizon;
+                false
+            }
+        }
+    }
+
+    fn write(&mut self, _fd: Fd, bytes: &[u8]) -> bool {
+        for piece in bytes.split_inclusive(|b| *b == b'\n') {
+            self.partial.extend_from_slice(piece);
+            if piece.ends_with(b"\n") {
+                let line = std::mem::take(&mut self.partial);
+                self.push(line);
+            }
+        }
+        true
+    }
+
+    fn read(&mut self) -> Option<Vec<u8>> {
+        None
+    }
+}
+
+/// A container run computed up to a horizon.
+#[derive(Debug)]
+pub struct Run {
+    pub lines: VecDeque<LogLine>,
+    /// The program ended before the horizon.
+    pub ended: bool,
+}
+
+/// Runs `container` of `pod` from `start` to `horizon` in virtual time; only lines after
+/// `after` are kept.
+pub fn run(
+    pod: &Pod,
+    container: &Container,
+    start: jiff::Timestamp,
+    horizon: jiff::Timestamp,
+    after: Option<jiff::Timestamp>,
+) -> Run {
+    let context = context_of(pod, container);
+    let argv = argv_of(container, &context);
+    let mut recorder = Recorder::new(start, horizon, after);
+    let ended = if argv.is_empty() {
+        for line in image_start_lines(container, start) {
+            recorder.write(Fd::Out, format!("{line}\n").as_bytes());
+        }
+        false
+    } else if !shell::is_modelled(&argv[0]) {
+        let what = format!("{argv:?}");
+        recorder.write(
+            Fd::Out,
+            format!("{}\n", not_modelled_line(container, &what)).as_bytes(),
+        );
+        false
+    } else {
+        let flow = Shell::new(&context, &mut recorder).run_argv(&argv);
+        !matches!(flow, Flow::Stop)
+    };
+    recorder.flush();
+    Run {
+        lines: recorder.lines,
+        ended,
+    }
+}
+
+/// The start and (when terminated) end of the run a log request reads.
+fn run_times(
+    pod: &Pod,
+    name: &str,
+    previous: bool,
+) -> Option<(jiff::Timestamp, Option<jiff::Timestamp>)> {
+    let status = pod.status.as_ref()?;
+    let container = [
+        status.container_statuses.as_deref(),
+        status.init_container_statuses.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    .flatten()
+    .find(|s| s.name == name)?;
+    let parse = |t: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time| Some(t.0);
+    let terminated = if previous {
+        container.last_state.as_ref()?.terminated.as_ref()
+    } else {
+        if let Some(running) = container.state.as_ref().and_then(|s| s.running.as_ref()) {
+            return Some((running.started_at.as_ref().and_then(parse)?, None));
+        }
+        container.state.as_ref()?.terminated.as_ref()
+    }?;
+    Some((
+        terminated.started_at.as_ref().and_then(parse)?,
+        terminated.finished_at.as_ref().and_then(parse),
+    ))
+}
+
+impl KubeletBackend for SimRuntime {
+    fn logs(&self, request: LogRequest) -> BoxFuture<'static, Result<ContainerLog, ApiError>> {
+        let follow_check = self.pods.get().cloned();
+        Box::pin(async move {
+            let pod = request.pod.clone();
+            let Some(spec) = container(&pod, &request.container).cloned() else {
+                return Ok(ContainerLog {
+                    lines: Vec::new(),
+                    later: None,
+                });
+            };
+            let Some((start, end)) = run_times(&pod, &request.container, request.previous) else {
+                return Ok(ContainerLog {
+                    lines: Vec::new(),
+                    later: None,
+                });
+            };
+            let now = jiff::Timestamp::now();
+            let horizon = end.map_or(now, |end| end.min(now));
+            let (pod2, spec2) = (pod.clone(), spec.clone());
+            let first =
+                tokio::task::spawn_blocking(move || run(&pod2, &spec2, start, horizon, None))
+                    .await
+                    .map_err(|e| ApiError::internal(format!("the container model failed: {e}")))?;
+            let lines = Vec::from(first.lines);
+            let later = (request.follow && !first.ended && end.is_none()).then(|| {
+                let runtime = SimRuntime {
+                    pods: OnceLock::new(),
+                };
+                if let Some(pods) = follow_check {
+                    runtime.attach(pods);
+                }
+                follow(Arc::new(runtime), pod, spec, start, horizon)
+            });
+            Ok(ContainerLog { lines, later })
+        })
+    }
+
+    fn exec(&self, request: ExecRequest, streams: ExecStreams) -> BoxFuture<'static, ExecExit> {
+        Box::pin(async move {
+            let Some(spec) = container(&request.pod, &request.container).cloned() else {
+                return ExecExit::Error(format!("container {:?} not found", request.container));
+            };
+            let context = context_of(&request.pod, &spec);
+            let task = tokio::task::spawn_blocking(move || {
+                let mut io = Live {
+                    output: streams.output,
+                    stdin: streams.stdin,
+                    tty: request.tty,
+                    stdout: request.stdout,
+                    stderr: request.stderr,
+                };
+                Shell::new(&context, &mut io).run_argv(&request.command)
+            });
+            match task.await {
+                Ok(Flow::Status(code) | Flow::Exit(code)) => ExecExit::Code(code),
+                // The client went away: nobody reads the status.
+                Ok(Flow::Stop) => ExecExit::Code(137),
+                Err(e) => ExecExit::Error(format!("the simulated command failed: {e}")),
+            }
+        })
+    }
+}
+
+/// A followed log: the lines after `from`, each sent when its time comes, until the program
+/// ends or the pod is gone.
+fn follow(
+    runtime: Arc<SimRuntime>,
+    pod: Arc<Pod>,
+    spec: Container,
+    start: jiff::Timestamp,
+    from: jiff::Timestamp,
+) -> futures::stream::BoxStream<'static, LogLine> {
+    struct State {
+        runtime: Arc<SimRuntime>,
+        pod: Arc<Pod>,
+        spec: Container,
+        start: jiff::Timestamp,
+        computed_to: jiff::Timestamp,
+        pending: VecDeque<LogLine>,
+        ended: bool,
+    }
+    let state = State {
+        runtime,
+        pod,
+        spec,
+        start,
+        computed_to: from,
+        pending: VecDeque::new(),
+        ended: false,
+    };
+    Box::pin(futures::stream::unfold(state, |mut state| async move {
+        let meta = &state.pod.metadata;
+        let (namespace, name, uid) = (
+            meta.namespace.clone().unwrap_or_default(),
+            meta.name.clone().unwrap_or_default(),
+            meta.uid.clone().unwrap_or_default(),
+        );
+        loop {
+            if !state.runtime.still_running(&namespace, &name, &uid) {
+                return None;
+            }
+            if let Some(line) = state.pending.front() {
+                let wait = line.time.duration_since(jiff::Timestamp::now());
+                if wait.is_positive() {
+                    let wait = Duration::try_from(wait).unwrap_or_default();
+                    tokio::time::sleep(wait.min(FOLLOW_CHECK)).await;
+                    continue;
+                }
+                let line = state.pending.pop_front().expect("a front line");
+                return Some((line, state));
+            }
+            if state.ended {
+                return None;
+            }
+            let now = jiff::Timestamp::now();
+            if state.computed_to > now {
+                let wait =
+                    Duration::try_from(state.computed_to.duration_since(now)).unwrap_or_default();
+                tokio::time::sleep(wait.min(FOLLOW_CHECK)).await;
+                continue;
+            }
+            let horizon = now
+                .checked_add(jiff::SignedDuration::try_from(FOLLOW_AHEAD).unwrap_or_default())
+                .unwrap_or(now);
+            let (pod, spec, start, after) = (
+                state.pod.clone(),
+                state.spec.clone(),
+                state.start,
+                state.computed_to,
+            );
+            let Ok(next) =
+                tokio::task::spawn_blocking(move || run(&pod, &spec, start, horizon, Some(after)))
+                    .await
+            else {
+                return None;
+            };
+            state.pending = next.lines;
+            state.ended = next.ended;
+            state.computed_to = horizon;
+        }
+    }))
+}
+
+/// Exec's Io: real time, the client's stdin, output to the client (a terminal gets `\r\n`).
+struct Live {
+    output: mpsc::Sender<ExecOutput>,
+    stdin: mpsc::Receiver<Bytes>,
+    tty: bool,
+    stdout: bool,
+    stderr: bool,
+}
+
+impl Io for Live {
+    fn now(&self) -> jiff::Timestamp {
+        jiff::Timestamp::now()
+    }
+
+    fn sleep(&mut self, duration: Duration) -> bool {
+        let deadline = std::time::Instant::now().checked_add(duration);
+        loop {
+            if self.output.is_closed() {
+                return false;
+            }
+            let left = match deadline {
+                Some(d) => d.saturating_duration_since(std::time::Instant::now()),
+                None => Duration::from_millis(100),
+            };
+            if left.is_zero() {
+                return true;
+            }
+            std::thread::sleep(left.min(Duration::from_millis(100)));
+        }
+    }
+
+    fn write(&mut self, fd: Fd, bytes: &[u8]) -> bool {
+        let bytes = if self.tty {
+            let mut out = Vec::with_capacity(bytes.len() + 8);
+            for &b in bytes {
+                if b == b'\n' {
+                    out.push(b'\r');
+                }
+                out.push(b);
+            }
+            Bytes::from(out)
+        } else {
+            Bytes::copy_from_slice(bytes)
+        };
+        let output = match fd {
+            Fd::Out if self.stdout => ExecOutput::Stdout(bytes),
+            // A terminal carries stderr on stdout.
+            Fd::Err if self.tty && self.stdout => ExecOutput::Stdout(bytes),
+            Fd::Err if self.stderr => ExecOutput::Stderr(bytes),
+            _ => return !self.output.is_closed(),
+        };
+        self.output.blocking_send(output).is_ok()
+    }
+
+    fn read(&mut self) -> Option<Vec<u8>> {
+        self.stdin.blocking_recv().map(|b| b.to_vec())
+    }
+
+    fn tty(&self) -> bool {
+        self.tty
+    }
+}
+
+#[cfg(test)]
+mod tests;
