@@ -38,6 +38,7 @@ async fn user_scenarios_through_kubectl_against_up_demo() {
         scenarios::conflict_abort_then_overwrite(&plane),
         scenarios::drift_in_a_member_is_repaired(&plane),
         proxy::a_service_account_reaches_a_member_as_itself(&plane),
+        proxy::exec_and_logs_reach_members_through_the_proxy(&plane),
         async {
             search::registries_make_member_objects_searchable(&plane).await;
             search::the_global_proxy_serves_member_objects(&plane).await;

@@ -147,3 +147,72 @@ pub async fn a_service_account_reaches_a_member_as_itself(plane: &ControlPlane) 
         )
         .await;
 }
+
+const MEMBER_NS: &str = "proxy-e2e-exec";
+
+/// Karmada's `karmadactl exec --operation-scope members` and `karmadactl logs -C` cases, the way
+/// karmadactl makes those requests: kubectl pointed at the control plane's cluster proxy for a
+/// member (`--server …/clusters/<member>/proxy`), with the control plane's credentials. Exec is a
+/// WebSocket upgrade the proxy passes through to the member; logs a plain GET.
+pub async fn exec_and_logs_reach_members_through_the_proxy(plane: &ControlPlane) {
+    plane
+        .apply(
+            None,
+            &format!(
+                "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {MEMBER_NS}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {{name: web, namespace: {MEMBER_NS}}}\nspec:\n  containers:\n  - {{name: nginx, image: 'nginx:1.19.0', ports: [{{name: web, containerPort: 80}}]}}\n  - {{name: busybox, image: 'busybox:1.36.0', command: [sleep, '3600']}}\n---\napiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {{name: web, namespace: {MEMBER_NS}}}\nspec:\n  resourceSelectors: [{{apiVersion: v1, kind: Pod, name: web}}]\n  placement: {{clusterAffinity: {{clusterNames: [{}]}}}}\n",
+                crate::support::MEMBERS.join(", ")
+            ),
+        )
+        .await;
+    let server = plane
+        .kubectl(&[
+            "config",
+            "view",
+            "--minify",
+            "-o",
+            "jsonpath={.clusters[0].cluster.server}",
+        ])
+        .await;
+    for member in crate::support::MEMBERS {
+        await_value("the pod runs in the member", "Running", || {
+            plane.get(Some(member), MEMBER_NS, "pod/web", "{.status.phase}")
+        })
+        .await;
+        let through = format!(
+            "--server={server}{}",
+            proxy(member, "").trim_end_matches('/')
+        );
+        let hello = plane
+            .kubectl(&[
+                &through, "-n", MEMBER_NS, "exec", "web", "--", "echo", "hello",
+            ])
+            .await;
+        assert_eq!(hello, "hello\n", "exec in {member}");
+        let code = plane
+            .try_kubectl(&[
+                &through, "-n", MEMBER_NS, "exec", "web", "-c", "busybox", "--", "sh", "-c",
+                "exit 3",
+            ])
+            .await
+            .expect_err("a failing command fails kubectl");
+        assert!(
+            code.contains("command terminated with exit code 3"),
+            "{code}"
+        );
+        let logs = plane
+            .kubectl(&[&through, "-n", MEMBER_NS, "logs", "web", "-c", "nginx"])
+            .await;
+        assert!(!logs.trim().is_empty(), "nginx logs in {member}");
+        let wrong = plane
+            .try_kubectl(&[&through, "-n", MEMBER_NS, "logs", "web", "-c", "nope"])
+            .await
+            .expect_err("an unknown container");
+        assert!(
+            wrong.contains("container nope is not valid for pod web"),
+            "{wrong}"
+        );
+    }
+    plane
+        .kubectl(&["delete", "namespace", MEMBER_NS, "--wait=false"])
+        .await;
+}
