@@ -83,7 +83,14 @@ impl Running {
     /// An authenticator that accepts this server's service-account tokens; add client
     /// certificates' and a token file's users on top (see [`serve::serve_tls`]).
     pub fn authenticator(&self) -> auth::authn::Authenticator {
-        let authenticator = auth::authn::Authenticator::new();
+        let registry = self.server.registry();
+        let authenticator = auth::authn::Authenticator::new().with_bootstrap_tokens(Arc::new(
+            auth::bootstrap_tokens::BootstrapTokens::new(
+                registry.store.clone(),
+                registry.cache().clone(),
+                registry.clock.clone(),
+            ),
+        ));
         match self.server.service_accounts() {
             Some(tokens) => authenticator.with_service_accounts(tokens.clone()),
             None => authenticator,
@@ -364,7 +371,15 @@ impl Builder {
         let crds = tokio::spawn(crd::run(registry.clone()));
         // Garbage collection of dependents (ownerReferences).
         let gc = tokio::spawn(gc::run(registry.clone()));
-        let mut tasks = vec![lifecycle, crds, gc, aggregation, tokens_controller];
+        let token_cleaner = tokio::spawn(auth::token_cleaner::run(registry.clone()));
+        let mut tasks = vec![
+            lifecycle,
+            crds,
+            gc,
+            aggregation,
+            tokens_controller,
+            token_cleaner,
+        ];
         if !self.event_ttl.is_zero() {
             tasks.push(tokio::spawn(events::ttl::run(
                 registry.clone(),

@@ -2,6 +2,7 @@
 //! behaviour it follows (Kubernetes v1.32 sources, written anew here, not copied).
 
 pub(crate) mod bootstrap_policy;
+pub mod bootstrap_token;
 pub(crate) mod escalation;
 pub(crate) mod forbidden;
 pub mod rbac;
