@@ -11,6 +11,7 @@ pub mod admission;
 pub mod auth;
 pub mod cache;
 pub mod catalog;
+pub mod certificates;
 pub mod client;
 pub mod cluster_health;
 pub mod cluster_proxy;
@@ -61,6 +62,7 @@ pub struct Builder {
     watch_buffer: usize,
     signing_key: Option<Arc<auth::jwt::SigningKey>>,
     root_ca: Option<String>,
+    csr_signing: Option<certificates::signer::SigningConfig>,
     cluster_proxy: Option<cluster_proxy::SharedClusterProxy>,
     search: Option<search::SharedSearch>,
     resource_metrics: Option<resource_metrics::SharedResourceMetrics>,
@@ -127,6 +129,7 @@ impl Builder {
             watch_buffer: cache::DEFAULT_WATCH_BUFFER,
             signing_key: None,
             root_ca: None,
+            csr_signing: None,
             cluster_proxy: None,
             search: None,
             resource_metrics: None,
@@ -169,6 +172,12 @@ impl Builder {
     /// restarts); without one a key is generated in memory at start.
     pub fn service_account_key(mut self, key: Arc<auth::jwt::SigningKey>) -> Self {
         self.signing_key = Some(key);
+        self
+    }
+
+    /// Sign approved CertificateSigningRequests with this CA (see [`certificates::signer`]).
+    pub fn csr_signing(mut self, pki: Arc<auth::pki::Pki>, duration: Duration) -> Self {
+        self.csr_signing = Some(certificates::signer::SigningConfig { pki, duration });
         self
     }
 
@@ -380,6 +389,12 @@ impl Builder {
             tokens_controller,
             token_cleaner,
         ];
+        if let Some(config) = self.csr_signing {
+            tasks.push(tokio::spawn(certificates::signer::run(
+                registry.clone(),
+                config,
+            )));
+        }
         if !self.event_ttl.is_zero() {
             tasks.push(tokio::spawn(events::ttl::run(
                 registry.clone(),

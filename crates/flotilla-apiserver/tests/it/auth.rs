@@ -18,6 +18,8 @@ use crate::support::{Reply, eventually, get, json as json_request, send, send_as
 
 /// Bootstrap tokens, their cleaner and the anonymous cluster-info path.
 mod bootstrap_tokens;
+/// CertificateSigningRequests, their approval and the signer.
+mod certificates;
 /// The token lifecycle tests; the RBAC and review tests are here.
 mod service_accounts;
 
