@@ -15,6 +15,7 @@ use std::path::PathBuf;
 pub mod authn;
 pub mod authz;
 pub mod bootstrap;
+pub mod bootstrap_signer;
 pub mod bootstrap_tokens;
 pub mod endpoints;
 pub mod escalation;

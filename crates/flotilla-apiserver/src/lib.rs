@@ -381,6 +381,7 @@ impl Builder {
         // Garbage collection of dependents (ownerReferences).
         let gc = tokio::spawn(gc::run(registry.clone()));
         let token_cleaner = tokio::spawn(auth::token_cleaner::run(registry.clone()));
+        let bootstrap_signer = tokio::spawn(auth::bootstrap_signer::run(registry.clone()));
         let mut tasks = vec![
             lifecycle,
             crds,
@@ -388,6 +389,7 @@ impl Builder {
             aggregation,
             tokens_controller,
             token_cleaner,
+            bootstrap_signer,
         ];
         if let Some(config) = self.csr_signing {
             tasks.push(tokio::spawn(certificates::signer::run(

@@ -5,5 +5,6 @@ pub(crate) mod bootstrap_policy;
 pub mod bootstrap_token;
 pub(crate) mod escalation;
 pub(crate) mod forbidden;
+pub mod jws;
 pub mod rbac;
 pub(crate) mod token_file;
