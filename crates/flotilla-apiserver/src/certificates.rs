@@ -149,40 +149,35 @@ impl WriteGuard for CsrGuard {
         old: Option<&Value>,
     ) -> Result<(), ApiError> {
         let signer = new["spec"]["signerName"].as_str().unwrap_or("");
+        let masters = || {
+            let request = lifted::request_bytes(new).unwrap_or_default();
+            lifted::parse_request(&request).is_ok_and(|request| {
+                request
+                    .organizations
+                    .iter()
+                    .any(|o| o == crate::auth::authz::MASTERS_GROUP)
+            })
+        };
         match (self.subresource.as_deref(), old) {
-            (None, None) => {
-                if signer == lifted::KUBE_APISERVER_CLIENT {
-                    let request = lifted::request_bytes(new).unwrap_or_default();
-                    if let Ok(request) = lifted::parse_request(&request)
-                        && request
-                            .organizations
-                            .iter()
-                            .any(|o| o == crate::auth::authz::MASTERS_GROUP)
-                    {
-                        return Err(ApiError::forbidden(format!(
-                            "use of {signer} signer with system:masters group is not allowed"
-                        )));
-                    }
-                }
+            (None, None) if signer == lifted::KUBE_APISERVER_CLIENT && masters() => {
+                Err(ApiError::forbidden(format!(
+                    "use of {signer} signer with system:masters group is not allowed"
+                )))
             }
-            (Some("approval"), Some(_)) => {
-                if !self.authorized_for_signer("approve", signer) {
-                    return Err(ApiError::forbidden(format!(
-                        "user not permitted to approve requests with signerName {signer:?}"
-                    )));
-                }
+            (Some("approval"), Some(_)) if !self.authorized_for_signer("approve", signer) => {
+                Err(ApiError::forbidden(format!(
+                    "user not permitted to approve requests with signerName {signer:?}"
+                )))
             }
-            (Some("status"), Some(old)) => {
+            (Some("status"), Some(old))
                 if new["status"].get("certificate") != old["status"].get("certificate")
-                    && !self.authorized_for_signer("sign", signer)
-                {
-                    return Err(ApiError::forbidden(format!(
-                        "user not permitted to sign requests with signerName {signer:?}"
-                    )));
-                }
+                    && !self.authorized_for_signer("sign", signer) =>
+            {
+                Err(ApiError::forbidden(format!(
+                    "user not permitted to sign requests with signerName {signer:?}"
+                )))
             }
-            _ => {}
+            _ => Ok(()),
         }
-        Ok(())
     }
 }

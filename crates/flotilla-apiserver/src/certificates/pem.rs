@@ -20,9 +20,7 @@ pub fn decode(input: &[u8]) -> Option<(Block, &[u8])> {
     loop {
         let start = find(rest, BEGIN)?;
         let after = &rest[start + BEGIN.len()..];
-        let Some(line_end) = find(after, b"\n") else {
-            return None;
-        };
+        let line_end = find(after, b"\n")?;
         let line = trim_cr(&after[..line_end]);
         let Some(kind) = line.strip_suffix(b"-----") else {
             rest = after;
