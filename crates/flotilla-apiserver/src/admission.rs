@@ -224,6 +224,8 @@ fn name_rule(info: &ResourceInfo) -> NameRule {
         ("", "Service") => NameRule::Dns1035Label,
         ("cluster.karmada.io", "Cluster") => NameRule::Dns1123Label,
         ("rbac.authorization.k8s.io", _) => NameRule::PathSegment,
+        // `ValidateCertificateRequestName` accepts any name a path can carry.
+        ("certificates.k8s.io", "CertificateSigningRequest") => NameRule::PathSegment,
         _ => NameRule::Dns1123Subdomain,
     }
 }

@@ -1,6 +1,7 @@
 //! HTTPS and identity for the API server: the on-disk PKI, the admin kubeconfig, the rustls
 //! server configuration, authentication (client certificates, static bearer tokens,
-//! service-account tokens and the tokens controller that fills token Secrets), authorization
+//! service-account tokens and the tokens controller that fills token Secrets, bootstrap tokens
+//! and the cleaner that deletes expired ones), authorization
 //! (`system:masters`, then RBAC with its bootstrap roles and ClusterRole aggregation) and the
 //! review endpoints (TokenRequest, SelfSubjectAccessReview, SelfSubjectReview).
 //!
@@ -14,6 +15,8 @@ use std::path::PathBuf;
 pub mod authn;
 pub mod authz;
 pub mod bootstrap;
+pub mod bootstrap_signer;
+pub mod bootstrap_tokens;
 pub mod endpoints;
 pub mod escalation;
 mod files;
@@ -26,6 +29,7 @@ pub mod rbac;
 pub mod serve;
 pub mod service_accounts;
 pub mod tls;
+pub mod token_cleaner;
 pub mod tokens_controller;
 
 /// Everything that can go wrong while setting up or using TLS and identity.

@@ -189,6 +189,13 @@ fn aggregated_resource(info: &ResourceInfo) -> Value {
             "verbs": ["get"],
         }));
     }
+    if crate::certificates::is_csr(info) {
+        subresources.push(json!({
+            "subresource": "approval",
+            "responseKind": {"group": info.group, "version": info.version, "kind": info.kind},
+            "verbs": ["get", "patch", "update"],
+        }));
+    }
     if has_token_subresource(info) {
         subresources.push(json!({
             "subresource": "token",
@@ -336,6 +343,15 @@ pub fn resource_list(catalog: &Catalog, group: &str, version: &str) -> Option<Va
                 "namespaced": true,
                 "kind": "Pod",
                 "verbs": ["get"],
+            }));
+        }
+        if crate::certificates::is_csr(&info) {
+            resources.push(json!({
+                "name": format!("{}/approval", info.plural),
+                "singularName": "",
+                "namespaced": info.namespaced,
+                "kind": info.kind,
+                "verbs": ["get", "patch", "update"],
             }));
         }
         if has_token_subresource(&info) {

@@ -11,6 +11,7 @@ pub mod admission;
 pub mod auth;
 pub mod cache;
 pub mod catalog;
+pub mod certificates;
 pub mod client;
 pub mod cluster_health;
 pub mod cluster_proxy;
@@ -62,6 +63,7 @@ pub struct Builder {
     watch_buffer: usize,
     signing_key: Option<Arc<auth::jwt::SigningKey>>,
     root_ca: Option<String>,
+    csr_signing: Option<certificates::signer::SigningConfig>,
     cluster_proxy: Option<cluster_proxy::SharedClusterProxy>,
     search: Option<search::SharedSearch>,
     resource_metrics: Option<resource_metrics::SharedResourceMetrics>,
@@ -85,7 +87,14 @@ impl Running {
     /// An authenticator that accepts this server's service-account tokens; add client
     /// certificates' and a token file's users on top (see [`serve::serve_tls`]).
     pub fn authenticator(&self) -> auth::authn::Authenticator {
-        let authenticator = auth::authn::Authenticator::new();
+        let registry = self.server.registry();
+        let authenticator = auth::authn::Authenticator::new().with_bootstrap_tokens(Arc::new(
+            auth::bootstrap_tokens::BootstrapTokens::new(
+                registry.store.clone(),
+                registry.cache().clone(),
+                registry.clock.clone(),
+            ),
+        ));
         match self.server.service_accounts() {
             Some(tokens) => authenticator.with_service_accounts(tokens.clone()),
             None => authenticator,
@@ -122,6 +131,7 @@ impl Builder {
             watch_buffer: cache::DEFAULT_WATCH_BUFFER,
             signing_key: None,
             root_ca: None,
+            csr_signing: None,
             cluster_proxy: None,
             search: None,
             resource_metrics: None,
@@ -172,6 +182,12 @@ impl Builder {
     /// restarts); without one a key is generated in memory at start.
     pub fn service_account_key(mut self, key: Arc<auth::jwt::SigningKey>) -> Self {
         self.signing_key = Some(key);
+        self
+    }
+
+    /// Sign approved CertificateSigningRequests with this CA (see [`certificates::signer`]).
+    pub fn csr_signing(mut self, pki: Arc<auth::pki::Pki>, duration: Duration) -> Self {
+        self.csr_signing = Some(certificates::signer::SigningConfig { pki, duration });
         self
     }
 
@@ -374,7 +390,23 @@ impl Builder {
         let crds = tokio::spawn(crd::run(registry.clone()));
         // Garbage collection of dependents (ownerReferences).
         let gc = tokio::spawn(gc::run(registry.clone()));
-        let mut tasks = vec![lifecycle, crds, gc, aggregation, tokens_controller];
+        let token_cleaner = tokio::spawn(auth::token_cleaner::run(registry.clone()));
+        let bootstrap_signer = tokio::spawn(auth::bootstrap_signer::run(registry.clone()));
+        let mut tasks = vec![
+            lifecycle,
+            crds,
+            gc,
+            aggregation,
+            tokens_controller,
+            token_cleaner,
+            bootstrap_signer,
+        ];
+        if let Some(config) = self.csr_signing {
+            tasks.push(tokio::spawn(certificates::signer::run(
+                registry.clone(),
+                config,
+            )));
+        }
         if !self.event_ttl.is_zero() {
             tasks.push(tokio::spawn(events::ttl::run(
                 registry.clone(),

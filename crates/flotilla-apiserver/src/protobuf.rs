@@ -17,6 +17,7 @@ mod authentication;
 mod authorization;
 mod autoscaling;
 mod batch;
+mod certificates;
 mod coordination;
 mod core;
 mod envelope;

@@ -21,23 +21,30 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long open requests (watches) get to finish after shutdown is asked for.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The identity of a request from its connection's certificate user and its headers; a request
-/// whose credentials no authenticator accepts is anonymous (and gets 401).
+/// The identity of a request from its connection's certificate user, its path and its headers;
+/// a request whose credentials no authenticator accepts is anonymous (and gets 401). A request
+/// without credentials is `system:anonymous` on the paths anonymous requests may reach
+/// ([`crate::auth::authn::anonymous_user`]).
 pub async fn identify(
     authenticator: &Authenticator,
     certificate_user: Option<&crate::auth::authn::UserInfo>,
+    path: &str,
     headers: &http::HeaderMap,
 ) -> Identity {
     let header = headers
         .get(http::header::AUTHORIZATION)
         .map(|v| v.as_bytes());
-    let user = authenticator
+    let user = match authenticator
         .authenticate_current(certificate_user, header)
         .await
-        .unwrap_or_else(|error| {
+    {
+        Ok(Some(user)) => Some(user),
+        Ok(None) => crate::auth::authn::anonymous_user(path),
+        Err(error) => {
             tracing::debug!(%error, "authentication failed");
             None
-        });
+        }
+    };
     Identity(user)
 }
 
@@ -93,9 +100,13 @@ pub async fn serve_tls(
                     let authenticator = authenticator.clone();
                     let certificate_user = certificate_user.clone();
                     async move {
-                        let identity =
-                            identify(&authenticator, certificate_user.as_ref(), request.headers())
-                                .await;
+                        let identity = identify(
+                            &authenticator,
+                            certificate_user.as_ref(),
+                            request.uri().path(),
+                            request.headers(),
+                        )
+                        .await;
                         let mut request = request.map(axum::body::Body::new);
                         request.extensions_mut().insert(identity);
                         router.oneshot(request).await

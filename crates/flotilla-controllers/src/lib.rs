@@ -2,6 +2,7 @@
 //! Every controller talks to the control plane through a `kube::Client` and to members through
 //! [`flotilla_member::MemberClients`]; [`manager`] starts the ones `--controllers` enables.
 
+pub mod agent_csr_approving;
 pub mod application_failover;
 pub mod binding;
 pub mod binding_status;

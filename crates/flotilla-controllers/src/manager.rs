@@ -177,6 +177,11 @@ pub const CONTROLLERS: &[ControllerSpec] = &[
         start: crate::workload_rebalancer::start,
     },
     ControllerSpec {
+        name: crate::agent_csr_approving::NAME,
+        default_on: true,
+        start: crate::agent_csr_approving::start,
+    },
+    ControllerSpec {
         name: crate::remedy::NAME,
         default_on: true,
         start: crate::remedy::start,

@@ -134,6 +134,7 @@ pub async fn serve(
                         let identity = flotilla_apiserver::serve::identify(
                             &authenticator,
                             certificate_user.as_ref(),
+                            request.uri().path(),
                             request.headers(),
                         )
                         .await;

@@ -6,6 +6,7 @@ mod cluster_proxy;
 mod demo;
 mod join;
 mod metrics;
+mod registration;
 mod resource_metrics;
 mod schedule;
 mod search;

@@ -38,6 +38,10 @@ pub struct UpOptions {
     /// A static token file (kube-apiserver's --token-auth-file CSV format).
     #[arg(long)]
     pub token_auth_file: Option<PathBuf>,
+    /// The longest lifetime of a certificate the CSR signer issues (kube-controller-manager's
+    /// `--cluster-signing-duration`); a request's `expirationSeconds` may ask for less.
+    #[arg(long, default_value = "8760h", value_parser = crate::bench::parse_duration)]
+    pub cluster_signing_duration: std::time::Duration,
     /// Controllers to run, Karmada's syntax: `*` (every default-on controller), `name`, `-name`.
     #[arg(long, default_value = "*")]
     pub controllers: String,
@@ -249,8 +253,10 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     if !address.ip().is_unspecified() {
         hosts.push(address.ip().to_string());
     }
-    let pki = Pki::load_or_create(&options.data_dir.join("pki"), &hosts)
-        .context("create or load the certificates")?;
+    let pki = Arc::new(
+        Pki::load_or_create(&options.data_dir.join("pki"), &hosts)
+            .context("create or load the certificates")?,
+    );
     let server_config = tls::server_config(&pki, std::slice::from_ref(pki.ca_cert_der()))
         .context("configure TLS")?;
     let signing_key = flotilla_apiserver::auth::jwt::SigningKey::load_or_create(pki.dir())
@@ -267,6 +273,7 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
         .resource_metrics(Arc::new(metrics_adapter.clone()))
         .service_account_key(Arc::new(signing_key))
         .root_ca(pki.ca_cert_pem())
+        .csr_signing(pki.clone(), options.cluster_signing_duration)
         .event_ttl(options.event_ttl)
         .cache_window_bytes((options.watch_cache_window_mib as usize).saturating_mul(1 << 20))
         .start()
@@ -294,6 +301,14 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     )
     .with_context(|| format!("write {}", kubeconfig.display()))?;
     let kubeconfig = std::fs::canonicalize(&kubeconfig).unwrap_or(kubeconfig);
+    // Pull-mode registration: cluster-info and the RBAC `karmadactl init` creates.
+    crate::registration::ensure(
+        &component_client(&running, "installer"),
+        &url,
+        pki.ca_cert_pem(),
+    )
+    .await
+    .context("set up bootstrap-token registration")?;
     // The multi-cluster services API's CRDs (ServiceExport, ServiceImport), which Karmada's
     // installer puts on every control plane.
     flotilla_controllers::service_export::api::ensure_crds(&component_client(

@@ -1,9 +1,10 @@
 //! Authentication: who is making a request. Sources, tried in Kubernetes' order: the verified
 //! TLS client certificate (CN = user, each O = a group), then an `Authorization: Bearer <token>`
 //! header checked against a static token file in kube-apiserver's `--token-auth-file` format,
-//! then as a service-account token ([`super::service_accounts`]). No credential means anonymous,
-//! which the server answers with 401 (anonymous access is off), as it does a token no source
-//! accepts.
+//! then as a service-account token ([`super::service_accounts`]), then as a bootstrap token
+//! ([`super::bootstrap_tokens`]). No credential means anonymous, which the server answers with
+//! 401 (except on the one path kubeadm-style discovery reads, see [`anonymous_user`]), as it
+//! does a token no source accepts.
 //!
 //! The certificate is parsed once per connection ([`user_from_certificate`], see
 //! [`super::serve`]); the header once per request ([`Authenticator::authenticate`]).
@@ -16,11 +17,22 @@ use rustls::pki_types::CertificateDer;
 use x509_parser::prelude::{FromDer, X509Certificate};
 
 use super::AuthError;
+use super::bootstrap_tokens::BootstrapTokens;
 pub use super::lifted::token_file::TokenFile;
 use super::service_accounts::ServiceAccountTokens;
 
 /// Group every authenticated user belongs to.
 pub const AUTHENTICATED_GROUP: &str = "system:authenticated";
+/// The user of a request without credentials where anonymous requests are allowed.
+pub const ANONYMOUS_USER: &str = "system:anonymous";
+/// The group of [`ANONYMOUS_USER`].
+pub const UNAUTHENTICATED_GROUP: &str = "system:unauthenticated";
+/// The one path anonymous requests may reach: the `kube-public/cluster-info` ConfigMap that
+/// bootstrap-token discovery reads before it has credentials (`karmadactl register`,
+/// `kubeadm join`). kube-apiserver's structured authentication configuration narrows anonymous
+/// access the same way (`anonymous.conditions[].path`); RBAC still decides what the anonymous
+/// user may do there (a Role in `kube-public` grants `get` on that one ConfigMap).
+pub const ANONYMOUS_PATHS: &[&str] = &["/api/v1/namespaces/kube-public/configmaps/cluster-info"];
 
 /// An authenticated identity, as in Kubernetes' `user.Info`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -45,6 +57,7 @@ pub enum AuthnError {
 pub struct Authenticator {
     tokens: Option<TokenFile>,
     service_accounts: Option<Arc<ServiceAccountTokens>>,
+    bootstrap_tokens: Option<Arc<BootstrapTokens>>,
 }
 
 impl Authenticator {
@@ -62,6 +75,12 @@ impl Authenticator {
     /// Also accepts service-account tokens (what [`crate::Running::authenticator`] sets up).
     pub fn with_service_accounts(mut self, tokens: Arc<ServiceAccountTokens>) -> Authenticator {
         self.service_accounts = Some(tokens);
+        self
+    }
+
+    /// Also accepts bootstrap tokens (what [`crate::Running::authenticator`] sets up).
+    pub fn with_bootstrap_tokens(mut self, tokens: Arc<BootstrapTokens>) -> Authenticator {
+        self.bootstrap_tokens = Some(tokens);
         self
     }
 
@@ -83,13 +102,19 @@ impl Authenticator {
         if result != Err(AuthnError::InvalidToken) {
             return result;
         }
-        let Some(tokens) = &self.service_accounts else {
+        let Some(token) = authorization.and_then(bearer_token) else {
             return result;
         };
-        let signed_here = authorization
-            .and_then(bearer_token)
-            .is_some_and(|token| tokens.signed_here(token));
-        if signed_here && tokens.catch_up().await {
+        if let Some(tokens) = &self.service_accounts
+            && tokens.signed_here(token)
+            && tokens.catch_up().await
+        {
+            return self.authenticate(certificate_user, authorization);
+        }
+        if let Some(tokens) = &self.bootstrap_tokens
+            && BootstrapTokens::is_bootstrap_token(token)
+            && tokens.catch_up().await
+        {
             return self.authenticate(certificate_user, authorization);
         }
         result
@@ -122,11 +147,26 @@ impl Authenticator {
                             .as_ref()
                             .and_then(|sa| sa.authenticate(token))
                     })
+                    .or_else(|| {
+                        self.bootstrap_tokens
+                            .as_ref()
+                            .and_then(|bootstrap| bootstrap.authenticate(token))
+                    })
                     .ok_or(AuthnError::InvalidToken)?
             }
         };
         Ok(Some(with_authenticated_group(user)))
     }
+}
+
+/// The identity of a request without credentials to `path`: `system:anonymous` in
+/// `system:unauthenticated` on [`ANONYMOUS_PATHS`], nobody (401) elsewhere.
+pub fn anonymous_user(path: &str) -> Option<UserInfo> {
+    ANONYMOUS_PATHS.contains(&path).then(|| UserInfo {
+        name: ANONYMOUS_USER.to_owned(),
+        groups: vec![UNAUTHENTICATED_GROUP.to_owned()],
+        ..UserInfo::default()
+    })
 }
 
 /// The user a verified client certificate names (CN = user, each O = a group), or `None` if the

@@ -24,7 +24,10 @@ use super::files::{PUBLIC_MODE, SECRET_MODE, ensure_private_dir, pem_encode, rea
 use hosts::{Host, cert_hosts, serving_hosts};
 
 mod hosts;
+mod signing;
 mod subject;
+
+pub use signing::LeafRequest;
 #[cfg(test)]
 mod tests;
 

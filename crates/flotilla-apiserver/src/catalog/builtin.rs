@@ -259,6 +259,15 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
             "clusterrolebindings",
         )
         .plain(),
+        // certificates.k8s.io/v1 (the approval subresource: see `crate::certificates`)
+        def(
+            "certificates.k8s.io",
+            "v1",
+            "CertificateSigningRequest",
+            "certificatesigningrequests",
+        )
+        .short(&["csr"])
+        .status(),
         // coordination.k8s.io/v1
         def("coordination.k8s.io", "v1", "Lease", "leases")
             .ns()

@@ -3,12 +3,12 @@
 //! Covers the kinds kubectl's typed commands send (`create namespace|configmap|secret|
 //! deployment|service|serviceaccount|job|cronjob|role|clusterrole|rolebinding|
 //! clusterrolebinding|quota|priorityclass|poddisruptionbudget|ingress|token`, `auth can-i`,
-//! `auth whoami`, `drain`) plus the other built-in workloads and reviews whose messages were
+//! `auth whoami`, `drain`, `certificate approve|deny`) plus the other built-in workloads and reviews whose messages were
 //! already needed for those.
 
 use k8s_pb::api::{
-    apps, authentication, authorization, autoscaling, batch, coordination, core, networking,
-    policy, rbac, scheduling,
+    apps, authentication, authorization, autoscaling, batch, certificates, coordination, core,
+    networking, policy, rbac, scheduling,
 };
 use k8s_pb::apimachinery::pkg::apis::meta;
 use serde_json::{Map, Value};
@@ -65,6 +65,7 @@ kinds! {
         SelfSubjectAccessReview, SubjectAccessReview, LocalSubjectAccessReview, SelfSubjectRulesReview,
     }
     "coordination.k8s.io/v1" => coordination::v1 { Lease }
+    "certificates.k8s.io/v1" => certificates::v1 { CertificateSigningRequest }
     "autoscaling/v1" => autoscaling::v1 { Scale }
 }
 

@@ -108,6 +108,12 @@ impl Message for authentication::v1::ExtraValue {
     }
 }
 
+impl Message for k8s_pb::api::certificates::v1::ExtraValue {
+    fn to_json(&self) -> Result<Value, ProtobufError> {
+        Ok(Value::from(self.items.clone()))
+    }
+}
+
 impl Message for authorization::v1::ExtraValue {
     fn to_json(&self) -> Result<Value, ProtobufError> {
         Ok(Value::from(self.items.clone()))

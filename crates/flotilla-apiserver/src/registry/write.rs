@@ -40,6 +40,8 @@ pub struct WriteOptions {
     /// The writer is one of [`crate::Builder::untracked_writer`]'s: its own fields are not
     /// recorded in `managedFields` (other managers still lose the fields it changes).
     pub untracked: bool,
+    /// Who makes the write, for kinds whose create records it (a CSR's `spec.username`).
+    pub requester: Option<crate::auth::authn::UserInfo>,
 }
 
 impl WriteOptions {
@@ -54,6 +56,7 @@ impl WriteOptions {
             now: String::new(),
             subresource: None,
             untracked: false,
+            requester: None,
         })
     }
 }
@@ -82,6 +85,7 @@ impl Default for WriteOptions {
             now: String::new(),
             subresource: None,
             untracked: false,
+            requester: None,
         }
     }
 }
@@ -276,9 +280,11 @@ impl Registry {
                 map.remove("status");
             }
         }
+        crate::certificates::on_create(info, &mut body, options);
         admission::default_on_create(info, &mut body);
         let name = object::name(&body).unwrap_or("").to_owned();
         admission::validate(info, &body, None, self.webhook)?;
+        crate::certificates::validate(info, &body, None, Part::Main, options)?;
         self.check_federated_quota(info, &body, None)?;
         self.check_interpreter_customization(info, &body)?;
         if let Some(guard) = &options.guard {
@@ -527,6 +533,14 @@ impl Registry {
                 }
             }
         }
+        crate::certificates::on_update(
+            info,
+            &mut new,
+            &old,
+            part,
+            options,
+            &format_time(self.clock.now()),
+        );
         admission::check_type(info, &new)?;
         // Defaults first, as kube-apiserver defaults while decoding: an undefaulted body equal to
         // the stored object is not a change.
@@ -567,6 +581,7 @@ impl Registry {
                 self.check_interpreter_customization(info, &new)?;
             }
         }
+        crate::certificates::validate(info, &new, Some(&old), part, options)?;
         if let Some(guard) = &options.guard {
             guard.check(info, &new, Some(&old))?;
         }

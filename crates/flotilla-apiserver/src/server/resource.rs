@@ -95,6 +95,8 @@ async fn handle_inner(
     let part = match target.subresource.as_deref() {
         None => Part::Main,
         Some("status") if info.status => Part::Status,
+        // A CSR's approval conditions (see `crate::certificates`).
+        Some("approval") if crate::certificates::is_csr(info) => Part::Status,
         Some("scale") if info.scale.is_some() => {
             return scale::handle(registry, info, ns, target, method, query, request).await;
         }
@@ -135,7 +137,15 @@ async fn handle_inner(
         request.uri().path(),
         ns,
         target.name.as_deref(),
-    );
+    )
+    .or_else(|| {
+        crate::certificates::CsrGuard::for_request(
+            info,
+            user,
+            &server.authorizer,
+            target.subresource.as_deref(),
+        )
+    });
     if guard.is_some() && matches!(method.as_str(), "POST" | "PUT" | "PATCH") {
         crate::auth::escalation::catch_up(registry, &server.authorizer).await?;
     }
@@ -143,6 +153,9 @@ async fn handle_inner(
         WriteOptions::for_request(query, &user_agent).map(|options| WriteOptions {
             guard: guard.clone(),
             untracked: server.untracked_writers.contains(&user.name),
+            requester: Some(user.clone()),
+            subresource: (target.subresource.as_deref() == Some("approval"))
+                .then(|| "approval".to_owned()),
             ..options
         })
     };

@@ -233,6 +233,33 @@ pub(super) fn builtin(
                 ]
             }),
         ),
+        ("certificates.k8s.io", "CertificateSigningRequest") => (
+            vec![
+                col("Name", "string", 0),
+                col("Age", "string", 0),
+                col("SignerName", "string", 0),
+                col("Requestor", "string", 0),
+                col("RequestedDuration", "string", 0),
+                col("Condition", "string", 0),
+            ],
+            Box::new(move |o: &Value| {
+                let spec = &o["spec"];
+                let duration = match spec["expirationSeconds"].as_i64() {
+                    Some(seconds) => crate::lifted::duration::human_duration(
+                        jiff::SignedDuration::from_secs(seconds),
+                    ),
+                    None => "<none>".to_owned(),
+                };
+                vec![
+                    name(o),
+                    age(o, now).into(),
+                    or_none(string(&spec["signerName"])),
+                    string(&spec["username"]).into(),
+                    duration.into(),
+                    crate::certificates::lifted::condition_column(o).into(),
+                ]
+            }),
+        ),
         ("apps", "ReplicaSet") => (
             vec![
                 col("Name", "string", 0),

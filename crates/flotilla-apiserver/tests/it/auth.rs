@@ -16,6 +16,10 @@ use serde_json::{Value, json};
 
 use crate::support::{Reply, eventually, get, json as json_request, send, send_as};
 
+/// Bootstrap tokens, their cleaner and the anonymous cluster-info path.
+mod bootstrap_tokens;
+/// CertificateSigningRequests, their approval and the signer.
+mod certificates;
 /// The token lifecycle tests; the RBAC and review tests are here.
 mod service_accounts;
 
@@ -61,8 +65,13 @@ async fn send_token(cp: &Running, token: &str, mut request: Request<Body>) -> Re
         http::header::AUTHORIZATION,
         format!("Bearer {token}").parse().expect("header"),
     );
-    let identity =
-        flotilla_apiserver::serve::identify(&cp.authenticator(), None, request.headers()).await;
+    let identity = flotilla_apiserver::serve::identify(
+        &cp.authenticator(),
+        None,
+        request.uri().path(),
+        request.headers(),
+    )
+    .await;
     send_as(cp, identity.0, request).await
 }
 

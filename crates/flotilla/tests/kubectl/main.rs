@@ -10,4 +10,5 @@ mod events;
 mod karmada;
 mod lifecycle;
 mod reads;
+mod registration;
 mod writes;

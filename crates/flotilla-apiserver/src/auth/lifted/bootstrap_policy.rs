@@ -5,7 +5,10 @@
 //! empty and filled by aggregation from `system:aggregate-to-{admin,edit,view}` (a subset of
 //! upstream's rules: the kinds Flotilla serves plus the common built-ins); `system:discovery`,
 //! `system:basic-user` and `system:public-info-viewer` bound to `system:authenticated` (the last
-//! also to `system:unauthenticated`). Rule lists are sorted, as upstream's rule builder sorts them.
+//! also to `system:unauthenticated`); `system:node-bootstrapper` (posting CSRs, which
+//! `karmadactl init` binds bootstrap tokens to) and the `system:certificates.k8s.io:*` roles
+//! (auto-approval subresources and `approve` on each Kubernetes signer). Rule lists are sorted,
+//! as upstream's rule builder sorts them.
 
 use serde_json::{Value, json};
 
@@ -171,7 +174,52 @@ pub(crate) fn cluster_roles() -> Vec<Value> {
             &[],
             vec![url_rule(&["get"], PUBLIC_INFO_URLS)],
         ),
+        cluster_role(
+            "system:node-bootstrapper",
+            &[],
+            vec![rule(
+                &["create", "get", "list", "watch"],
+                &[CERTIFICATES],
+                &["certificatesigningrequests"],
+            )],
+        ),
+        cluster_role(
+            "system:certificates.k8s.io:certificatesigningrequests:nodeclient",
+            &[],
+            vec![rule(
+                &["create"],
+                &[CERTIFICATES],
+                &["certificatesigningrequests/nodeclient"],
+            )],
+        ),
+        cluster_role(
+            "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient",
+            &[],
+            vec![rule(
+                &["create"],
+                &[CERTIFICATES],
+                &["certificatesigningrequests/selfnodeclient"],
+            )],
+        ),
+        approver_role("kube-apiserver-client"),
+        approver_role("kube-apiserver-client-kubelet"),
+        approver_role("kubelet-serving"),
+        approver_role("legacy-unknown"),
     ]
+}
+
+const CERTIFICATES: &str = "certificates.k8s.io";
+
+/// `system:certificates.k8s.io:<signer>-approver`: `approve` on the signer
+/// `kubernetes.io/<signer>`.
+fn approver_role(signer: &str) -> Value {
+    let mut rule = rule(&["approve"], &[CERTIFICATES], &["signers"]);
+    rule["resourceNames"] = json!([format!("kubernetes.io/{signer}")]);
+    cluster_role(
+        &format!("system:certificates.k8s.io:{signer}-approver"),
+        &[],
+        vec![rule],
+    )
 }
 
 fn aggregate_to_edit() -> Vec<Value> {

@@ -62,7 +62,14 @@ impl Registry {
         let mut options = options.clone();
         options.apply = kind == PatchKind::Apply;
         options.now = format_time(self.clock.now());
-        options.subresource = (part == Part::Status).then(|| "status".to_owned());
+        // A status-part write is the status subresource's, or a CSR's approval.
+        options.subresource = (part == Part::Status).then(|| {
+            match options.subresource.as_deref() {
+                Some("approval") => "approval",
+                _ => "status",
+            }
+            .to_owned()
+        });
         let options = &options;
         // fieldValidation: duplicate (and, for apply, unknown) fields of the patch document.
         let check = crate::fieldvalidation::PatchCheck::new(info, kind, patch);
