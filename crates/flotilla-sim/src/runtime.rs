@@ -85,7 +85,12 @@ fn container<'a>(pod: &'a Pod, name: &str) -> Option<&'a Container> {
 /// The process environment of a container: `PATH`, `HOSTNAME`, its literal env values (with
 /// `$(VAR)` references to earlier ones expanded; `valueFrom` is not modelled), `HOME`.
 pub fn context_of(pod: &Pod, container: &Container) -> Context {
-    let hostname = pod.metadata.name.clone().unwrap_or_default();
+    context_for(pod.metadata.name.as_deref().unwrap_or_default(), container)
+}
+
+/// [`context_of`] a container of the pod named `hostname`.
+pub fn context_for(hostname: &str, container: &Container) -> Context {
+    let hostname = hostname.to_owned();
     let mut env: Vec<(String, String)> = vec![
         (
             "PATH".into(),
@@ -109,7 +114,11 @@ pub fn context_of(pod: &Pod, container: &Container) -> Context {
     if !env.iter().any(|(k, _)| k == "HOME") {
         env.push(("HOME".into(), "/root".into()));
     }
-    Context { env, hostname }
+    Context {
+        env,
+        hostname,
+        net: None,
+    }
 }
 
 /// The program a container runs: `command` + `args` with `$(VAR)` references expanded (args

@@ -277,6 +277,12 @@ impl Registry {
             }
         }
         admission::default_on_create(info, &mut body);
+        if let Some(ips) = &self.service_ips
+            && info.group.is_empty()
+            && info.plural == "services"
+        {
+            ips.on_create(&mut body);
+        }
         let name = object::name(&body).unwrap_or("").to_owned();
         admission::validate(info, &body, None, self.webhook)?;
         self.check_federated_quota(info, &body, None)?;
