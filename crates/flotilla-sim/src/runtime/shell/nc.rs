@@ -114,8 +114,7 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
             only_operands = true;
             continue;
         }
-        let mut chars = arg[1..].char_indices();
-        while let Some((at, flag)) = chars.next() {
+        for (at, flag) in arg[1..].char_indices() {
             match flag {
                 's' | 'i' | 'o' | 'p' | 'w' => {
                     let attached = &arg[1 + at + 1..];
