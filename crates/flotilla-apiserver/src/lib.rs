@@ -40,6 +40,7 @@ pub mod scale;
 pub mod search;
 pub mod serve;
 pub mod server;
+pub mod service_ips;
 pub mod table;
 
 use std::sync::Arc;
@@ -74,6 +75,7 @@ pub struct Builder {
     deletion_protection: bool,
     allow_no_execute_taint_policy: bool,
     federated_quota_enforcement: bool,
+    service_ips: Option<Arc<service_ips::ServiceIps>>,
 }
 
 /// A started API server; dropping it stops the watch cache feeder.
@@ -141,6 +143,7 @@ impl Builder {
             deletion_protection: true,
             allow_no_execute_taint_policy: false,
             federated_quota_enforcement: false,
+            service_ips: None,
             event_ttl: events::ttl::DEFAULT_TTL,
         }
     }
@@ -268,6 +271,14 @@ impl Builder {
         self
     }
 
+    /// Services created without a cluster IP get one of `cidr` (IPv4, e.g. `10.96.0.0/12`), as
+    /// kube-apiserver's `--service-cluster-ip-range` ([`service_ips`]); `None` if it does not
+    /// parse. Off by default; the simulator's clusters set it.
+    pub fn service_cluster_ip_range(mut self, cidr: &str) -> Option<Self> {
+        self.service_ips = Some(Arc::new(service_ips::ServiceIps::parse(cidr)?));
+        Some(self)
+    }
+
     pub fn compact_storage(mut self) -> Self {
         self.compact_storage = true;
         self
@@ -316,6 +327,7 @@ impl Builder {
         let mut registry = Registry::new(self.store, Catalog::with_builtins(), cache, self.clock);
         registry.compact = self.compact_storage;
         registry.deletion_protection = self.deletion_protection;
+        registry.service_ips = self.service_ips;
         registry.webhook.allow_no_execute_taint_policy = self.allow_no_execute_taint_policy;
         registry.webhook.federated_quota_enforcement = self.federated_quota_enforcement;
         let namespaces = registry

@@ -72,6 +72,8 @@ pub struct Registry {
     pub(crate) deletion_protection: bool,
     /// karmada-webhook's flags (see [`crate::Builder::allow_no_execute_taint_policy`]).
     pub(crate) webhook: flotilla_api::validation::karmada::WebhookOptions,
+    /// Cluster IPs for Services created without one ([`crate::Builder::service_cluster_ip_range`]).
+    pub(crate) service_ips: Option<Arc<crate::service_ips::ServiceIps>>,
 }
 
 impl Registry {
@@ -91,6 +93,7 @@ impl Registry {
             compact: false,
             deletion_protection: false,
             webhook: Default::default(),
+            service_ips: None,
         }
     }
 

@@ -15,6 +15,7 @@ use flotilla_apiserver::auth::tls;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
 
 use crate::informer::Cache;
 use crate::node::Node;
@@ -49,6 +50,10 @@ pub const HISTORY_REVISIONS: i64 = 1_000;
 /// [`Settings::track_own_writes`], the API server records none of its writes in `managedFields`
 /// ([`flotilla_apiserver::Builder::untracked_writer`]).
 pub const CONTROL_LOOP_USER: &str = "system:kube-controller-manager";
+
+/// The addresses Services get (kube-apiserver's default `--service-cluster-ip-range`; pod IPs
+/// are `10.<node>.<node>.<slot>`, below it for the first 24,576 nodes).
+pub const SERVICE_CLUSTER_IP_RANGE: &str = "10.96.0.0/12";
 
 /// What every control loop of a cluster shares.
 pub struct Ctx {
@@ -123,6 +128,7 @@ impl SimCluster {
         settings: &Settings,
         ip: IpAddr,
         dir: &Path,
+        network: &Arc<crate::network::Network>,
     ) -> Result<SimCluster, SimError> {
         tls::install_crypto_provider();
         let listener = tokio::net::TcpListener::bind(SocketAddr::new(ip, 0))
@@ -172,6 +178,9 @@ impl SimCluster {
         if !settings.track_own_writes {
             builder = builder.untracked_writer(CONTROL_LOOP_USER);
         }
+        builder = builder
+            .service_cluster_ip_range(SERVICE_CLUSTER_IP_RANGE)
+            .expect("the service range parses");
         if settings.compact_storage {
             builder = builder.compact_storage();
         }
@@ -251,6 +260,32 @@ impl SimCluster {
         tasks.extend(workloads.run(ctx.clone(), stores.clone()));
         tasks.extend(endpoint_slices.start(ctx.clone(), stores.pods.clone(), stores.nodes.clone()));
         runtime.attach(stores.pods.clone());
+        // Slices other controllers write (Karmada's imports and dispatched copies): the network
+        // reads them beside the cluster's own.
+        let (foreign_slices, t) = Informer::<EndpointSlice>::new(Api::all(client.clone()))
+            .with_labels(&format!(
+                "{}!={}",
+                crate::endpointslice::MANAGED_BY_LABEL,
+                crate::endpointslice::CONTROLLER_NAME
+            ))
+            .start();
+        tasks.push(AbortOnDrop(t));
+        network.attach(
+            &spec.name,
+            crate::network::Attached {
+                pods: stores.pods.clone(),
+                services: endpoint_slices
+                    .services()
+                    .expect("the EndpointSlice controller started its Service informer"),
+                slices: vec![
+                    endpoint_slices
+                        .slices()
+                        .expect("the EndpointSlice controller started its slice informer"),
+                    foreign_slices,
+                ],
+            },
+        );
+        runtime.join_network(network.clone(), &spec.name);
         metrics.attach(crate::metrics::Sources {
             pods: stores.pods.clone(),
             nodes: stores.nodes.clone(),

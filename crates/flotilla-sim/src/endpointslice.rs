@@ -86,6 +86,8 @@ pub struct EndpointSlices {
     pods: OnceLock<Cache<Pod>>,
     /// The Service cache, once started (the metrics model resolves clients' URLs with it).
     services: OnceLock<Cache<Service>>,
+    /// The managed-slice cache, once started (the network model reads endpoints from it).
+    slice_cache: OnceLock<Cache<EndpointSlice>>,
 }
 
 fn key_of(meta: &ObjectMeta) -> Key {
@@ -123,12 +125,19 @@ impl EndpointSlices {
             names: Mutex::new(HashMap::new()),
             pods: OnceLock::new(),
             services: OnceLock::new(),
+            slice_cache: OnceLock::new(),
         })
     }
 
     /// The cluster's Services, once [`EndpointSlices::start`] started their informer.
     pub fn services(&self) -> Option<Cache<Service>> {
         self.services.get().cloned()
+    }
+
+    /// The slices this controller manages, once [`EndpointSlices::start`] started their
+    /// informer.
+    pub fn slices(&self) -> Option<Cache<EndpointSlice>> {
+        self.slice_cache.get().cloned()
     }
 
     /// Subscribes to the cluster's pod informer (before it starts): a pod's change queues the
@@ -270,6 +279,7 @@ impl EndpointSlices {
         let (services, a) = services.start();
         let _ = self.services.set(services.clone());
         let (slices, b) = slices.start();
+        let _ = self.slice_cache.set(slices.clone());
         let caches = Caches {
             services,
             slices,

@@ -2,7 +2,8 @@
 //! memory store, served over HTTPS with its own CA and admin certificate, plus the behaviour of
 //! a cluster behind it — nodes from node pools (CPU, memory, pods, GPUs, topology labels),
 //! Lease heartbeats, a pod scheduler, kubelets and workload controllers that drive real status,
-//! Services' EndpointSlices, the resource metrics API from a usage model — many clusters in one process, with faults on demand.
+//! Services' EndpointSlices, the resource metrics API from a usage model, a network that pods'
+//! `nc` crosses within and between the clusters — many clusters in one process, with faults on demand.
 //!
 //! Every control loop reaches its cluster only through the Kubernetes API (an in-process
 //! `kube::Client` over the API server's tower service). Depends on flotilla-api,
@@ -22,6 +23,7 @@ pub mod kubelet;
 pub mod lifecycle;
 pub mod lifted;
 pub mod metrics;
+pub mod network;
 pub mod node;
 pub mod nodes;
 pub mod pod;

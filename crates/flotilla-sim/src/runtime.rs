@@ -12,8 +12,10 @@
 //! one line saying what was started and that the simulator does not model its output, so a
 //! running container's log is never empty; so does a program the shell does not know.
 //!
+//! `nc` reaches the process's [`Network`] as the container's pod (see [`crate::network`]).
+//!
 //! Not modelled: restarts (so no `previous` log), a container's exit shaping its pod's status,
-//! files other than `/etc/hostname`, networking commands, env values from `valueFrom`.
+//! files other than `/etc/hostname`, networking commands but `nc`, env values from `valueFrom`.
 //!
 //! Must not depend on anything but the pod cache and the API server's hook.
 
@@ -35,6 +37,7 @@ use shell::{Context, Fd, Flow, Io, Shell};
 use tokio::sync::mpsc;
 
 use crate::informer::Cache;
+use crate::network::{Caller, Network};
 
 /// Lines a log keeps (the most recent ones).
 pub const KEEP_LINES: usize = 10_000;
@@ -49,6 +52,8 @@ const FOLLOW_CHECK: Duration = Duration::from_secs(2);
 #[derive(Debug, Default)]
 pub struct SimRuntime {
     pods: OnceLock<Cache<crate::pod::Pod>>,
+    /// The process's network and this cluster's name in it.
+    network: OnceLock<(Arc<Network>, String)>,
 }
 
 impl SimRuntime {
@@ -59,6 +64,21 @@ impl SimRuntime {
     /// Hands over the pod cache (followed logs end when their pod goes).
     pub fn attach(&self, pods: Cache<crate::pod::Pod>) {
         let _ = self.pods.set(pods);
+    }
+
+    /// Joins the process's network as `cluster`: containers' `nc` reaches it.
+    pub fn join_network(&self, network: Arc<Network>, cluster: &str) {
+        let _ = self.network.set((network, cluster.to_owned()));
+    }
+
+    /// The network as a container of `pod` sees it (none until joined).
+    fn net_of(&self, pod: &Pod) -> Option<Arc<dyn shell::Net>> {
+        let (network, cluster) = self.network.get()?;
+        Some(network.from_pod(Caller {
+            cluster: cluster.clone(),
+            namespace: pod.metadata.namespace.clone().unwrap_or_default(),
+            pod: pod.metadata.name.clone().unwrap_or_default(),
+        }))
     }
 
     /// Whether the pod with `uid` is still in the cache and not terminal (true until the cache
@@ -85,7 +105,12 @@ fn container<'a>(pod: &'a Pod, name: &str) -> Option<&'a Container> {
 /// The process environment of a container: `PATH`, `HOSTNAME`, its literal env values (with
 /// `$(VAR)` references to earlier ones expanded; `valueFrom` is not modelled), `HOME`.
 pub fn context_of(pod: &Pod, container: &Container) -> Context {
-    let hostname = pod.metadata.name.clone().unwrap_or_default();
+    context_for(pod.metadata.name.as_deref().unwrap_or_default(), container)
+}
+
+/// [`context_of`] a container of the pod named `hostname`.
+pub fn context_for(hostname: &str, container: &Container) -> Context {
+    let hostname = hostname.to_owned();
     let mut env: Vec<(String, String)> = vec![
         (
             "PATH".into(),
@@ -109,7 +134,11 @@ pub fn context_of(pod: &Pod, container: &Container) -> Context {
     if !env.iter().any(|(k, _)| k == "HOME") {
         env.push(("HOME".into(), "/root".into()));
     }
-    Context { env, hostname }
+    Context {
+        env,
+        hostname,
+        net: None,
+    }
 }
 
 /// The program a container runs: `command` + `args` with `$(VAR)` references expanded (args
@@ -265,7 +294,20 @@ pub fn run(
     horizon: jiff::Timestamp,
     after: Option<jiff::Timestamp>,
 ) -> Run {
-    let context = context_of(pod, container);
+    run_on(pod, container, start, horizon, after, None)
+}
+
+/// [`run`] with `nc` reaching `net`.
+pub fn run_on(
+    pod: &Pod,
+    container: &Container,
+    start: jiff::Timestamp,
+    horizon: jiff::Timestamp,
+    after: Option<jiff::Timestamp>,
+    net: Option<Arc<dyn shell::Net>>,
+) -> Run {
+    let mut context = context_of(pod, container);
+    context.net = net;
     let argv = argv_of(container, &context);
     let mut recorder = Recorder::new(start, horizon, after);
     let ended = if argv.is_empty() {
@@ -324,6 +366,7 @@ fn run_times(
 impl KubeletBackend for SimRuntime {
     fn logs(&self, request: LogRequest) -> BoxFuture<'static, Result<ContainerLog, ApiError>> {
         let follow_check = self.pods.get().cloned();
+        let net = self.net_of(&request.pod);
         Box::pin(async move {
             let pod = request.pod.clone();
             let Some(spec) = container(&pod, &request.container).cloned() else {
@@ -340,31 +383,32 @@ impl KubeletBackend for SimRuntime {
             };
             let now = jiff::Timestamp::now();
             let horizon = end.map_or(now, |end| end.min(now));
-            let (pod2, spec2) = (pod.clone(), spec.clone());
-            let first =
-                tokio::task::spawn_blocking(move || run(&pod2, &spec2, start, horizon, None))
-                    .await
-                    .map_err(|e| ApiError::internal(format!("the container model failed: {e}")))?;
+            let (pod2, spec2, net2) = (pod.clone(), spec.clone(), net.clone());
+            let first = tokio::task::spawn_blocking(move || {
+                run_on(&pod2, &spec2, start, horizon, None, net2)
+            })
+            .await
+            .map_err(|e| ApiError::internal(format!("the container model failed: {e}")))?;
             let lines = Vec::from(first.lines);
             let later = (request.follow && !first.ended && end.is_none()).then(|| {
-                let runtime = SimRuntime {
-                    pods: OnceLock::new(),
-                };
+                let runtime = SimRuntime::default();
                 if let Some(pods) = follow_check {
                     runtime.attach(pods);
                 }
-                follow(Arc::new(runtime), pod, spec, start, horizon)
+                follow(Arc::new(runtime), pod, spec, start, horizon, net)
             });
             Ok(ContainerLog { lines, later })
         })
     }
 
     fn exec(&self, request: ExecRequest, streams: ExecStreams) -> BoxFuture<'static, ExecExit> {
+        let net = self.net_of(&request.pod);
         Box::pin(async move {
             let Some(spec) = container(&request.pod, &request.container).cloned() else {
                 return ExecExit::Error(format!("container {:?} not found", request.container));
             };
-            let context = context_of(&request.pod, &spec);
+            let mut context = context_of(&request.pod, &spec);
+            context.net = net;
             let task = tokio::task::spawn_blocking(move || {
                 let mut io = Live {
                     output: streams.output,
@@ -393,8 +437,10 @@ fn follow(
     spec: Container,
     start: jiff::Timestamp,
     from: jiff::Timestamp,
+    net: Option<Arc<dyn shell::Net>>,
 ) -> futures::stream::BoxStream<'static, LogLine> {
     struct State {
+        net: Option<Arc<dyn shell::Net>>,
         runtime: Arc<SimRuntime>,
         pod: Arc<Pod>,
         spec: Container,
@@ -404,6 +450,7 @@ fn follow(
         ended: bool,
     }
     let state = State {
+        net,
         runtime,
         pod,
         spec,
@@ -446,15 +493,17 @@ fn follow(
             let horizon = now
                 .checked_add(jiff::SignedDuration::try_from(FOLLOW_AHEAD).unwrap_or_default())
                 .unwrap_or(now);
-            let (pod, spec, start, after) = (
+            let (pod, spec, start, after, net) = (
                 state.pod.clone(),
                 state.spec.clone(),
                 state.start,
                 state.computed_to,
+                state.net.clone(),
             );
-            let Ok(next) =
-                tokio::task::spawn_blocking(move || run(&pod, &spec, start, horizon, Some(after)))
-                    .await
+            let Ok(next) = tokio::task::spawn_blocking(move || {
+                run_on(&pod, &spec, start, horizon, Some(after), net)
+            })
+            .await
             else {
                 return None;
             };

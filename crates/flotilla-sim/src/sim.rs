@@ -4,12 +4,14 @@
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::path::Path;
+use std::sync::Arc;
 
 use futures::StreamExt;
 
 use crate::cluster::SimCluster;
 use crate::config::SimSpec;
 use crate::error::SimError;
+use crate::network::Network;
 
 /// Clusters started at once.
 const START_CONCURRENCY: usize = 8;
@@ -19,14 +21,17 @@ const START_CONCURRENCY: usize = 8;
 pub struct Sim {
     pub clusters: Vec<SimCluster>,
     by_name: BTreeMap<String, usize>,
+    /// What the clusters' pods reach with `nc` ([`crate::network`]).
+    pub network: Arc<Network>,
 }
 
 impl Sim {
     /// Starts every cluster of `spec` on `ip`, credentials under `dir`.
     pub async fn start(spec: &SimSpec, ip: IpAddr, dir: &Path) -> Result<Sim, SimError> {
+        let network = Network::new();
         let started: Vec<Result<SimCluster, SimError>> =
             futures::stream::iter(spec.clusters.iter())
-                .map(|c| SimCluster::start(c, &spec.settings, ip, dir))
+                .map(|c| SimCluster::start(c, &spec.settings, ip, dir, &network))
                 .buffered(START_CONCURRENCY)
                 .collect()
                 .await;
@@ -36,7 +41,11 @@ impl Sim {
             .enumerate()
             .map(|(i, c)| (c.name.clone(), i))
             .collect();
-        Ok(Sim { clusters, by_name })
+        Ok(Sim {
+            clusters,
+            by_name,
+            network,
+        })
     }
 
     pub fn cluster(&self, name: &str) -> Option<&SimCluster> {

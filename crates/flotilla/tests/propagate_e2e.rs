@@ -48,12 +48,13 @@ async fn user_scenarios_through_kubectl_against_up_demo() {
     search::a_cluster_joining_later_becomes_searchable(&plane, &dir.path().join("late")).await;
 }
 
-/// Karmada's ServiceExport/ServiceImport case (`mcs_test.go`, "EndpointSlices change
-/// testing"), on a control plane of its own.
+/// Karmada's ServiceExport/ServiceImport cases (`mcs_test.go`, "Connectivity testing" and
+/// "EndpointSlices change testing"), on a control plane of their own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn service_export_and_import_through_up_demo() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let plane = support::ControlPlane::demo(dir.path()).await;
+    service_export::pods_reach_an_imported_service_through_its_cluster_ip(&plane).await;
     service_export::endpoint_slices_follow_the_exporting_deployments_replicas(&plane).await;
 }
 

@@ -282,6 +282,12 @@ impl Registry {
         }
         crate::certificates::on_create(info, &mut body, options);
         admission::default_on_create(info, &mut body);
+        if let Some(ips) = &self.service_ips
+            && info.group.is_empty()
+            && info.plural == "services"
+        {
+            ips.on_create(&mut body);
+        }
         let name = object::name(&body).unwrap_or("").to_owned();
         admission::validate(info, &body, None, self.webhook)?;
         crate::certificates::validate(info, &body, None, Part::Main, options)?;

@@ -6,16 +6,20 @@
 //! Modelled: `echo`, `printf`, `sh -c` (and `sh` reading stdin), `sleep`, `true`, `false`,
 //! `exit`, `env`, `printenv`, `hostname`, `cat`, `date`, `seq`, `test`/`[`, `export`, `unset`,
 //! `cd`, `pwd`, `tail -f` (waits), `yes`; `;`, `&&`, `||`, `|`, `!`, `while`/`until`, `for`,
-//! `if`, `{ }`, `( )`, `$VAR`, `$?`, `$(…)`. Anything else answers on stderr that the simulator
+//! `if`, `{ }`, `( )`, `$VAR`, `$?`, `$(…)`; `nc` over the [`Net`] its [`Context`] carries
+//! ([`nc`]). Anything else answers on stderr that the simulator
 //! does not model it, with status 127.
 
 mod builtins;
+pub mod nc;
 pub mod parse;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use builtins::{is_modelled, sleep_duration};
+pub use nc::{Listener, Net, Protocol, Reach};
 use parse::{Node, Part, Word};
 
 /// Where output goes.
@@ -63,6 +67,8 @@ pub struct Context {
     pub env: Vec<(String, String)>,
     /// `hostname` (the pod's name).
     pub hostname: String,
+    /// The network `nc` reaches (none: every address is silent, no name resolves).
+    pub net: Option<Arc<dyn Net>>,
 }
 
 /// A shell's variables and counters, handed to a subshell.
@@ -70,6 +76,7 @@ struct State {
     vars: BTreeMap<String, String>,
     order: Vec<String>,
     hostname: String,
+    net: Option<Arc<dyn Net>>,
     status: i32,
     steps: u64,
 }
@@ -81,6 +88,7 @@ pub struct Shell<'a> {
     /// Names in `env` order.
     order: Vec<String>,
     hostname: String,
+    net: Option<Arc<dyn Net>>,
     status: i32,
     steps: u64,
 }
@@ -102,6 +110,7 @@ impl<'a> Shell<'a> {
             vars: BTreeMap::new(),
             order: Vec::new(),
             hostname: context.hostname.clone(),
+            net: context.net.clone(),
             status: 0,
             steps: 0,
         };
@@ -381,6 +390,7 @@ impl<'a> Shell<'a> {
             vars: self.vars.clone(),
             order: self.order.clone(),
             hostname: self.hostname.clone(),
+            net: self.net.clone(),
             status: self.status,
             steps: self.steps,
         }
@@ -393,6 +403,7 @@ impl<'a> Shell<'a> {
             vars: state.vars,
             order: state.order,
             hostname: state.hostname,
+            net: state.net,
             status: state.status,
             steps: state.steps,
         }

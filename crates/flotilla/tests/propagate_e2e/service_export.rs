@@ -310,3 +310,168 @@ pub async fn a_slice_exported_both_ways_is_reported_once(plane: &ControlPlane) {
         "the consumer keeps its copy: {copies:?}"
     );
 }
+
+/// The exporting member's workload of Karmada's case in `ns`: one pod, two busybox listeners
+/// on port 42 (TCP and UDP) answering `hello`, behind Service `app`.
+fn listeners(ns: &str, app: &str) -> String {
+    member_workload()
+        .replace(&format!("namespace: {NS}"), &format!("namespace: {ns}"))
+        .replace(&format!("name: {APP},"), &format!("name: {app},"))
+}
+
+fn import_of(ns: &str, app: &str, cluster: &str) -> String {
+    import(cluster)
+        .replace(&format!("namespace: {NS}"), &format!("namespace: {ns}"))
+        .replace(&format!("name: {APP}"), &format!("name: {app}"))
+        .replace(
+            &format!("import-{APP}-policy"),
+            &format!("import-{app}-policy"),
+        )
+}
+
+/// A bare busybox pod `name` running `args`.
+fn request_pod(ns: &str, name: &str, args: &[&str]) -> String {
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| serde_json::to_string(a).expect("a string"))
+        .collect();
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n  containers:\n  - {{name: request, image: busybox, args: [{}]}}\n",
+        args.join(", ")
+    )
+}
+
+/// Waits until the log of pod `name` in `context` is exactly `want`.
+async fn log_becomes(plane: &ControlPlane, context: &str, ns: &str, name: &str, want: &str) {
+    eventually(
+        &format!("the log of {context}/{ns}/{name} is {want:?}"),
+        || async {
+            let log = plane
+                .try_kubectl(&["--context", context, "-n", ns, "logs", name])
+                .await?;
+            if log == want {
+                Ok(())
+            } else {
+                Err(format!("{log:?}"))
+            }
+        },
+    )
+    .await;
+}
+
+/// Karmada's `mcs_test.go` "Connectivity testing": a Service exported from the first member
+/// and imported into the second; pods of the second member reach the exported pod through the
+/// derived Service's cluster IP, over TCP (`nc IP 42`) and UDP (`echo hi | nc -u IP 42`), and
+/// log its `hello` (pod IPs overlap between simulated clusters: the imported slices'
+/// provenance says which cluster an address is in). Beyond Karmada's case: a cluster IP
+/// without endpoints refuses.
+pub async fn pods_reach_an_imported_service_through_its_cluster_ip(plane: &ControlPlane) {
+    let (ns, app) = ("mcs-connect", "hello-c");
+    let derived = format!("derived-{app}");
+    let (exporter, importer) = (MEMBERS[0], MEMBERS[1]);
+    crds_on_members(plane, ns).await;
+    plane.apply(Some(exporter), &listeners(ns, app)).await;
+    plane.apply(None, &export(ns, app, exporter)).await;
+    eventually("the export's endpoint on the control plane", || async {
+        let found = plane.endpoint_slices(None, ns, &derived).await;
+        if found.iter().map(|(_, n, _)| n).sum::<usize>() == 1 {
+            Ok(())
+        } else {
+            Err(format!("{found:?}"))
+        }
+    })
+    .await;
+    plane.apply(None, &import_of(ns, app, importer)).await;
+    plane
+        .await_events(ns, "ServiceImport", app, &["SyncDerivedServiceSucceed"])
+        .await;
+    eventually("the imported endpoint in the importing member", || async {
+        let found = plane.endpoint_slices(Some(importer), ns, &derived).await;
+        if found.iter().map(|(_, n, _)| n).sum::<usize>() == 1 {
+            Ok(())
+        } else {
+            Err(format!("{found:?}"))
+        }
+    })
+    .await;
+    let ip = eventually("the derived Service's cluster IP", || async {
+        let ip = plane
+            .get(
+                Some(importer),
+                ns,
+                &format!("service/{derived}"),
+                "{.spec.clusterIP}",
+            )
+            .await;
+        if ip.parse::<std::net::Ipv4Addr>().is_ok() {
+            Ok(ip)
+        } else {
+            Err(ip)
+        }
+    })
+    .await;
+
+    // TCP, then UDP, across clusters through the cluster IP.
+    plane
+        .apply(
+            Some(importer),
+            &request_pod(ns, "request-tcp", &["nc", &ip, "42"]),
+        )
+        .await;
+    log_becomes(plane, importer, ns, "request-tcp", "hello\n").await;
+    let udp = format!("echo hi | nc -u {ip} 42");
+    plane
+        .apply(
+            Some(importer),
+            &request_pod(ns, "request-udp", &["sh", "-c", &udp]),
+        )
+        .await;
+    log_becomes(plane, importer, ns, "request-udp", "hello\n").await;
+
+    // A cluster IP without endpoints refuses: no hello, nc fails.
+    plane
+        .apply(
+            Some(importer),
+            &format!(
+                "apiVersion: v1\nkind: Service\nmetadata: {{name: nobody, namespace: {ns}}}\nspec:\n  selector: {{app: nobody}}\n  ports: [{{name: tcp, port: 42, protocol: TCP}}]\n"
+            ),
+        )
+        .await;
+    let nobody = eventually("the empty Service's cluster IP", || async {
+        let ip = plane
+            .get(Some(importer), ns, "service/nobody", "{.spec.clusterIP}")
+            .await;
+        if ip.parse::<std::net::Ipv4Addr>().is_ok() {
+            Ok(ip)
+        } else {
+            Err(ip)
+        }
+    })
+    .await;
+    assert_ne!(nobody, ip, "each Service has its own cluster IP");
+    let refused = format!("nc -vv {nobody} 42; echo exit=$?");
+    plane
+        .apply(
+            Some(importer),
+            &request_pod(ns, "request-refused", &["sh", "-c", &refused]),
+        )
+        .await;
+    log_becomes(
+        plane,
+        importer,
+        ns,
+        "request-refused",
+        &format!("nc: {nobody} ({nobody}:42): Connection refused\nexit=1\n"),
+    )
+    .await;
+
+    plane
+        .kubectl(&[
+            "-n",
+            ns,
+            "delete",
+            &format!("serviceexport/{app}"),
+            &format!("serviceimport/{app}"),
+        ])
+        .await;
+}

@@ -7,7 +7,7 @@ use super::{Fd, Flow, Shell};
 /// Every command name modelled (for the message about the others).
 pub const MODELLED: &[&str] = &[
     "echo", "printf", "sh", "sleep", "true", "false", "exit", "env", "printenv", "hostname", "cat",
-    "date", "seq", "test", "[", "export", "unset", "cd", "pwd", "tail", "yes", ":",
+    "date", "seq", "test", "[", "export", "unset", "cd", "pwd", "tail", "yes", ":", "nc",
 ];
 
 const SHELLS: &[&str] = &["sh", "bash", "ash", "dash", "zsh"];
@@ -16,6 +16,11 @@ const SHELLS: &[&str] = &["sh", "bash", "ash", "dash", "zsh"];
 pub fn is_modelled(program: &str) -> bool {
     let name = basename(program);
     MODELLED.contains(&name) || SHELLS.contains(&name)
+}
+
+/// Whether `name` (a basename) is a shell.
+pub(super) fn is_shell(name: &str) -> bool {
+    SHELLS.contains(&name)
 }
 
 fn basename(program: &str) -> &str {
@@ -414,6 +419,7 @@ impl Shell<'_> {
                 }
             }
             "cat" => self.cat(args),
+            "nc" => self.nc(args),
             _ if SHELLS.contains(&name) => self.shell(args),
             _ => self.not_modelled(argv),
         }
@@ -427,7 +433,7 @@ impl Shell<'_> {
         }
     }
 
-    fn not_modelled(&mut self, argv: &[String]) -> Flow {
+    pub(super) fn not_modelled(&mut self, argv: &[String]) -> Flow {
         let message = format!(
             "sh: {}: not found (the flotilla simulator models only: {})\n",
             argv[0],

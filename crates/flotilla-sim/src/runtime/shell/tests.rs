@@ -53,6 +53,7 @@ fn context() -> Context {
             ("GREETING".into(), "hello world".into()),
         ],
         hostname: "web-0".into(),
+        net: None,
     }
 }
 
