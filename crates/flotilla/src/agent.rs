@@ -1,5 +1,10 @@
 //! `flotilla agent`: the pull-mode agent (`flotilla_agent`) with its flags and the Prometheus
-//! endpoint (`--metrics-bind-address`, like Karmada's agent).
+//! endpoint (`--metrics-bind-address`, like Karmada's agent). With `--bootstrap-server` and
+//! `--token` it first obtains its own control-plane kubeconfig (`bootstrap`, `discovery`), as
+//! `karmadactl register` does for Karmada's agent.
+
+pub mod bootstrap;
+pub mod discovery;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -16,9 +21,11 @@ pub struct AgentArgs {
     /// Name of the Cluster on the control plane.
     #[arg(long)]
     pub cluster_name: String,
-    /// Kubeconfig of the control plane (re-read when it or a file it names changes).
+    /// Kubeconfig of the control plane (re-read when it or a file it names changes). With
+    /// `--bootstrap-server`: where the agent's own kubeconfig is kept (default
+    /// `<cert-dir>/karmada-agent.conf`).
     #[arg(long)]
-    pub kubeconfig: PathBuf,
+    pub kubeconfig: Option<PathBuf>,
     /// Context of the control plane kubeconfig.
     #[arg(long)]
     pub context: Option<String>,
@@ -52,11 +59,99 @@ pub struct AgentArgs {
     /// Works the execution controller syncs at once (Karmada's `--concurrent-work-syncs`).
     #[arg(long, default_value_t = flotilla_controllers::options::DEFAULT_CONCURRENT_WORK_SYNCS, value_parser = crate::up::parse_work_syncs)]
     pub concurrent_work_syncs: usize,
+    #[command(flatten)]
+    pub bootstrap: BootstrapArgs,
+}
+
+/// Registering with a bootstrap token instead of a ready kubeconfig (`karmadactl register`'s
+/// flags).
+#[derive(Debug, Clone, clap::Args)]
+pub struct BootstrapArgs {
+    /// The control plane to bootstrap from: HOST:PORT or https://HOST:PORT.
+    #[arg(long)]
+    pub bootstrap_server: Option<String>,
+    /// The bootstrap token (`flotilla token create`), `[a-z0-9]{6}.[a-z0-9]{16}`.
+    #[arg(long)]
+    pub token: Option<String>,
+    /// The control plane CA's public key hash, `sha256:<hex>`; repeatable or comma separated.
+    #[arg(long, value_delimiter = ',')]
+    pub discovery_token_ca_cert_hash: Vec<String>,
+    /// Trust the CA cluster-info names without a pinned hash (anyone between the member and
+    /// the control plane can then impersonate it).
+    #[arg(long)]
+    pub discovery_token_unsafe_skip_ca_verification: bool,
+    /// Where the bootstrapped kubeconfig (with the agent's key and certificate) is written.
+    #[arg(long, default_value = "./flotilla-agent")]
+    pub cert_dir: PathBuf,
+    /// How long discovery, and each certificate request, may take.
+    #[arg(long, default_value = "5m", value_parser = crate::bench::parse_duration)]
+    pub discovery_timeout: Duration,
+    /// The lifetime asked for the agent's certificate (Karmada: a year).
+    #[arg(long, default_value_t = 31_536_000, value_parser = clap::value_parser!(i32).range(600..))]
+    pub cert_expiration_seconds: i32,
+}
+
+/// The file name Karmada gives the agent's bootstrapped kubeconfig.
+const AGENT_KUBECONFIG: &str = "karmada-agent.conf";
+
+/// The control-plane kubeconfig to run with, and the bootstrap that must provide it first.
+fn control_plane(args: &AgentArgs) -> anyhow::Result<(PathBuf, Option<bootstrap::Bootstrap>)> {
+    let b = &args.bootstrap;
+    let Some(server) = &b.bootstrap_server else {
+        if b.token.is_some()
+            || !b.discovery_token_ca_cert_hash.is_empty()
+            || b.discovery_token_unsafe_skip_ca_verification
+        {
+            anyhow::bail!(
+                "--token and --discovery-token-* bootstrap from a control plane: give it with --bootstrap-server"
+            );
+        }
+        let path = args.kubeconfig.clone().context(
+            "--kubeconfig (the control plane's) is required, or bootstrap with --bootstrap-server and --token",
+        )?;
+        return Ok((path, None));
+    };
+    let server = discovery::server_url(server)?;
+    let token = b
+        .token
+        .as_deref()
+        .context("--token is required with --bootstrap-server")?;
+    let token = discovery::Token::parse(token)?;
+    let pins = discovery::Pins::parse(&b.discovery_token_ca_cert_hash)?;
+    if pins.is_empty() && !b.discovery_token_unsafe_skip_ca_verification {
+        return Err(discovery::DiscoveryError::NoPins.into());
+    }
+    crate::join::input::check_cluster_name(&args.cluster_name).context("--cluster-name")?;
+    let path = args
+        .kubeconfig
+        .clone()
+        .unwrap_or_else(|| b.cert_dir.join(AGENT_KUBECONFIG));
+    let plan = bootstrap::Bootstrap {
+        server,
+        token,
+        pins,
+        cluster_name: args.cluster_name.clone(),
+        kubeconfig: path.clone(),
+        timeout: b.discovery_timeout,
+        expiration_seconds: b.cert_expiration_seconds,
+    };
+    Ok((path, Some(plan)))
 }
 
 /// Runs the agent until SIGINT or SIGTERM.
 pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
     flotilla_apiserver::auth::tls::install_crypto_provider();
+    let (control_kubeconfig, bootstrap) = control_plane(&args)?;
+    if let Some(bootstrap) = &bootstrap {
+        bootstrap::ensure_kubeconfig(bootstrap)
+            .await
+            .with_context(|| {
+                format!(
+                    "bootstrap cluster {} from {}",
+                    args.cluster_name, bootstrap.server
+                )
+            })?;
+    }
     let metrics = Metrics::default();
     let mut registry = Registry::default();
     metrics.register(&mut registry);
@@ -97,7 +192,7 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
     println!("metrics on http://{address}/metrics");
     let mut config = AgentConfig::new(
         args.cluster_name.clone(),
-        KubeconfigSource::new(&args.kubeconfig, args.context.clone()),
+        KubeconfigSource::new(&control_kubeconfig, args.context.clone()),
         KubeconfigSource::new(&args.cluster_kubeconfig, args.cluster_context.clone()),
     );
     config.lease_duration = args.cluster_lease_duration;
@@ -129,3 +224,6 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
     metrics_server.abort();
     result.with_context(|| format!("agent for cluster {}", args.cluster_name))
 }
+
+#[cfg(test)]
+mod tests;

@@ -417,6 +417,12 @@ pub struct ControlPlaneArgs {
 impl ControlPlaneArgs {
     /// A client of the control plane.
     pub async fn client(&self) -> anyhow::Result<kube::Client> {
+        let config = self.config().await?;
+        kube::Client::try_from(config).context("build the control plane client")
+    }
+
+    /// The client configuration of the control plane (server, CA, credentials).
+    pub async fn config(&self) -> anyhow::Result<kube::Config> {
         let kubeconfig = match &self.kubeconfig {
             Some(path) => Kubeconfig::read_from(path)
                 .with_context(|| format!("read the kubeconfig {}", path.display()))?,
@@ -431,7 +437,7 @@ impl ControlPlaneArgs {
             .await
             .context("load the control plane kubeconfig")?;
         config.connect_timeout = Some(probe::PROBE_TIMEOUT);
-        kube::Client::try_from(config).context("build the control plane client")
+        Ok(config)
     }
 }
 

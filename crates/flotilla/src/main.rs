@@ -11,6 +11,7 @@ mod resource_metrics;
 mod schedule;
 mod search;
 mod sim;
+mod token;
 mod up;
 
 use std::path::PathBuf;
@@ -46,7 +47,9 @@ enum Command {
     /// created in the member.
     Unjoin(join::UnjoinArgs),
     /// The pull-mode agent: registers a member (syncMode Pull), heartbeats, runs its controllers.
-    Agent(agent::AgentArgs),
+    Agent(Box<agent::AgentArgs>),
+    /// Bootstrap tokens for pull-mode registration (Karmada's `karmadactl token`).
+    Token(token::TokenArgs),
     /// Measure hot paths against baselines measured in the same run.
     Bench {
         #[command(subcommand)]
@@ -224,7 +227,8 @@ fn main() -> anyhow::Result<()> {
             Command::Schedule(_) => unreachable!("handled before the runtime starts"),
             Command::Sim(args) => sim::run(*args).await,
             Command::Join(args) => join::run_join(args).await,
-            Command::Agent(args) => agent::run(args).await,
+            Command::Agent(args) => agent::run(*args).await,
+            Command::Token(args) => token::run(args).await,
             Command::Unjoin(args) => join::run_unjoin(args).await,
             Command::Bench { target } => match target {
                 BenchTarget::Schedule {
