@@ -9,6 +9,8 @@ mod support;
 mod agent;
 #[path = "join/bad_input.rs"]
 mod bad_input;
+#[path = "join/bootstrap.rs"]
+mod bootstrap;
 #[path = "join/demo.rs"]
 mod demo;
 #[path = "join/push.rs"]

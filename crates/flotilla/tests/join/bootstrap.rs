@@ -1,0 +1,398 @@
+//! Pull-mode registration from a bootstrap token, end to end: `flotilla up` (real HTTPS, its
+//! cluster-info, signer and `agentcsrapproving`), `flotilla token create
+//! --print-register-command`, then `flotilla agent` with only the bootstrap flags. A wrong CA
+//! hash is refused before anything is written; a restarted agent reuses its kubeconfig.
+
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Instant;
+
+use flotilla_api::karmada::Cluster;
+use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::api::Api;
+
+use crate::support::{Members, PATIENCE, eventually, failed, flotilla, ok, stderr};
+
+/// `flotilla up --store memory` as a child process.
+struct Up {
+    child: std::process::Child,
+    dir: tempfile::TempDir,
+    kubeconfig: PathBuf,
+}
+
+impl Up {
+    fn start() -> Up {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+            .args([
+                "up",
+                "--store",
+                "memory",
+                "--listen",
+                "127.0.0.1:0",
+                "--metrics-bind-address",
+                "127.0.0.1:0",
+                "--data-dir",
+            ])
+            .arg(dir.path().join("data"))
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("flotilla up starts");
+        let mut lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
+        let deadline = Instant::now() + PATIENCE;
+        let kubeconfig = loop {
+            assert!(Instant::now() < deadline, "flotilla up did not get ready");
+            let line = lines
+                .next()
+                .expect("flotilla up exited before it was ready")
+                .expect("stdout is UTF-8");
+            if let Some(rest) = line.strip_prefix("export KUBECONFIG=") {
+                break PathBuf::from(rest.trim());
+            }
+        };
+        std::thread::spawn(move || for _ in lines {});
+        Up {
+            child,
+            dir,
+            kubeconfig,
+        }
+    }
+
+    async fn client(&self) -> kube::Client {
+        let kubeconfig =
+            kube::config::Kubeconfig::read_from(&self.kubeconfig).expect("the admin kubeconfig");
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .expect("a client config");
+        kube::Client::try_from(config).expect("a client")
+    }
+}
+
+impl Drop for Up {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A running `flotilla agent`, its output in `log`.
+struct Agent {
+    child: tokio::process::Child,
+    log: PathBuf,
+}
+
+impl Agent {
+    fn spawn(args: &[String], log: PathBuf) -> Agent {
+        let out = std::fs::File::create(&log).expect("a log file");
+        let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+            .args(args)
+            .env("RUST_LOG", "info")
+            .env_remove("KUBECONFIG")
+            .stdout(out.try_clone().expect("the log file"))
+            .stderr(out)
+            .kill_on_drop(true)
+            .spawn()
+            .expect("flotilla agent starts");
+        Agent { child, log }
+    }
+
+    fn output(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    async fn stop(mut self) {
+        let _ = self.child.kill().await;
+    }
+}
+
+/// The agent command `token create --print-register-command` printed, for `cluster`.
+fn agent_command(printed: &str, cluster: &str, members: &Path, cert_dir: &Path) -> Vec<String> {
+    let line = printed
+        .lines()
+        .find(|l| l.starts_with("flotilla agent "))
+        .unwrap_or_else(|| panic!("no agent command in {printed:?}"));
+    let mut args: Vec<String> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|word| match word {
+            "<CLUSTER_NAME>" => cluster.to_owned(),
+            "<MEMBER_KUBECONFIG>" => members.display().to_string(),
+            other => other.to_owned(),
+        })
+        .collect();
+    args.extend(
+        [
+            "--cluster-context",
+            cluster,
+            "--metrics-bind-address",
+            "127.0.0.1:0",
+            "--discovery-timeout",
+            "30s",
+            "--cert-dir",
+        ]
+        .map(str::to_owned),
+    );
+    args.push(cert_dir.display().to_string());
+    args
+}
+
+fn flag<'a>(args: &'a [String], name: &str) -> &'a str {
+    let at = args.iter().position(|a| a == name).expect("the flag");
+    &args[at + 1]
+}
+
+fn ready(cluster: &Cluster) -> bool {
+    cluster.status.as_ref().is_some_and(|s| {
+        s.conditions
+            .iter()
+            .any(|c| c.type_ == "Ready" && c.status == "True")
+    })
+}
+
+async fn renew_time(leases: &Api<Lease>, name: &str) -> Option<jiff::Timestamp> {
+    leases
+        .get_opt(name)
+        .await
+        .ok()??
+        .spec?
+        .renew_time
+        .map(|t| t.0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_bootstraps_from_a_token_and_a_wrong_ca_hash_is_refused() {
+    let up = Up::start();
+    let members = Members::start(&["m1"]).await;
+    let admin = up.client().await;
+    let control = up.kubeconfig.display().to_string();
+
+    let printed = ok(&flotilla(&[
+        "token",
+        "create",
+        "--print-register-command",
+        "--kubeconfig",
+        &control,
+    ])
+    .await);
+    assert!(
+        printed
+            .lines()
+            .any(|l| l.starts_with("karmadactl register 127.0.0.1:")),
+        "{printed}"
+    );
+    let cert_dir = up.dir.path().join("agent-m1");
+    let args = agent_command(&printed, "m1", &members.kubeconfig, &cert_dir);
+    let token = flag(&args, "--token").to_owned();
+    let token_id = token.split('.').next().expect("an id").to_owned();
+    let listed = ok(&flotilla(&["token", "list", "--kubeconfig", &control]).await);
+    let row = listed
+        .lines()
+        .find(|l| l.starts_with(&token))
+        .unwrap_or_else(|| panic!("{token} not listed: {listed}"));
+    assert!(row.contains("authentication,signing"), "{row}");
+    assert!(
+        row.ends_with("system:bootstrappers:karmada:default-cluster-token"),
+        "{row}"
+    );
+
+    // A CA hash that is not this control plane's: refused, naming the flag, before any CSR.
+    let mut wrong = args.clone();
+    let at = wrong
+        .iter()
+        .position(|a| a == "--discovery-token-ca-cert-hash")
+        .expect("the hash flag");
+    wrong[at + 1] = format!("sha256:{}", "0".repeat(64));
+    let wrong_dir = up.dir.path().join("agent-wrong");
+    let at = wrong
+        .iter()
+        .position(|a| a == "--cert-dir")
+        .expect("the dir flag");
+    wrong[at + 1] = wrong_dir.display().to_string();
+    let wrong: Vec<&str> = wrong.iter().map(String::as_str).collect();
+    let error = failed(&flotilla(&wrong).await);
+    assert!(
+        error.contains("--discovery-token-ca-cert-hash: the control plane's CA"),
+        "{error}"
+    );
+    assert!(
+        error.contains("matches none of the pinned hashes"),
+        "{error}"
+    );
+    assert!(!error.contains("panicked"), "{error}");
+    let csrs: Api<CertificateSigningRequest> = Api::all(admin.clone());
+    assert!(
+        csrs.list(&Default::default())
+            .await
+            .expect("list CSRs")
+            .items
+            .is_empty(),
+        "no CSR for a refused control plane"
+    );
+    assert!(!wrong_dir.join("karmada-agent.conf").exists());
+
+    // The agent with only the bootstrap flags: registered in Pull mode and Ready.
+    let agent = Agent::spawn(&args, up.dir.path().join("agent-1.log"));
+    let clusters: Api<Cluster> = Api::all(admin.clone());
+    let cluster = eventually(PATIENCE, "the pull-mode Cluster m1 is Ready", || {
+        let clusters = clusters.clone();
+        async move { clusters.get_opt("m1").await.ok().flatten().filter(ready) }
+    })
+    .await;
+    assert_eq!(cluster.spec.sync_mode, "Pull", "{}", agent.output());
+    let kubeconfig = cert_dir.join("karmada-agent.conf");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&kubeconfig)
+            .expect("the agent kubeconfig")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    let issued = csrs
+        .list(&Default::default())
+        .await
+        .expect("list CSRs")
+        .items;
+    let names: Vec<String> = issued
+        .iter()
+        .filter_map(|c| c.metadata.name.clone())
+        .collect();
+    assert_eq!(
+        names.len(),
+        1,
+        "the RBAC generator's request is deleted: {names:?}"
+    );
+    assert!(names[0].starts_with("m1-"), "{names:?}");
+    let csr = &issued[0];
+    assert_eq!(csr.spec.signer_name, "kubernetes.io/kube-apiserver-client");
+    assert_eq!(
+        csr.spec.username.as_deref(),
+        Some(format!("system:bootstrap:{token_id}").as_str())
+    );
+    assert!(
+        csr.status
+            .as_ref()
+            .and_then(|s| s.certificate.as_ref())
+            .is_some(),
+        "issued"
+    );
+
+    // Restart-safe: with the token deleted, a restarted agent runs on its kubeconfig.
+    agent.stop().await;
+    let deleted = ok(&flotilla(&["token", "delete", &token, "--kubeconfig", &control]).await);
+    assert_eq!(
+        deleted.trim(),
+        format!("bootstrap token {token_id:?} deleted")
+    );
+    let restarted_at = jiff::Timestamp::now();
+    let agent = Agent::spawn(&args, up.dir.path().join("agent-2.log"));
+    let leases: Api<Lease> = Api::namespaced(admin.clone(), "karmada-cluster");
+    eventually(PATIENCE, "the restarted agent renews its Lease", || {
+        let leases = leases.clone();
+        async move {
+            renew_time(&leases, "m1")
+                .await
+                .filter(|t| *t > restarted_at)
+        }
+    })
+    .await;
+    // Everything the agent did with its certificate was allowed by the RBAC bootstrap created.
+    let first_log = std::fs::read_to_string(up.dir.path().join("agent-1.log")).unwrap_or_default();
+    for log in [first_log, agent.output()] {
+        assert!(!log.to_lowercase().contains("forbidden"), "{log}");
+    }
+    assert!(
+        agent.output().contains("using the agent kubeconfig"),
+        "{}",
+        agent.output()
+    );
+    assert_eq!(
+        csrs.list(&Default::default())
+            .await
+            .expect("list CSRs")
+            .items
+            .len(),
+        1,
+        "no new request on restart"
+    );
+    agent.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bootstrap_flags_are_checked_before_connecting() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[
+                "--token",
+                "abcdef.0123456789abcdef",
+                "--discovery-token-unsafe-skip-ca-verification",
+            ],
+            "--bootstrap-server",
+        ),
+        (
+            &[
+                "--bootstrap-server",
+                "127.0.0.1:1",
+                "--token",
+                "bad",
+                "--discovery-token-unsafe-skip-ca-verification",
+            ],
+            "--token: the bootstrap token was not of the form",
+        ),
+        (
+            &[
+                "--bootstrap-server",
+                "127.0.0.1:1",
+                "--token",
+                "abcdef.0123456789abcdef",
+                "--discovery-token-ca-cert-hash",
+                "sha256:xyz",
+            ],
+            "--discovery-token-ca-cert-hash: invalid discovery token CA certificate hash",
+        ),
+    ];
+    for (extra, says) in cases {
+        let mut args = vec![
+            "agent",
+            "--cluster-name",
+            "m1",
+            "--cluster-kubeconfig",
+            "member",
+        ];
+        args.extend_from_slice(extra);
+        let error = failed(&flotilla(&args).await);
+        assert!(error.contains(says), "{extra:?}: {error}");
+        assert!(!error.contains("panicked"), "{error}");
+    }
+    // Nothing listens: the flag is named once discovery gives up.
+    let output = flotilla(&[
+        "agent",
+        "--cluster-name",
+        "m1",
+        "--cluster-kubeconfig",
+        "member",
+        "--bootstrap-server",
+        "127.0.0.1:1",
+        "--token",
+        "abcdef.0123456789abcdef",
+        "--discovery-token-unsafe-skip-ca-verification",
+        "--discovery-timeout",
+        "2s",
+        "--metrics-bind-address",
+        "127.0.0.1:0",
+    ])
+    .await;
+    let error = stderr(&output);
+    assert!(!output.status.success());
+    assert!(
+        error.contains(
+            "--bootstrap-server https://127.0.0.1:1: cannot read kube-public/cluster-info within 2s"
+        ),
+        "{error}"
+    );
+}
