@@ -62,7 +62,9 @@ fn hashes_must_be_sha256_hex_and_name_the_flag() {
         ("sha256:abcd".to_owned(), "found 4 digits"),
         (format!("sha256:{}", "g".repeat(64)), "not hexadecimal"),
     ] {
-        let error = Pins::parse(&[bad.clone()]).expect_err(&bad).to_string();
+        let error = Pins::parse(std::slice::from_ref(&bad))
+            .expect_err(&bad)
+            .to_string();
         assert!(
             error.starts_with("--discovery-token-ca-cert-hash: "),
             "{error}"
