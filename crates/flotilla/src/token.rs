@@ -91,6 +91,12 @@ async fn run_create(args: CreateArgs) -> anyhow::Result<()> {
         None
     };
     let client = kube::Client::try_from(config).context("build the control plane client")?;
+    // Members are told the server `cluster-info` advertises (`up --advertise-address`), which
+    // may differ from the address this kubeconfig reaches.
+    let register = match register {
+        Some(target) => Some(target.advertised(&client).await),
+        None => None,
+    };
     let id = random_chars(TOKEN_ALPHABET, 6)?;
     let secret = random_chars(TOKEN_ALPHABET, 16)?;
     let expiration = (!args.ttl.is_zero())
@@ -396,6 +402,29 @@ impl RegisterTarget {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| anyhow!("the kubeconfig's CA: {e}"))?;
         Ok(RegisterTarget { address, pins })
+    }
+
+    /// The same target at the server `kube-public/cluster-info` names, when it names one with a
+    /// host (kept as it is otherwise: `cluster-info` is what a member verifies, but an older
+    /// control plane may not have it).
+    async fn advertised(self, client: &kube::Client) -> RegisterTarget {
+        let configmaps: Api<k8s_openapi::api::core::v1::ConfigMap> =
+            Api::namespaced(client.clone(), "kube-public");
+        let server = configmaps
+            .get_opt("cluster-info")
+            .await
+            .ok()
+            .flatten()
+            .and_then(|cm| cm.data?.remove("kubeconfig"))
+            .and_then(|text| kube::config::Kubeconfig::from_yaml(&text).ok())
+            .and_then(|k| k.clusters.into_iter().next()?.cluster?.server);
+        let authority = server
+            .and_then(|s| s.parse::<http::Uri>().ok())
+            .and_then(|uri| uri.authority().map(|a| a.to_string()));
+        match authority {
+            Some(address) => RegisterTarget { address, ..self },
+            None => self,
+        }
     }
 
     /// The `flotilla agent` command, then `karmadactl register`'s, one per line.

@@ -35,6 +35,16 @@ pub struct UpOptions {
     /// Address to serve HTTPS on; port 0 picks a free port.
     #[arg(long, default_value = "127.0.0.1:6443")]
     pub listen: SocketAddr,
+    /// The address members use to reach this control plane (kube-apiserver's
+    /// `--advertise-address`; an IP or a DNS name, without the port): the server of
+    /// `kube-public/cluster-info` that bootstrap-token registration reads, and a name in the
+    /// serving certificate. Default: the listen address (127.0.0.1 when listening on all).
+    #[arg(long)]
+    pub advertise_address: Option<String>,
+    /// More names (IPs or DNS names, comma separated) the serving certificate is valid for,
+    /// like kubeadm's `--apiserver-cert-extra-sans`; the certificate is reissued when they change.
+    #[arg(long, value_delimiter = ',')]
+    pub tls_san: Vec<String>,
     /// A static token file (kube-apiserver's --token-auth-file CSV format).
     #[arg(long)]
     pub token_auth_file: Option<PathBuf>,
@@ -253,6 +263,14 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     if !address.ip().is_unspecified() {
         hosts.push(address.ip().to_string());
     }
+    hosts.extend(options.advertise_address.iter().cloned());
+    hosts.extend(
+        options
+            .tls_san
+            .iter()
+            .filter(|h| !h.trim().is_empty())
+            .cloned(),
+    );
     let pki = Arc::new(
         Pki::load_or_create(&options.data_dir.join("pki"), &hosts)
             .context("create or load the certificates")?,
@@ -302,9 +320,13 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     .with_context(|| format!("write {}", kubeconfig.display()))?;
     let kubeconfig = std::fs::canonicalize(&kubeconfig).unwrap_or(kubeconfig);
     // Pull-mode registration: cluster-info and the RBAC `karmadactl init` creates.
+    let advertised = match &options.advertise_address {
+        Some(host) => format!("https://{}:{}", bracket_ipv6(host), address.port()),
+        None => url.clone(),
+    };
     crate::registration::ensure(
         &component_client(&running, "installer"),
-        &url,
+        &advertised,
         pki.ca_cert_pem(),
     )
     .await
@@ -572,6 +594,16 @@ pub(crate) async fn shutdown_signal() {
     tokio::select! {
         _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
         _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT: shutting down"),
+    }
+}
+
+/// `host` as the authority of a URL: an IPv6 address in brackets.
+fn bracket_ipv6(host: &str) -> String {
+    let host = host.trim();
+    if host.parse::<std::net::Ipv6Addr>().is_ok() {
+        format!("[{host}]")
+    } else {
+        host.to_owned()
     }
 }
 

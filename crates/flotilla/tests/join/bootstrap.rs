@@ -23,7 +23,7 @@ struct Up {
 }
 
 impl Up {
-    fn start() -> Up {
+    fn start(extra: &[&str]) -> Up {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
             .args([
@@ -34,8 +34,9 @@ impl Up {
                 "127.0.0.1:0",
                 "--metrics-bind-address",
                 "127.0.0.1:0",
-                "--data-dir",
             ])
+            .args(extra)
+            .arg("--data-dir")
             .arg(dir.path().join("data"))
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
@@ -165,7 +166,24 @@ async fn renew_time(leases: &Api<Lease>, name: &str) -> Option<jiff::Timestamp> 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_bootstraps_from_a_token_and_a_wrong_ca_hash_is_refused() {
-    let up = Up::start();
+    // Members are told the advertised address (cluster-info's server), not the listen address
+    // the admin kubeconfig uses; the serving certificate names it and the extra SANs.
+    let up = Up::start(&[
+        "--advertise-address",
+        "localhost",
+        "--tls-san",
+        "flotilla.example,10.1.2.3",
+    ]);
+    let certificate = std::process::Command::new("openssl")
+        .args(["x509", "-noout", "-ext", "subjectAltName", "-in"])
+        .arg(up.dir.path().join("data/pki/apiserver.crt"))
+        .output()
+        .expect("openssl runs");
+    let sans = String::from_utf8_lossy(&certificate.stdout);
+    assert!(
+        sans.contains("DNS:flotilla.example") && sans.contains("IP Address:10.1.2.3"),
+        "{sans}"
+    );
     let members = Members::start(&["m1"]).await;
     let admin = up.client().await;
     let control = up.kubeconfig.display().to_string();
@@ -181,7 +199,7 @@ async fn an_agent_bootstraps_from_a_token_and_a_wrong_ca_hash_is_refused() {
     assert!(
         printed
             .lines()
-            .any(|l| l.starts_with("karmadactl register 127.0.0.1:")),
+            .any(|l| l.starts_with("karmadactl register localhost:")),
         "{printed}"
     );
     let cert_dir = up.dir.path().join("agent-m1");
