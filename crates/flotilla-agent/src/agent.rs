@@ -45,6 +45,9 @@ pub struct AgentConfig {
     pub api_endpoint: Option<String>,
     /// `--concurrent-work-syncs`: Works the execution controller syncs at once.
     pub concurrent_work_syncs: usize,
+    /// Controllers the caller runs beside the agent (the binary's `certRotation`): accepted by
+    /// `--controllers`, not started here.
+    pub extra_controllers: Vec<&'static str>,
 }
 
 impl AgentConfig {
@@ -66,6 +69,7 @@ impl AgentConfig {
             topology: Topology::default(),
             api_endpoint: None,
             concurrent_work_syncs: flotilla_controllers::options::DEFAULT_CONCURRENT_WORK_SYNCS,
+            extra_controllers: Vec::new(),
         }
     }
 }
@@ -86,11 +90,12 @@ pub async fn run(
     shutdown: Shutdown,
 ) -> Result<(), AgentError> {
     let (all, off) = controller_names();
-    let known: Vec<&str> = AGENT_CONTROLLERS
+    let mut known: Vec<&str> = AGENT_CONTROLLERS
         .iter()
         .copied()
         .filter(|name| all.contains(name))
         .collect();
+    known.extend(config.extra_controllers.iter().copied());
     let off: Vec<&str> = off.into_iter().filter(|n| known.contains(n)).collect();
     let selection = Arc::new(ControllerSelection::parse(
         &config.controllers,

@@ -1,10 +1,12 @@
 //! `flotilla agent`: the pull-mode agent (`flotilla_agent`) with its flags and the Prometheus
 //! endpoint (`--metrics-bind-address`, like Karmada's agent). With `--bootstrap-server` and
 //! `--token` it first obtains its own control-plane kubeconfig (`bootstrap`, `discovery`), as
-//! `karmadactl register` does for Karmada's agent.
+//! `karmadactl register` does for Karmada's agent. `certRotation` (`rotation`) renews that
+//! certificate before it expires.
 
 pub mod bootstrap;
 pub mod discovery;
+pub mod rotation;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -53,12 +55,20 @@ pub struct AgentArgs {
     /// The heartbeat Lease's duration (renewed every quarter of it).
     #[arg(long, default_value = "40s", value_parser = crate::bench::parse_duration)]
     pub cluster_lease_duration: Duration,
-    /// Controllers to run among clusterStatus, execution and workStatus (`*` = all).
+    /// Controllers to run among clusterStatus, execution, workStatus and certRotation (`*` =
+    /// all; `-name` turns one off).
     #[arg(long, default_value = "*")]
     pub controllers: String,
     /// Works the execution controller syncs at once (Karmada's `--concurrent-work-syncs`).
     #[arg(long, default_value_t = flotilla_controllers::options::DEFAULT_CONCURRENT_WORK_SYNCS, value_parser = crate::up::parse_work_syncs)]
     pub concurrent_work_syncs: usize,
+    /// How often certRotation checks whether the agent's certificate is due for renewal.
+    #[arg(long, default_value = "5m", value_parser = rotation::parse_interval)]
+    pub cert_rotation_checking_interval: Duration,
+    /// certRotation renews the certificate once no more than this fraction of its lifetime
+    /// remains.
+    #[arg(long, default_value_t = 0.2, value_parser = rotation::parse_threshold)]
+    pub cert_rotation_remaining_time_threshold: f64,
     #[command(flatten)]
     pub bootstrap: BootstrapArgs,
 }
@@ -83,10 +93,11 @@ pub struct BootstrapArgs {
     /// Where the bootstrapped kubeconfig (with the agent's key and certificate) is written.
     #[arg(long, default_value = "./flotilla-agent")]
     pub cert_dir: PathBuf,
-    /// How long discovery, and each certificate request, may take.
+    /// How long discovery, and each certificate request (bootstrap or rotation), may take.
     #[arg(long, default_value = "5m", value_parser = crate::bench::parse_duration)]
     pub discovery_timeout: Duration,
-    /// The lifetime asked for the agent's certificate (Karmada: a year).
+    /// The lifetime asked for the agent's certificate, when bootstrapping and when rotating
+    /// (Karmada: a year).
     #[arg(long, default_value_t = 31_536_000, value_parser = clap::value_parser!(i32).range(600..))]
     pub cert_expiration_seconds: i32,
 }
@@ -138,10 +149,23 @@ fn control_plane(args: &AgentArgs) -> anyhow::Result<(PathBuf, Option<bootstrap:
     Ok((path, Some(plan)))
 }
 
+/// Whether `--controllers` runs certRotation (on by default); the agent checks the other names.
+fn rotation_selected(controllers: &str) -> anyhow::Result<bool> {
+    let mut known: Vec<&str> = controllers
+        .split(',')
+        .map(|entry| entry.trim().trim_start_matches('-'))
+        .filter(|name| *name != "*")
+        .collect();
+    known.push(rotation::NAME);
+    let selection = flotilla_runtime::ControllerSelection::parse(controllers, &known, &[])?;
+    Ok(selection.is_enabled(rotation::NAME))
+}
+
 /// Runs the agent until SIGINT or SIGTERM.
 pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
     flotilla_apiserver::auth::tls::install_crypto_provider();
     let (control_kubeconfig, bootstrap) = control_plane(&args)?;
+    let rotate = rotation_selected(&args.controllers)?;
     if let Some(bootstrap) = &bootstrap {
         bootstrap::ensure_kubeconfig(bootstrap)
             .await
@@ -153,8 +177,10 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
             })?;
     }
     let metrics = Metrics::default();
+    let rotation_metrics = rotation::RotationMetrics::default();
     let mut registry = Registry::default();
     metrics.register(&mut registry);
+    rotation_metrics.register(&mut registry);
     let registry = Arc::new(registry);
     let listener = tokio::net::TcpListener::bind(args.metrics_bind_address)
         .await
@@ -198,6 +224,7 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
     config.lease_duration = args.cluster_lease_duration;
     config.renew_interval = args.cluster_lease_duration / 4;
     config.controllers = args.controllers.clone();
+    config.extra_controllers = vec![rotation::NAME];
     config.concurrent_work_syncs = args.concurrent_work_syncs;
     config.api_endpoint = args.cluster_api_endpoint.clone();
     config.topology = flotilla_agent::Topology {
@@ -218,8 +245,26 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
             shutdown.cancel();
         })
     };
+    let rotation = rotate.then(|| {
+        tokio::spawn(rotation::run(
+            rotation::Rotation {
+                kubeconfig: control_kubeconfig.clone(),
+                context: args.context.clone(),
+                cluster_name: args.cluster_name.clone(),
+                interval: args.cert_rotation_checking_interval,
+                threshold: args.cert_rotation_remaining_time_threshold,
+                expiration_seconds: args.bootstrap.cert_expiration_seconds,
+                timeout: args.bootstrap.discovery_timeout,
+            },
+            rotation_metrics,
+            shutdown.clone(),
+        ))
+    });
     tracing::info!(cluster = %args.cluster_name, "agent starting");
     let result = flotilla_agent::run(config, metrics, shutdown).await;
+    if let Some(rotation) = rotation {
+        rotation.abort();
+    }
     signal.abort();
     metrics_server.abort();
     result.with_context(|| format!("agent for cluster {}", args.cluster_name))

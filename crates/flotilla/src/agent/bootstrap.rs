@@ -96,10 +96,12 @@ pub async fn ensure_kubeconfig(bootstrap: &Bootstrap) -> anyhow::Result<()> {
         random_name(5)?
     );
     let generator = request_certificate(
-        bootstrap,
         &bootstrap_client,
         &generator_csr,
         RBAC_GENERATOR_USER,
+        bootstrap.expiration_seconds,
+        bootstrap.timeout,
+        refused,
     )
     .await?;
     let generator_client = client_from(&kubeconfig_text(
@@ -117,7 +119,15 @@ pub async fn ensure_kubeconfig(bootstrap: &Bootstrap) -> anyhow::Result<()> {
 
     let csr = format!("{}-{}", bootstrap.cluster_name, random_name(5)?);
     println!("[csr] requesting the agent's certificate for {user} ({csr})");
-    let agent = request_certificate(bootstrap, &bootstrap_client, &csr, &user).await?;
+    let agent = request_certificate(
+        &bootstrap_client,
+        &csr,
+        &user,
+        bootstrap.expiration_seconds,
+        bootstrap.timeout,
+        refused,
+    )
+    .await?;
     write_private(
         &bootstrap.kubeconfig,
         &kubeconfig_text(
@@ -208,9 +218,9 @@ async fn fetch_cluster_info(
 }
 
 /// A key and its issued certificate (PEM).
-struct Issued {
-    key_pem: String,
-    certificate_pem: String,
+pub(super) struct Issued {
+    pub(super) key_pem: String,
+    pub(super) certificate_pem: String,
 }
 
 impl Issued {
@@ -226,12 +236,15 @@ impl Issued {
 }
 
 /// Posts a CSR named `name` for `common_name` in [`AGENT_GROUP`] with a fresh ECDSA P-256 key
-/// and waits for its certificate.
-async fn request_certificate(
-    bootstrap: &Bootstrap,
+/// (asking for `expiration_seconds`) and waits up to `timeout` for its certificate; `refused`
+/// explains a failed create.
+pub(super) async fn request_certificate(
     client: &kube::Client,
     name: &str,
     common_name: &str,
+    expiration_seconds: i32,
+    timeout: Duration,
+    refused: fn(kube::Error, &str) -> anyhow::Error,
 ) -> anyhow::Result<Issued> {
     let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256)
         .context("generate an ECDSA P-256 key")?;
@@ -254,7 +267,7 @@ async fn request_certificate(
         "spec": {
             "request": base64::engine::general_purpose::STANDARD.encode(&request),
             "signerName": SIGNER,
-            "expirationSeconds": bootstrap.expiration_seconds,
+            "expirationSeconds": expiration_seconds,
             "usages": ["digital signature", "key encipherment", "client auth"],
         },
     }))
@@ -263,7 +276,7 @@ async fn request_certificate(
     csrs.create(&PostParams::default(), &csr)
         .await
         .map_err(|error| refused(error, name))?;
-    let certificate = wait_for_certificate(&csrs, name, bootstrap.timeout).await?;
+    let certificate = wait_for_certificate(&csrs, name, timeout).await?;
     Ok(Issued {
         key_pem: key.serialize_pem(),
         certificate_pem: certificate,
@@ -450,7 +463,7 @@ async fn client_from(text: &str) -> anyhow::Result<kube::Client> {
 
 /// Writes `text` to `path` readable by its owner only (its directory created `0700`), replacing
 /// any previous file at once (written beside it, then renamed).
-fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
+pub(super) fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
     use std::io::Write as _;
     #[cfg(unix)]
     use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
@@ -532,7 +545,7 @@ pub fn certificate_for(
 }
 
 /// `len` random characters of [`NAME_ALPHABET`].
-fn random_name(len: usize) -> anyhow::Result<String> {
+pub(super) fn random_name(len: usize) -> anyhow::Result<String> {
     crate::token::random_chars(NAME_ALPHABET, len)
 }
 

@@ -96,3 +96,22 @@ fn bad_bootstrap_input_names_the_flag() {
     let error = format!("{:#}", control_plane(&bad_name).expect_err("refused"));
     assert!(error.starts_with("--cluster-name"), "{error}");
 }
+
+#[test]
+fn cert_rotation_is_on_by_default_and_controllers_can_turn_it_off() {
+    assert!(rotation_selected("*").expect("valid"));
+    assert!(rotation_selected("*,-execution").expect("valid"));
+    assert!(!rotation_selected("*,-certRotation").expect("valid"));
+    assert!(!rotation_selected("-certRotation,*").expect("valid"));
+    assert!(!rotation_selected("clusterStatus,execution").expect("valid"));
+    assert!(rotation_selected("certRotation").expect("valid"));
+    // Karmada's way of turning it on (off by default there) works too.
+    assert!(rotation_selected("*,certRotation").expect("valid"));
+    assert!(rotation_selected("*,,x").is_err());
+    let args = parse(&["--kubeconfig", "cp.conf"]);
+    assert_eq!(
+        args.cert_rotation_checking_interval,
+        Duration::from_secs(300)
+    );
+    assert_eq!(args.cert_rotation_remaining_time_threshold, 0.2);
+}

@@ -1,7 +1,8 @@
 //! Pull-mode registration from a bootstrap token, end to end: `flotilla up` (real HTTPS, its
 //! cluster-info, signer and `agentcsrapproving`), `flotilla token create
 //! --print-register-command`, then `flotilla agent` with only the bootstrap flags. A wrong CA
-//! hash is refused before anything is written; a restarted agent reuses its kubeconfig.
+//! hash is refused before anything is written; a restarted agent reuses its kubeconfig; with
+//! short certificates the agent renews its own (`certRotation`) and keeps heartbeating.
 
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
@@ -413,4 +414,206 @@ async fn bootstrap_flags_are_checked_before_connecting() {
         ),
         "{error}"
     );
+}
+
+/// The base64 client certificate in the agent's kubeconfig.
+fn kubeconfig_certificate(path: &Path) -> Option<String> {
+    kube::config::Kubeconfig::read_from(path)
+        .ok()?
+        .auth_infos
+        .into_iter()
+        .find_map(|a| a.auth_info?.client_certificate_data)
+}
+
+/// `GET /metrics` from the address the agent printed.
+async fn scrape(log: &str) -> String {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let Some(address) = log
+        .lines()
+        .find_map(|l| l.strip_prefix("metrics on http://"))
+        .and_then(|rest| rest.strip_suffix("/metrics"))
+    else {
+        return String::new();
+    };
+    let Ok(mut stream) = tokio::net::TcpStream::connect(address).await else {
+        return String::new();
+    };
+    let mut text = String::new();
+    if stream
+        .write_all(b"GET /metrics HTTP/1.0\r\nHost: agent\r\n\r\n")
+        .await
+        .is_ok()
+    {
+        let _ = stream.read_to_string(&mut text).await;
+    }
+    text
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bootstrapped_agent_rotates_its_certificate_as_itself_and_keeps_heartbeating() {
+    // Certificates of 600 s (Kubernetes' shortest `expirationSeconds`), valid 900 s with the
+    // signer's 5-minute backdate: two thirds ahead when issued, so threshold 0.65 makes each one
+    // due 15 s after it is issued.
+    let up = Up::start(&["--cluster-signing-duration", "10m"]);
+    let members = Members::start(&["m1"]).await;
+    let admin = up.client().await;
+    let control = up.kubeconfig.display().to_string();
+    let printed = ok(&flotilla(&[
+        "token",
+        "create",
+        "--print-register-command",
+        "--kubeconfig",
+        &control,
+    ])
+    .await);
+    let cert_dir = up.dir.path().join("agent-m1");
+    let mut args = agent_command(&printed, "m1", &members.kubeconfig, &cert_dir);
+    args.extend(
+        [
+            "--cert-expiration-seconds",
+            "600",
+            "--cert-rotation-checking-interval",
+            "1s",
+            "--cert-rotation-remaining-time-threshold",
+            "0.65",
+        ]
+        .map(str::to_owned),
+    );
+    let agent = Agent::spawn(&args, up.dir.path().join("agent.log"));
+    let clusters: Api<Cluster> = Api::all(admin.clone());
+    eventually(PATIENCE, "the pull-mode Cluster m1 is Ready", || {
+        let clusters = clusters.clone();
+        async move { clusters.get_opt("m1").await.ok().flatten().filter(ready) }
+    })
+    .await;
+    let kubeconfig = cert_dir.join("karmada-agent.conf");
+    let first = kubeconfig_certificate(&kubeconfig).expect("the bootstrapped certificate");
+    let csrs: Api<CertificateSigningRequest> = Api::all(admin.clone());
+    let bootstrapped = csrs.list(&Default::default()).await.expect("list CSRs");
+    assert_eq!(bootstrapped.items.len(), 1, "only the bootstrap's request");
+    assert!(
+        bootstrapped.items[0]
+            .spec
+            .username
+            .as_deref()
+            .is_some_and(|u| u.starts_with("system:bootstrap:"))
+    );
+
+    // A second request, by the agent itself, approved by the selfclusteragent rule and issued.
+    let renewal = eventually(
+        PATIENCE,
+        "the agent requests a new certificate as itself",
+        || {
+            let csrs = csrs.clone();
+            async move {
+                csrs.list(&Default::default())
+                    .await
+                    .ok()?
+                    .items
+                    .into_iter()
+                    .find(|c| {
+                        c.spec.username.as_deref() == Some("system:karmada:agent:m1")
+                            && c.status
+                                .as_ref()
+                                .and_then(|s| s.certificate.as_ref())
+                                .is_some()
+                    })
+            }
+        },
+    )
+    .await;
+    let name = renewal.metadata.name.clone().expect("a name");
+    assert!(name.starts_with("m1-"), "{name}");
+    assert_eq!(
+        renewal.spec.signer_name,
+        "kubernetes.io/kube-apiserver-client"
+    );
+    assert_eq!(renewal.spec.expiration_seconds, Some(600));
+    let mut usages = renewal.spec.usages.clone().unwrap_or_default();
+    usages.sort();
+    assert_eq!(
+        usages,
+        ["client auth", "digital signature", "key encipherment"]
+    );
+    let approved = renewal
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| c.iter().find(|c| c.type_ == "Approved"))
+        .expect("approved");
+    assert_eq!(approved.reason.as_deref(), Some("AutoApproved"));
+    assert_eq!(
+        approved.message.as_deref(),
+        Some("Auto approving self karmada agent certificate after SubjectAccessReview.")
+    );
+
+    // The kubeconfig now holds a renewed certificate, still private.
+    let rotated = eventually(PATIENCE, "the kubeconfig's certificate changes", || {
+        let kubeconfig = kubeconfig.clone();
+        let first = first.clone();
+        async move { kubeconfig_certificate(&kubeconfig).filter(|c| *c != first) }
+    })
+    .await;
+    let issued: Vec<String> = csrs
+        .list(&Default::default())
+        .await
+        .expect("list CSRs")
+        .items
+        .iter()
+        .filter(|c| c.spec.username.as_deref() == Some("system:karmada:agent:m1"))
+        .filter_map(|c| c.status.as_ref()?.certificate.as_ref())
+        .map(|c| base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &c.0))
+        .collect();
+    assert!(issued.contains(&rotated), "the kubeconfig holds a renewal");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&kubeconfig)
+            .expect("the agent kubeconfig")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    // The agent picks the new certificate up and keeps renewing its Lease with it.
+    eventually(
+        PATIENCE,
+        "the agent reconnects with the renewed certificate",
+        || {
+            let log = agent.output();
+            async move {
+                log.contains("reconnecting with the new credentials")
+                    .then_some(())
+            }
+        },
+    )
+    .await;
+    let after = jiff::Timestamp::now();
+    let leases: Api<Lease> = Api::namespaced(admin.clone(), "karmada-cluster");
+    eventually(PATIENCE, "the Lease is renewed after the rotation", || {
+        let leases = leases.clone();
+        async move { renew_time(&leases, "m1").await.filter(|t| *t > after) }
+    })
+    .await;
+    let log = agent.output();
+    assert!(
+        log.contains("certRotation: rotated the agent's certificate"),
+        "{log}"
+    );
+    assert!(!log.to_lowercase().contains("forbidden"), "{log}");
+    assert!(!log.contains("cannot renew"), "{log}");
+    let metrics = eventually(PATIENCE, "the rotation is counted on /metrics", || {
+        let log = log.clone();
+        async move {
+            let text = scrape(&log).await;
+            text.lines()
+                .any(|l| {
+                    l.starts_with("flotilla_agent_certificate_rotations_total{result=\"success\"}")
+                })
+                .then_some(text)
+        }
+    })
+    .await;
+    assert!(!metrics.contains("result=\"failure\""), "{metrics}");
+    agent.stop().await;
 }
