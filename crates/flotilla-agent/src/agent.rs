@@ -17,8 +17,16 @@ use crate::metrics::Metrics;
 use crate::register::{self, RegisterError, Topology};
 
 /// The controllers Karmada's agent runs for its member, by name; those present in
-/// `flotilla_controllers::CONTROLLERS` are started.
-pub const AGENT_CONTROLLERS: &[&str] = &["clusterStatus", "execution", "workStatus"];
+/// `flotilla_controllers::CONTROLLERS` are started. `serviceExport` and `endpointsliceCollect`
+/// report the member's EndpointSlices (the controller manager does it for Push members only);
+/// `endpointsliceCollect` idles without gate `MultiClusterService`.
+pub const AGENT_CONTROLLERS: &[&str] = &[
+    "clusterStatus",
+    "execution",
+    "workStatus",
+    "serviceExport",
+    "endpointsliceCollect",
+];
 
 /// What the agent needs.
 #[derive(Debug, Clone)]
@@ -48,6 +56,9 @@ pub struct AgentConfig {
     /// Controllers the caller runs beside the agent (the binary's `certRotation`): accepted by
     /// `--controllers`, not started here.
     pub extra_controllers: Vec<&'static str>,
+    /// `--feature-gates` (Karmada's agent has them too; `MultiClusterService` switches on
+    /// `endpointsliceCollect`).
+    pub feature_gates: flotilla_controllers::FeatureGates,
 }
 
 impl AgentConfig {
@@ -70,6 +81,7 @@ impl AgentConfig {
             api_endpoint: None,
             concurrent_work_syncs: flotilla_controllers::options::DEFAULT_CONCURRENT_WORK_SYNCS,
             extra_controllers: Vec::new(),
+            feature_gates: flotilla_controllers::FeatureGates::default(),
         }
     }
 }
@@ -240,6 +252,7 @@ async fn session(
         )),
         options: Arc::new(flotilla_controllers::ControllerOptions {
             concurrent_work_syncs: config.concurrent_work_syncs,
+            gates: config.feature_gates.clone(),
             ..Default::default()
         }),
     };

@@ -2,7 +2,7 @@
 //! registers it with the control plane as a `Cluster` with `syncMode: Pull` and the member's
 //! `kube-system` UID as `spec.id`, renews a Lease named after the cluster in `karmada-cluster`
 //! on the control plane, and runs the member-facing controllers (`clusterStatus`, `execution`,
-//! `workStatus`) for that one cluster.
+//! `workStatus`, `serviceExport`, `endpointsliceCollect`) for that one cluster.
 //!
 //! A lost control plane is never silent: every failed request is logged with its cause and
 //! counted in `karmada_agent_connection_errors_total`, and retried with backoff. The kubeconfig

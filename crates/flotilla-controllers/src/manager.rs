@@ -6,7 +6,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use flotilla_api::karmada::{Work, names};
+use flotilla_api::karmada::{Cluster, Work, names};
 use flotilla_member::MemberClients;
 use flotilla_runtime::{ControllerSelection, Informers, Shared, Shutdown};
 
@@ -19,8 +19,8 @@ pub struct Context {
     /// Clients of member clusters, by cluster name.
     pub members: Arc<dyn MemberClients>,
     /// `None` in the controller manager: member-facing controllers (cluster status, execution,
-    /// work status) handle the `Push` clusters. `Some(name)` in the agent: they handle only that
-    /// (`Pull`) cluster.
+    /// work status, service export, endpointslice collect) handle the `Push` clusters.
+    /// `Some(name)` in the agent: they handle only that (`Pull`) cluster.
     pub cluster: Option<String>,
     /// The controllers' Prometheus metrics (registered by whoever serves `/metrics`).
     pub metrics: crate::metrics::Metrics,
@@ -74,6 +74,21 @@ impl Context {
                 .namespaced(&names::execution_space_name(cluster)),
             None => self.informers.all(),
         }
+    }
+
+    /// Whether the member-facing controllers given this context serve `cluster`: the `Push`
+    /// clusters in the controller manager, only its own cluster in the agent. Every member is
+    /// served by exactly one process, so nothing it holds is applied or reported twice.
+    pub fn handles(&self, cluster: &Cluster) -> bool {
+        serves(self.cluster.as_deref(), cluster)
+    }
+}
+
+/// [`Context::handles`] for a process serving `own` (the agent) or the Push clusters (`None`).
+fn serves(own: Option<&str>, cluster: &Cluster) -> bool {
+    match own {
+        Some(own) => cluster.name() == own,
+        None => cluster.spec.sync_mode == "Push",
     }
 }
 
@@ -288,4 +303,26 @@ pub async fn run_controllers(
         }
     }
     context.informers.stop();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cluster(name: &str, sync_mode: &str) -> Cluster {
+        let mut cluster = Cluster::default();
+        cluster.metadata.name = Some(name.into());
+        cluster.spec.sync_mode = sync_mode.into();
+        cluster
+    }
+
+    #[test]
+    fn the_controller_manager_serves_push_members_and_an_agent_only_its_own() {
+        let (push, pull) = (cluster("push", "Push"), cluster("pull", "Pull"));
+        assert!(serves(None, &push));
+        assert!(!serves(None, &pull), "a Pull member is its agent's");
+        assert!(serves(Some("pull"), &pull));
+        assert!(!serves(Some("pull"), &push));
+        assert!(!serves(Some("pull"), &cluster("other", "Pull")));
+    }
 }

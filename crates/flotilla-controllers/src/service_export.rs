@@ -1,8 +1,9 @@
 //! Karmada's classic multi-cluster Service flow (`multicluster.x-k8s.io` ServiceExport and
 //! ServiceImport, `pkg/controllers/mcs`), three controllers with Karmada's names:
 //!
-//! - `serviceExport` (this module): once a ServiceExport reaches a Ready Push member (its Work
-//!   applied), the member's ServiceExports and EndpointSlices are watched; every slice of an
+//! - `serviceExport` (this module): once a ServiceExport reaches a Ready member (its Work
+//!   applied), the member's ServiceExports and EndpointSlices are watched — by the controller
+//!   manager for Push members, by the member's agent for a Pull one (`Context::handles`); every slice of an
 //!   exported Service (not one Karmada wrote) is reported into the control plane as a suspended
 //!   Work `karmada-es-<cluster>/<endpointslice work name>`, labelled with the Service
 //!   (`endpointslice.karmada.io/namespace`, `…/name`) and `endpointslice.karmada.io/managed-by`
@@ -89,6 +90,7 @@ struct MemberWatches {
 }
 
 struct Controller {
+    context: Context,
     client: kube::Client,
     members: Arc<dyn MemberClients>,
     works: Store<Work>,
@@ -115,9 +117,11 @@ pub fn start(context: Context, shutdown: Shutdown) -> ControllerTask {
 }
 
 async fn run(context: Context, shutdown: Shutdown) {
-    let works = context.informers.all::<Work>();
+    // In the agent only its execution namespace is readable (and of interest).
+    let works = context.member_works();
     let clusters = context.informers.all::<Cluster>();
     let this = Arc::new(Controller {
+        context: context.clone(),
         client: context.client.clone(),
         members: context.members.clone(),
         works: works.store(),
@@ -148,7 +152,7 @@ async fn run(context: Context, shutdown: Shutdown) {
             WatchEvent::Apply(c) if !crate::execution::is_ready(c) => {
                 me.watches.lock().remove(c.name());
             }
-            WatchEvent::Apply(c) if !me.watches.lock().contains_key(c.name()) => {
+            WatchEvent::Apply(c) if me.context.handles(c) && !me.watches.lock().contains_key(c.name()) => {
                 let space = execution_space_name(c.name());
                 let exported = me.works.state().iter().any(|w| {
                     w.metadata.namespace.as_deref() == Some(space.as_str()) && applied_export(w)
@@ -206,12 +210,13 @@ impl Controller {
         }
     }
 
-    /// The member's watches, started when absent (Push clusters only, once Ready).
+    /// The member's watches, started when absent (once Ready; only the clusters this process
+    /// serves: Push ones in the controller manager, its own in the agent).
     async fn cluster(self: &Arc<Self>, cluster: &str) -> Result<(), kube::Error> {
         let Some(object) = self.clusters.get(&ObjectRef::new(cluster)) else {
             return Ok(());
         };
-        if object.spec.sync_mode != "Push" {
+        if !self.context.handles(&object) {
             return Ok(());
         }
         if !crate::execution::is_ready(&object) {

@@ -55,10 +55,14 @@ pub struct AgentArgs {
     /// The heartbeat Lease's duration (renewed every quarter of it).
     #[arg(long, default_value = "40s", value_parser = crate::bench::parse_duration)]
     pub cluster_lease_duration: Duration,
-    /// Controllers to run among clusterStatus, execution, workStatus and certRotation (`*` =
-    /// all; `-name` turns one off).
+    /// Controllers to run among clusterStatus, execution, workStatus, serviceExport,
+    /// endpointsliceCollect and certRotation (`*` = all; `-name` turns one off).
     #[arg(long, default_value = "*")]
     pub controllers: String,
+    /// Karmada's feature gates, its syntax (`MultiClusterService=true` starts
+    /// endpointsliceCollect).
+    #[arg(long, default_value = "", value_parser = crate::up::parse_feature_gates)]
+    pub feature_gates: flotilla_controllers::FeatureGates,
     /// Works the execution controller syncs at once (Karmada's `--concurrent-work-syncs`).
     #[arg(long, default_value_t = flotilla_controllers::options::DEFAULT_CONCURRENT_WORK_SYNCS, value_parser = crate::up::parse_work_syncs)]
     pub concurrent_work_syncs: usize,
@@ -226,6 +230,7 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
     config.controllers = args.controllers.clone();
     config.extra_controllers = vec![rotation::NAME];
     config.concurrent_work_syncs = args.concurrent_work_syncs;
+    config.feature_gates = args.feature_gates.clone();
     config.api_endpoint = args.cluster_api_endpoint.clone();
     config.topology = flotilla_agent::Topology {
         region: args.cluster_region.clone(),

@@ -6,7 +6,9 @@
 //! MultiClusterService and `endpointslice.karmada.io/managed-by: MultiClusterService`, held by
 //! the dispatch controller's finalizer. A slice that goes away in the member takes its Work
 //! along. Slices Karmada itself wrote (managed by its dispatch or EndpointSlice controllers)
-//! are never reported.
+//! are never reported. The controller manager collects from Push providers, a Pull provider's
+//! agent from its own cluster (`Context::handles`), as Karmada's controller manager and
+//! karmada-agent split it.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -260,6 +262,7 @@ pub async fn report_slice(
 }
 
 struct Collect {
+    context: Context,
     client: kube::Client,
     members: Arc<dyn MemberClients>,
     works: Store<Work>,
@@ -288,9 +291,11 @@ fn is_marker(work: &Work) -> bool {
 }
 
 async fn run(context: Context, shutdown: Shutdown) {
-    let works = context.informers.all::<Work>();
+    // In the agent only its execution namespace is readable (and of interest).
+    let works = context.member_works();
     let clusters = context.informers.all::<Cluster>();
     let this = Arc::new(Collect {
+        context: context.clone(),
         client: context.client.clone(),
         members: context.members.clone(),
         works: works.store(),
@@ -377,6 +382,13 @@ impl Collect {
         let Ok(cluster) = cluster_name(namespace) else {
             return Ok(());
         };
+        // Another process's provider (a Pull cluster's agent, or the controller manager for a
+        // Push one) reports its slices; an unknown cluster may be one not yet seen.
+        match self.clusters.get(&ObjectRef::new(cluster)) {
+            Some(provider) if !self.context.handles(&provider) => return Ok(()),
+            Some(_) => {}
+            None => return Err(not_ready(cluster)),
+        }
         let store = self.watch(cluster).await?;
         let labels = work.metadata.labels.clone().unwrap_or_default();
         let service_namespace = labels.get(MCS_NAMESPACE_LABEL).cloned().unwrap_or_default();
