@@ -152,7 +152,9 @@ async fn run(context: Context, shutdown: Shutdown) {
             WatchEvent::Apply(c) if !crate::execution::is_ready(c) => {
                 me.watches.lock().remove(c.name());
             }
-            WatchEvent::Apply(c) if me.context.handles(c) && !me.watches.lock().contains_key(c.name()) => {
+            WatchEvent::Apply(c)
+                if me.context.handles(c) && !me.watches.lock().contains_key(c.name()) =>
+            {
                 let space = execution_space_name(c.name());
                 let exported = me.works.state().iter().any(|w| {
                     w.metadata.namespace.as_deref() == Some(space.as_str()) && applied_export(w)

@@ -131,7 +131,9 @@ pub struct UpOptions {
     pub horizontal_pod_autoscaler_initial_readiness_delay: std::time::Duration,
 }
 
-pub(crate) fn parse_feature_gates(text: &str) -> Result<flotilla_controllers::FeatureGates, String> {
+pub(crate) fn parse_feature_gates(
+    text: &str,
+) -> Result<flotilla_controllers::FeatureGates, String> {
     flotilla_controllers::FeatureGates::parse(text).map_err(|e| e.to_string())
 }
 

@@ -1,6 +1,6 @@
 //! Member clusters end to end: `flotilla join` / `unjoin` (push mode) against a control plane
 //! and simulated members, the unified health view and `kubectl get clusters`, `up --demo`, and
-//! the pull-mode agent.
+//! the pull-mode agent (and the Services it exports).
 
 #[path = "join/support.rs"]
 mod support;
@@ -13,6 +13,8 @@ mod bad_input;
 mod bootstrap;
 #[path = "join/demo.rs"]
 mod demo;
+#[path = "join/pull_export.rs"]
+mod pull_export;
 #[path = "join/push.rs"]
 mod push;
 #[path = "join/status.rs"]

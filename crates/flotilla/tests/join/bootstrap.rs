@@ -17,14 +17,14 @@ use kube::api::Api;
 use crate::support::{Members, PATIENCE, eventually, failed, flotilla, ok, stderr};
 
 /// `flotilla up --store memory` as a child process.
-struct Up {
+pub(crate) struct Up {
     child: std::process::Child,
-    dir: tempfile::TempDir,
-    kubeconfig: PathBuf,
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) kubeconfig: PathBuf,
 }
 
 impl Up {
-    fn start(extra: &[&str]) -> Up {
+    pub(crate) fn start(extra: &[&str]) -> Up {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
             .args([
@@ -64,7 +64,7 @@ impl Up {
         }
     }
 
-    async fn client(&self) -> kube::Client {
+    pub(crate) async fn client(&self) -> kube::Client {
         let kubeconfig =
             kube::config::Kubeconfig::read_from(&self.kubeconfig).expect("the admin kubeconfig");
         let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
@@ -82,13 +82,13 @@ impl Drop for Up {
 }
 
 /// A running `flotilla agent`, its output in `log`.
-struct Agent {
+pub(crate) struct Agent {
     child: tokio::process::Child,
     log: PathBuf,
 }
 
 impl Agent {
-    fn spawn(args: &[String], log: PathBuf) -> Agent {
+    pub(crate) fn spawn(args: &[String], log: PathBuf) -> Agent {
         let out = std::fs::File::create(&log).expect("a log file");
         let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
             .args(args)
@@ -102,17 +102,22 @@ impl Agent {
         Agent { child, log }
     }
 
-    fn output(&self) -> String {
+    pub(crate) fn output(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         let _ = self.child.kill().await;
     }
 }
 
 /// The agent command `token create --print-register-command` printed, for `cluster`.
-fn agent_command(printed: &str, cluster: &str, members: &Path, cert_dir: &Path) -> Vec<String> {
+pub(crate) fn agent_command(
+    printed: &str,
+    cluster: &str,
+    members: &Path,
+    cert_dir: &Path,
+) -> Vec<String> {
     let line = printed
         .lines()
         .find(|l| l.starts_with("flotilla agent "))
@@ -147,7 +152,7 @@ fn flag<'a>(args: &'a [String], name: &str) -> &'a str {
     &args[at + 1]
 }
 
-fn ready(cluster: &Cluster) -> bool {
+pub(crate) fn ready(cluster: &Cluster) -> bool {
     cluster.status.as_ref().is_some_and(|s| {
         s.conditions
             .iter()
