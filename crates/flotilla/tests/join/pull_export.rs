@@ -59,8 +59,13 @@ async fn create(client: &kube::Client, plural: &str, object: Value) {
 
 /// `(name, endpoints)` of the slices of `service` in `NS`, optionally only those not written
 /// by Karmada.
-async fn slices(client: &kube::Client, service: &str, own_only: bool) -> Vec<(String, usize)> {
-    let api: Api<EndpointSlice> = Api::namespaced(client.clone(), NS);
+async fn slices(
+    client: &kube::Client,
+    ns: &str,
+    service: &str,
+    own_only: bool,
+) -> Vec<(String, usize)> {
+    let api: Api<EndpointSlice> = Api::namespaced(client.clone(), ns);
     let selector = format!("kubernetes.io/service-name={service}");
     let Ok(list) = api.list(&ListParams::default().labels(&selector)).await else {
         return Vec::new();
@@ -86,20 +91,29 @@ async fn slices(client: &kube::Client, service: &str, own_only: bool) -> Vec<(St
     found
 }
 
-/// The reports of `APP` in `cluster`'s execution namespace: work name → (`managed-by`, the
-/// field managers that wrote it).
+/// The ServiceExport flow's reports of `APP` in `cluster`'s execution namespace.
 async fn reports(
     admin: &kube::Client,
     cluster: &str,
+) -> BTreeMap<String, (String, BTreeSet<String>)> {
+    let selector =
+        format!("endpointslice.karmada.io/name={APP},endpointslice.karmada.io/namespace={NS}");
+    reports_of(admin, cluster, &selector).await
+}
+
+/// The Works of `cluster`'s execution namespace matching `selector`: work name →
+/// (`managed-by`, the field managers that wrote it).
+async fn reports_of(
+    admin: &kube::Client,
+    cluster: &str,
+    selector: &str,
 ) -> BTreeMap<String, (String, BTreeSet<String>)> {
     let works: Api<DynamicObject> = Api::namespaced_with(
         admin.clone(),
         &format!("karmada-es-{cluster}"),
         &resource("work.karmada.io/v1alpha1", "Work", "works"),
     );
-    let selector =
-        format!("endpointslice.karmada.io/name={APP},endpointslice.karmada.io/namespace={NS}");
-    let Ok(list) = works.list(&ListParams::default().labels(&selector)).await else {
+    let Ok(list) = works.list(&ListParams::default().labels(selector)).await else {
         return BTreeMap::new();
     };
     list.items
@@ -152,51 +166,79 @@ fn workload(ns: &str) -> [(&'static str, Value); 2] {
     ]
 }
 
+/// `flotilla up` with `m2` joined in Push mode and `m1` registered by `flotilla agent` from a
+/// bootstrap token, both Ready; `flags` are given to both processes.
+struct World {
+    up: Up,
+    members: Members,
+    admin: kube::Client,
+    agent: Agent,
+    clusters: Api<Cluster>,
+}
+
+impl World {
+    async fn start(flags: &[&str]) -> World {
+        let up = Up::start(flags);
+        let members = Members::start(&MEMBERS).await;
+        let admin = up.client().await;
+        let control = up.kubeconfig.display().to_string();
+        let kubeconfig = members.kubeconfig.display().to_string();
+        ok(&flotilla(&[
+            "join",
+            "m2",
+            "--kubeconfig",
+            &control,
+            "--cluster-kubeconfig",
+            &kubeconfig,
+            "--cluster-context",
+            "m2",
+        ])
+        .await);
+        let printed = ok(&flotilla(&[
+            "token",
+            "create",
+            "--print-register-command",
+            "--kubeconfig",
+            &control,
+        ])
+        .await);
+        let mut args = agent_command(
+            &printed,
+            "m1",
+            &members.kubeconfig,
+            &up.dir.path().join("agent-m1"),
+        );
+        args.extend(flags.iter().map(|f| (*f).to_owned()));
+        let agent = Agent::spawn(&args, up.dir.path().join("agent-m1.log"));
+        let clusters: Api<Cluster> = Api::all(admin.clone());
+        for (name, mode) in [("m1", "Pull"), ("m2", "Push")] {
+            let cluster = eventually(PATIENCE, &format!("{name} is Ready"), || {
+                let clusters = clusters.clone();
+                async move { clusters.get_opt(name).await.ok().flatten().filter(ready) }
+            })
+            .await;
+            assert_eq!(cluster.spec.sync_mode, mode, "{}", agent.output());
+        }
+        World {
+            up,
+            members,
+            admin,
+            agent,
+            clusters,
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pull_members_export_is_reported_by_its_agent_and_a_push_members_once_by_the_control_plane()
  {
-    let up = Up::start(&[]);
-    let members = Members::start(&MEMBERS).await;
-    let admin = up.client().await;
-    let control = up.kubeconfig.display().to_string();
-    let kubeconfig = members.kubeconfig.display().to_string();
-
-    // m2 in Push mode; m1 in Pull mode through an agent bootstrapped from a token.
-    ok(&flotilla(&[
-        "join",
-        "m2",
-        "--kubeconfig",
-        &control,
-        "--cluster-kubeconfig",
-        &kubeconfig,
-        "--cluster-context",
-        "m2",
-    ])
-    .await);
-    let printed = ok(&flotilla(&[
-        "token",
-        "create",
-        "--print-register-command",
-        "--kubeconfig",
-        &control,
-    ])
-    .await);
-    let args = agent_command(
-        &printed,
-        "m1",
-        &members.kubeconfig,
-        &up.dir.path().join("agent-m1"),
-    );
-    let agent = Agent::spawn(&args, up.dir.path().join("agent-m1.log"));
-    let clusters: Api<Cluster> = Api::all(admin.clone());
-    for (name, mode) in [("m1", "Pull"), ("m2", "Push")] {
-        let cluster = eventually(PATIENCE, &format!("{name} is Ready"), || {
-            let clusters = clusters.clone();
-            async move { clusters.get_opt(name).await.ok().flatten().filter(ready) }
-        })
-        .await;
-        assert_eq!(cluster.spec.sync_mode, mode, "{}", agent.output());
-    }
+    let World {
+        up: _up,
+        members,
+        admin,
+        agent,
+        clusters,
+    } = World::start(&[]).await;
 
     // The namespace (propagated to every member) and the ServiceExport CRD in both members.
     create(
@@ -250,7 +292,7 @@ async fn a_pull_members_export_is_reported_by_its_agent_and_a_push_members_once_
     let mut own = BTreeMap::new();
     for (name, client) in &clients {
         let found = eventually(PATIENCE, &format!("{name}'s slice of {APP}"), || async {
-            let found = slices(client, APP, true).await;
+            let found = slices(client, NS, APP, true).await;
             (found.iter().map(|(_, n)| n).sum::<usize>() == 1).then_some(found)
         })
         .await;
@@ -316,7 +358,7 @@ async fn a_pull_members_export_is_reported_by_its_agent_and_a_push_members_once_
         PATIENCE,
         "both members' slices imported on the control plane",
         || async {
-            let found = slices(&admin, &derived, false).await;
+            let found = slices(&admin, NS, &derived, false).await;
             (found == want).then_some(())
         },
     )
@@ -364,7 +406,7 @@ async fn a_pull_members_export_is_reported_by_its_agent_and_a_push_members_once_
         PATIENCE,
         "the imported slices leave the control plane",
         || async {
-            slices(&admin, &derived, false)
+            slices(&admin, NS, &derived, false)
                 .await
                 .is_empty()
                 .then_some(())
@@ -373,6 +415,100 @@ async fn a_pull_members_export_is_reported_by_its_agent_and_a_push_members_once_
     .await;
 
     // Everything the agent did was allowed by the RBAC the bootstrap created.
+    let log = agent.output();
+    assert!(!log.to_lowercase().contains("forbidden"), "{log}");
+    agent.stop().await;
+}
+
+/// Gate `MultiClusterService` on the control plane and the agent: a CrossCluster
+/// MultiClusterService with the Pull member `m1` as its provider and `m2` as its consumer. The
+/// agent's `endpointsliceCollect` reports `m1`'s slice (the controller manager collects from
+/// Push providers only), and the dispatch controller copies it into `m2` as `m1-<slice>`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pull_providers_slices_are_collected_by_its_agent_for_a_multicluster_service() {
+    const MCS_NS: &str = "pull-mcs";
+    let World {
+        up: _up,
+        members,
+        admin,
+        agent,
+        clusters: _,
+    } = World::start(&["--feature-gates", "MultiClusterService=true"]).await;
+    create(
+        &admin,
+        "namespaces",
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": MCS_NS}}),
+    )
+    .await;
+    for (plural, object) in workload(MCS_NS) {
+        create(&admin, plural, object).await;
+    }
+    create(
+        &admin,
+        "propagationpolicies",
+        json!({
+            "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+            "metadata": {"name": APP, "namespace": MCS_NS},
+            "spec": {
+                "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": APP}],
+                "placement": {"clusterAffinity": {"clusterNames": ["m1"]}},
+            },
+        }),
+    )
+    .await;
+    create(
+        &admin,
+        "multiclusterservices",
+        json!({
+            "apiVersion": "networking.karmada.io/v1alpha1", "kind": "MultiClusterService",
+            "metadata": {"name": APP, "namespace": MCS_NS},
+            "spec": {
+                "types": ["CrossCluster"],
+                "providerClusters": [{"name": "m1"}],
+                "consumerClusters": [{"name": "m2"}],
+            },
+        }),
+    )
+    .await;
+
+    let provider = member(&members, "m1").await;
+    let own = eventually(PATIENCE, "m1's own slice with an endpoint", || async {
+        let found = slices(&provider, MCS_NS, APP, true).await;
+        (found.iter().map(|(_, n)| n).sum::<usize>() == 1).then_some(found)
+    })
+    .await;
+    let want: Vec<(String, usize)> = own
+        .iter()
+        .map(|(slice, n)| (format!("m1-{slice}"), *n))
+        .collect();
+    let consumer = member(&members, "m2").await;
+    eventually(PATIENCE, "m1's slice copied into m2", || async {
+        let copies: Vec<(String, usize)> = slices(&consumer, MCS_NS, APP, false)
+            .await
+            .into_iter()
+            .filter(|(name, _)| name.starts_with("m1-"))
+            .collect();
+        (copies == want).then_some(())
+    })
+    .await;
+
+    // The report was written by m1's agent, once per slice.
+    let selector = format!(
+        "multiclusterservice.karmada.io/name={APP},multiclusterservice.karmada.io/namespace={MCS_NS}"
+    );
+    let found: BTreeMap<_, _> = reports_of(&admin, "m1", &selector)
+        .await
+        .into_iter()
+        .filter(|(_, (managed_by, _))| managed_by == "MultiClusterService")
+        .collect();
+    assert_eq!(found.len(), own.len(), "{found:?}");
+    for (work, (_, managers)) in &found {
+        assert!(managers.contains("karmada-agent"), "{work}: {managers:?}");
+        assert!(
+            !managers.contains("karmada-controller-manager"),
+            "{work} also written by the controller manager: {managers:?}"
+        );
+    }
     let log = agent.output();
     assert!(!log.to_lowercase().contains("forbidden"), "{log}");
     agent.stop().await;
