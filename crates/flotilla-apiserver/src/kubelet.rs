@@ -129,5 +129,13 @@ pub(crate) fn decode_pod(value: serde_json::Value) -> Result<Pod, ApiError> {
         .map_err(|e| ApiError::internal(format!("the stored pod does not decode: {e}")))
 }
 
+/// The node `pod` is bound to, if any.
+pub(crate) fn node_of(pod: &Pod) -> Option<String> {
+    pod.spec
+        .as_ref()
+        .and_then(|s| s.node_name.clone())
+        .filter(|n| !n.is_empty())
+}
+
 #[cfg(test)]
 mod tests;

@@ -53,16 +53,11 @@ pub(crate) async fn serve(
     let query = exec_query(request.uri().query())?;
     let pod = decode_pod(server.registry.get(info, namespace, name).await?)?;
     let container = container_of(&pod, name, query.container.as_deref())?;
-    let node = pod
-        .spec
-        .as_ref()
-        .and_then(|s| s.node_name.clone())
-        .unwrap_or_default();
-    if node.is_empty() {
+    let Some(node) = super::node_of(&pod) else {
         return Err(ApiError::bad_request(format!(
             "pod {name} does not have a host assigned"
         )));
-    }
+    };
     let backend = backend_or_unreachable(server, || "error dialing backend".to_owned(), &node)?;
     exec_container_running(&pod, &container)?;
     let upgrade = request

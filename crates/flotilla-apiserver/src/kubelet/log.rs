@@ -33,15 +33,10 @@ pub(crate) async fn serve(
     let options = log_query(query, name)?;
     let pod = decode_pod(server.registry.get(info, namespace, name).await?)?;
     let container = container_of(&pod, name, options.container.as_deref())?;
-    let node = pod
-        .spec
-        .as_ref()
-        .and_then(|s| s.node_name.clone())
-        .unwrap_or_default();
-    if node.is_empty() {
+    let Some(node) = super::node_of(&pod) else {
         // No node yet: kube-apiserver has no log location and answers an empty log.
         return Ok(text_body(Body::empty()));
-    }
+    };
     let Some(backend) = server.kubelet.clone() else {
         return Err(unreachable(
             format!(
