@@ -13,6 +13,7 @@ mod compact;
 pub mod cron_federated_hpa;
 pub mod dependencies;
 pub mod deployment_replicas_syncer;
+pub mod descheduler;
 pub mod detector;
 pub mod eviction;
 pub mod execution;

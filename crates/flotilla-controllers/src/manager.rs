@@ -265,6 +265,12 @@ pub const CONTROLLERS: &[ControllerSpec] = &[
         default_on: false,
         start: crate::deployment_replicas_syncer::start,
     },
+    // Karmada's karmada-descheduler, an addon there; `up --enable-descheduler` adds it.
+    ControllerSpec {
+        name: crate::descheduler::NAME,
+        default_on: false,
+        start: crate::descheduler::start,
+    },
 ];
 
 /// The names for [`ControllerSelection::parse`]: all, and those off by default.

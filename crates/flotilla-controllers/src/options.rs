@@ -252,6 +252,8 @@ pub struct ControllerOptions {
     pub concurrent_work_syncs: usize,
     /// The FederatedHPA controller's flags.
     pub hpa: HpaOptions,
+    /// The descheduler's flags (`--descheduling-interval`, `--unschedulable-threshold`).
+    pub descheduler: crate::descheduler::DeschedulerOptions,
 }
 
 impl Default for ControllerOptions {
@@ -261,6 +263,7 @@ impl Default for ControllerOptions {
             failover: FailoverOptions::default(),
             concurrent_work_syncs: DEFAULT_CONCURRENT_WORK_SYNCS,
             hpa: HpaOptions::default(),
+            descheduler: crate::descheduler::DeschedulerOptions::default(),
         }
     }
 }

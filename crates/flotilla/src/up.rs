@@ -64,6 +64,18 @@ pub struct UpOptions {
     /// Needed by the NodeCount and GPU topology extensions.
     #[arg(long)]
     pub enable_scheduler_estimator: bool,
+    /// Run Karmada's descheduler (an addon there, off by default): replicas of dynamically
+    /// divided Deployments that a member cannot schedule go back to the scheduler. Same as
+    /// adding `descheduler` to `--controllers` (which wins if it says `-descheduler`).
+    #[arg(long)]
+    pub enable_descheduler: bool,
+    /// The descheduler's `--descheduling-interval`: time between two passes over the bindings.
+    #[arg(long, default_value = "2m", value_parser = crate::bench::parse_duration)]
+    pub descheduling_interval: std::time::Duration,
+    /// The descheduler's `--unschedulable-threshold`: how long a pod must have been
+    /// unschedulable before its replica is taken from its cluster.
+    #[arg(long, default_value = "5m", value_parser = crate::bench::parse_duration)]
+    pub unschedulable_threshold: std::time::Duration,
     /// Also start three simulated GPU member clusters (cn-shanghai, us-west-2, eu-central-1)
     /// in this process, join them in push mode, and add their contexts to the kubeconfig.
     #[arg(long)]
@@ -154,6 +166,19 @@ fn parse_eviction_rate(text: &str) -> Result<f32, String> {
 
 impl UpOptions {
     /// The controllers' feature gates and failover flags.
+    /// `--controllers`, with `descheduler` added by `--enable-descheduler`.
+    pub fn controller_list(&self) -> String {
+        if self.enable_descheduler {
+            format!(
+                "{},{}",
+                self.controllers,
+                flotilla_controllers::descheduler::NAME
+            )
+        } else {
+            self.controllers.clone()
+        }
+    }
+
     pub fn controller_options(&self) -> flotilla_controllers::ControllerOptions {
         flotilla_controllers::ControllerOptions {
             gates: self.feature_gates.clone(),
@@ -180,6 +205,10 @@ impl UpOptions {
                         self.horizontal_pod_autoscaler_downscale_stabilization,
                     ),
                 },
+            },
+            descheduler: flotilla_controllers::descheduler::DeschedulerOptions {
+                interval: self.descheduling_interval,
+                unschedulable_threshold: self.unschedulable_threshold,
             },
         }
     }
@@ -252,7 +281,7 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     tls::install_crypto_provider();
     let (known, off) = flotilla_controllers::manager::controller_names();
     let selection =
-        flotilla_runtime::ControllerSelection::parse(&options.controllers, &known, &off)?;
+        flotilla_runtime::ControllerSelection::parse(&options.controller_list(), &known, &off)?;
     std::fs::create_dir_all(&options.data_dir)
         .with_context(|| format!("create the data directory {}", options.data_dir.display()))?;
     let listener = tokio::net::TcpListener::bind(options.listen)

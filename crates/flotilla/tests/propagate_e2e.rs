@@ -7,6 +7,8 @@
 #[path = "propagate_e2e/support.rs"]
 mod support;
 
+#[path = "propagate_e2e/descheduler.rs"]
+mod descheduler;
 #[path = "propagate_e2e/federated_hpa.rs"]
 mod federated_hpa;
 #[path = "propagate_e2e/mcs.rs"]
@@ -102,4 +104,28 @@ async fn federated_hpa_through_up_demo() {
         federated_hpa::a_cron_rule_moves_the_bounds_and_the_template_follows(&plane),
     );
     federated_hpa::components_metrics_are_on_the_metrics_endpoint(metrics).await;
+}
+
+/// Karmada's descheduler, with the accurate estimator and a short interval and threshold.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn descheduler_through_up_demo() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let metrics = federated_hpa::free_address();
+    let plane = support::ControlPlane::demo_with(
+        dir.path(),
+        &[
+            "--enable-scheduler-estimator",
+            "--enable-descheduler",
+            "--descheduling-interval=1s",
+            "--unschedulable-threshold=2s",
+            &format!("--metrics-bind-address={metrics}"),
+        ],
+    )
+    .await;
+    descheduler::unschedulable_replicas_move_to_members_with_room(&plane).await;
+    let body = federated_hpa::scrape(metrics).await;
+    assert!(
+        body.contains("workqueue_queue_duration_seconds_sum{name=\"descheduler\""),
+        "the descheduler's queue metrics on /metrics:\n{body}"
+    );
 }

@@ -289,15 +289,8 @@ apiVersion: autoscaling.karmada.io/v1alpha1\nkind: FederatedHPA\nmetadata: {{nam
 }
 
 /// A free local address for `--metrics-bind-address`.
-pub fn free_address() -> std::net::SocketAddr {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-    listener.local_addr().expect("its address")
-}
-
-/// Karmada's `metrics_test.go` names for the controller-manager and the scheduler (workqueue
-/// metrics per controller, the cluster and Work collectors, scheduling attempts), plus the
-/// FederatedHPA's own, on `up`'s `/metrics` after the scenarios above.
-pub async fn components_metrics_are_on_the_metrics_endpoint(address: std::net::SocketAddr) {
+/// The whole HTTP response of `GET /metrics` on `address`.
+pub async fn scrape(address: std::net::SocketAddr) -> String {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
     let mut stream = tokio::net::TcpStream::connect(address)
         .await
@@ -311,6 +304,19 @@ pub async fn components_metrics_are_on_the_metrics_endpoint(address: std::net::S
         .read_to_string(&mut response)
         .await
         .expect("a response");
+    response
+}
+
+pub fn free_address() -> std::net::SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    listener.local_addr().expect("its address")
+}
+
+/// Karmada's `metrics_test.go` names for the controller-manager and the scheduler (workqueue
+/// metrics per controller, the cluster and Work collectors, scheduling attempts), plus the
+/// FederatedHPA's own, on `up`'s `/metrics` after the scenarios above.
+pub async fn components_metrics_are_on_the_metrics_endpoint(address: std::net::SocketAddr) {
+    let response = scrape(address).await;
     for prefix in [
         "workqueue_queue_duration_seconds_sum{name=\"binding-controller\"",
         "workqueue_queue_duration_seconds_sum{name=\"execution-controller\"",
