@@ -496,6 +496,7 @@ impl Controller {
             let members = self.context.members.clone();
             let (namespace, name) = (resource.namespace.clone(), resource.name.clone());
             let threshold = self.options.unschedulable_threshold;
+            let metrics = self.context.metrics.estimator.clone();
             async move {
                 let client =
                     members
@@ -505,7 +506,16 @@ impl Controller {
                             cluster: cluster.clone(),
                             source,
                         })?;
-                unschedulable_replicas(&cluster, client, &namespace, &name, threshold).await
+                // Counted once a member is asked, as Karmada's estimator server counts.
+                let start = std::time::Instant::now();
+                let answer =
+                    unschedulable_replicas(&cluster, client, &namespace, &name, threshold).await;
+                metrics.record(
+                    flotilla_runtime::estimator_metrics::GET_UNSCHEDULABLE_REPLICAS,
+                    answer.is_ok(),
+                    start,
+                );
+                answer
             }
         });
         let answers =

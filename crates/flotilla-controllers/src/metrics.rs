@@ -160,6 +160,9 @@ pub struct Metrics {
     pub cluster: cluster::ClusterMetrics,
     /// The taint manager's eviction-queue metrics.
     pub eviction: eviction::EvictionMetrics,
+    /// The scheduler estimator's metrics: the descheduler's questions to members (and, in
+    /// `up`, the scheduler's accurate estimator). Control plane only.
+    pub estimator: flotilla_runtime::EstimatorMetrics,
     pending: Arc<Mutex<Pending>>,
     bindings: Arc<Mutex<HashMap<String, BindingState>>>,
 }
@@ -204,6 +207,7 @@ impl Default for Metrics {
             fhpa_pull_metrics_duration: Family::new_with_constructor(fhpa_histogram),
             cluster: cluster::ClusterMetrics::default(),
             eviction: eviction::EvictionMetrics::default(),
+            estimator: flotilla_runtime::EstimatorMetrics::default(),
             pending: Arc::default(),
             bindings: Arc::default(),
         }
@@ -215,6 +219,7 @@ impl Metrics {
     pub fn register(&self, registry: &mut Registry) {
         self.register_member_side(registry);
         self.eviction.register(registry);
+        self.estimator.register(registry);
         let karmada = registry.sub_registry_with_prefix("karmada");
         karmada.register(
             "resource_match_policy_duration_seconds",

@@ -7,6 +7,7 @@
 //! talk to the control plane only through a `kube::Client`.
 
 pub mod controller;
+pub mod estimator_metrics;
 pub mod events;
 pub mod informer;
 pub mod leader;
@@ -16,6 +17,7 @@ pub mod shutdown;
 pub mod write;
 
 pub use controller::Tasks;
+pub use estimator_metrics::EstimatorMetrics;
 pub use informer::{Informers, Shared, Subscription};
 pub use leader::{LeaderElector, LeaseConfig, LeaseError};
 pub use queue::{Backoff, Priority, WorkQueue};

@@ -424,9 +424,10 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
         components.clone(),
     ));
     let estimator = options.enable_scheduler_estimator.then(|| {
-        flotilla_scheduler::run::members::MemberNodes::new(Arc::new(MemberConnector(
-            members.clone(),
-        )))
+        flotilla_scheduler::run::members::MemberNodes::with_metrics(
+            Arc::new(MemberConnector(members.clone())),
+            Some(controller_metrics.estimator.clone()),
+        )
     });
     let scheduler = start_scheduler(
         &running,

@@ -123,9 +123,17 @@ async fn descheduler_through_up_demo() {
     )
     .await;
     descheduler::unschedulable_replicas_move_to_members_with_room(&plane).await;
+    // Karmada's metrics_test.go names for the descheduler and the scheduler estimator.
     let body = federated_hpa::scrape(metrics).await;
-    assert!(
-        body.contains("workqueue_queue_duration_seconds_sum{name=\"descheduler\""),
-        "the descheduler's queue metrics on /metrics:\n{body}"
-    );
+    for prefix in [
+        "workqueue_queue_duration_seconds_sum{name=\"descheduler\"",
+        "karmada_scheduler_estimator_estimating_request_total{result=\"success\",type=\"MaxAvailableReplicas\"}",
+        "karmada_scheduler_estimator_estimating_request_total{result=\"success\",type=\"GetUnschedulableReplicas\"}",
+        "karmada_scheduler_estimator_estimating_algorithm_duration_seconds_count{result=\"success\",type=\"GetUnschedulableReplicas\",step=\"Total\"}",
+    ] {
+        assert!(
+            body.lines().any(|l| l.starts_with(prefix)),
+            "no {prefix} on /metrics:\n{body}"
+        );
+    }
 }

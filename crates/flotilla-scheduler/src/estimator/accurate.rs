@@ -447,6 +447,8 @@ fn parse_components(components: &[Component]) -> Vec<(Claim, i32)> {
 #[derive(Debug, Clone, Default)]
 pub struct AccurateEstimator {
     members: BTreeMap<String, Arc<NodeIndex>>,
+    /// Where each member's estimate is counted (Karmada's estimator server metrics).
+    metrics: Option<flotilla_runtime::EstimatorMetrics>,
 }
 
 impl AccurateEstimator {
@@ -454,7 +456,24 @@ impl AccurateEstimator {
     pub fn new(members: BTreeMap<String, NodeIndex>) -> Self {
         Self {
             members: members.into_iter().map(|(k, v)| (k, Arc::new(v))).collect(),
+            metrics: None,
         }
+    }
+
+    /// The same estimator, counting each member's estimate in `metrics`.
+    pub fn with_metrics(mut self, metrics: flotilla_runtime::EstimatorMetrics) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
+    /// Runs one member's estimate of `kind`, counted.
+    fn counted<T>(&self, kind: &'static str, estimate: impl FnOnce() -> T) -> T {
+        let start = std::time::Instant::now();
+        let answer = estimate();
+        if let Some(metrics) = &self.metrics {
+            metrics.record(kind, true, start);
+        }
+        answer
     }
 
     /// Adds or replaces one member's nodes.
@@ -489,6 +508,8 @@ impl AccurateEstimator {
     }
 }
 
+use flotilla_runtime::estimator_metrics::{MAX_AVAILABLE_COMPONENT_SETS, MAX_AVAILABLE_REPLICAS};
+
 impl ReplicaEstimator for AccurateEstimator {
     fn max_available_replicas(
         &self,
@@ -499,7 +520,9 @@ impl ReplicaEstimator for AccurateEstimator {
             .iter()
             .map(|c| {
                 self.members.get(c.name()).map_or(UNAUTHENTIC_REPLICA, |m| {
-                    m.max_available_replicas(requirements)
+                    self.counted(MAX_AVAILABLE_REPLICAS, || {
+                        m.max_available_replicas(requirements)
+                    })
                 })
             })
             .collect()
@@ -516,7 +539,9 @@ impl ReplicaEstimator for AccurateEstimator {
             .map(|c| {
                 self.members.get(c.name()).map_or(UNAUTHENTIC_REPLICA, |m| {
                     let workloads = assumed.get(c.name()).map_or(&[][..], Vec::as_slice);
-                    m.max_available_replicas_assuming(requirements, workloads)
+                    self.counted(MAX_AVAILABLE_REPLICAS, || {
+                        m.max_available_replicas_assuming(requirements, workloads)
+                    })
                 })
             })
             .collect()
@@ -534,7 +559,9 @@ impl ReplicaEstimator for AccurateEstimator {
             .map(|c| {
                 self.members.get(c.name()).map_or(UNAUTHENTIC_REPLICA, |m| {
                     let workloads = assumed.get(c.name()).map_or(&[][..], Vec::as_slice);
-                    m.max_available_sets(namespace, components, workloads)
+                    self.counted(MAX_AVAILABLE_COMPONENT_SETS, || {
+                        m.max_available_sets(namespace, components, workloads)
+                    })
                 })
             })
             .collect()

@@ -65,6 +65,8 @@ struct Built {
 pub struct MemberNodes {
     connector: Arc<dyn MemberConnector>,
     members: Mutex<HashMap<String, Arc<Member>>>,
+    /// Where the estimators it builds count their estimates.
+    metrics: Option<flotilla_runtime::EstimatorMetrics>,
 }
 
 impl fmt::Debug for MemberNodes {
@@ -121,9 +123,18 @@ fn slim_pod(pod: &mut Pod) {
 
 impl MemberNodes {
     pub fn new(connector: Arc<dyn MemberConnector>) -> Arc<Self> {
+        Self::with_metrics(connector, None)
+    }
+
+    /// [`MemberNodes::new`] whose estimators count each member's estimate in `metrics`.
+    pub fn with_metrics(
+        connector: Arc<dyn MemberConnector>,
+        metrics: Option<flotilla_runtime::EstimatorMetrics>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             connector,
             members: Mutex::new(HashMap::new()),
+            metrics,
         })
     }
 
@@ -182,6 +193,9 @@ impl MemberNodes {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         let mut estimator = AccurateEstimator::default();
+        if let Some(metrics) = &self.metrics {
+            estimator = estimator.with_metrics(metrics.clone());
+        }
         for (name, member) in members {
             if let Some(index) = member.index(&name) {
                 estimator.insert_shared(name, index);
