@@ -28,6 +28,7 @@ pub mod kubelet;
 pub mod lifecycle;
 pub mod lifted;
 pub mod managed;
+pub mod metrics;
 pub mod object;
 pub mod openapi;
 pub mod patch;

@@ -5,4 +5,5 @@ pub mod endpoint_slice;
 pub mod guaranteed_update;
 pub mod kubelet;
 pub mod priority_class;
+pub mod request_metrics;
 pub mod smd;

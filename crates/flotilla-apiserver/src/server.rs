@@ -47,6 +47,10 @@ pub struct ApiServer {
     /// Users whose writes are not recorded in managedFields (see
     /// [`crate::Builder::untracked_writer`]).
     pub(crate) untracked_writers: Vec<String>,
+    /// kube-apiserver's request metrics (see [`crate::metrics`]).
+    pub(crate) metrics: crate::metrics::ApiMetrics,
+    /// What `/metrics` on the API port serves, once bound.
+    pub(crate) metrics_text: crate::metrics::SharedMetricsText,
 }
 
 /// The identity of the caller, set per connection (client certificate) or per request (token)
@@ -66,7 +70,19 @@ impl ApiServer {
             resource_metrics: None,
             kubelet: None,
             untracked_writers: Vec::new(),
+            metrics: crate::metrics::ApiMetrics::default(),
+            metrics_text: crate::metrics::SharedMetricsText::default(),
         }
+    }
+
+    /// The request metrics, for the embedding process to register.
+    pub fn metrics(&self) -> &crate::metrics::ApiMetrics {
+        &self.metrics
+    }
+
+    /// Where the embedding process binds what `/metrics` on the API port serves.
+    pub fn metrics_text(&self) -> &crate::metrics::SharedMetricsText {
+        &self.metrics_text
     }
 
     /// Serves TokenRequest with these tokens.
@@ -91,7 +107,12 @@ impl ApiServer {
 }
 
 async fn dispatch(State(server): State<Arc<ApiServer>>, request: Request) -> Response {
-    dispatch_request(server, request).await
+    let observation = server.metrics.begin(&request);
+    let response = dispatch_request(server, request).await;
+    match observation {
+        Some(observation) => observation.finish(response),
+        None => response,
+    }
 }
 
 /// The verb of a resource request (for the search proxy's plugins).
@@ -141,6 +162,9 @@ async fn dispatch_inner(server: Arc<ApiServer>, request: Request) -> Response {
         Ok(user) => user,
         Err(error) => return error_response(&error),
     };
+    if path == "/metrics" {
+        return serve_metrics(&server, &user, &method, &path);
+    }
     if let Some(target) = crate::search::target(&path) {
         return crate::search::serve(server, user, target, request).await;
     }
@@ -266,6 +290,43 @@ async fn dispatch_inner(server: Arc<ApiServer>, request: Request) -> Response {
             };
             resource::handle(&server, &user, info, target, method, query, accept, request).await
         }
+    }
+}
+
+/// `/metrics` on the API port: the process's metrics for callers allowed `get` on the
+/// non-resource URL `/metrics` (as kube-apiserver; `system:monitoring` and admins are).
+fn serve_metrics(server: &ApiServer, user: &UserInfo, method: &Method, path: &str) -> Response {
+    let attributes = RequestAttributes {
+        user,
+        verb: "get",
+        group: "",
+        resource: "",
+        subresource: "",
+        namespace: None,
+        name: None,
+        path,
+    };
+    let decision = server.authorizer.authorize(&attributes);
+    if !decision.allowed {
+        return error_response(&forbidden_error(&attributes, &decision));
+    }
+    if method != Method::GET {
+        return error_response(&ApiError::method_not_allowed("only GET is allowed"));
+    }
+    let Some(text) = server.metrics_text.get() else {
+        return error_response(&ApiError::no_route());
+    };
+    match text() {
+        Ok(text) => (
+            StatusCode::OK,
+            [(
+                header::CONTENT_TYPE,
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            )],
+            text,
+        )
+            .into_response(),
+        Err(_) => error_response(&ApiError::internal("encoding the metrics failed")),
     }
 }
 

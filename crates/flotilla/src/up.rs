@@ -387,11 +387,18 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     let controller_metrics = flotilla_controllers::Metrics::default();
     controller_metrics.register(&mut registry);
     flotilla_runtime::queue::metrics::register(&mut registry);
+    running.server.metrics().register(&mut registry);
+    let registry = Arc::new(registry);
+    // kube-apiserver serves its metrics on its own port too: the same registry at `/metrics`.
+    running.server.metrics_text().bind({
+        let registry = registry.clone();
+        Arc::new(move || crate::metrics::encode(&registry))
+    });
     let metrics_server = match options.metrics_bind_address.0 {
         Some(address) => {
             // Metrics are not worth refusing to run the control plane over (a second `up` on
             // one machine, say): say so loudly and go on.
-            match crate::metrics::serve(address, Arc::new(registry), components.clone()).await {
+            match crate::metrics::serve(address, registry, components.clone()).await {
                 Ok(task) => Some(task),
                 Err(error) => {
                     tracing::warn!(error = format!("{error:#}"), "metrics are not served");

@@ -123,6 +123,20 @@ async fn descheduler_through_up_demo() {
     )
     .await;
     descheduler::unschedulable_replicas_move_to_members_with_room(&plane).await;
+    // kube-apiserver's request metrics, also on the API port (`kubectl get --raw /metrics`).
+    let served = plane.kubectl(&["get", "--raw", "/metrics"]).await;
+    for prefix in [
+        "apiserver_request_total{verb=\"POST\",dry_run=\"\",group=\"apps\",version=\"v1\",resource=\"deployments\",subresource=\"\",scope=\"resource\",component=\"apiserver\",code=\"201\"}",
+        "apiserver_request_total{verb=\"PATCH\",dry_run=\"\",group=\"work.karmada.io\",version=\"v1alpha2\",resource=\"resourcebindings\",subresource=\"\",scope=\"resource\",component=\"apiserver\",code=\"200\"}",
+        "apiserver_request_duration_seconds_count{verb=\"LIST\"",
+        "apiserver_longrunning_requests{verb=\"WATCH\"",
+        "karmada_scheduler_schedule_attempts_total{",
+    ] {
+        assert!(
+            served.lines().any(|l| l.starts_with(prefix)),
+            "no {prefix} from kubectl get --raw /metrics"
+        );
+    }
     // Karmada's metrics_test.go names for the descheduler and the scheduler estimator.
     let body = federated_hpa::scrape(metrics).await;
     for prefix in [

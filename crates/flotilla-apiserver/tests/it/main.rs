@@ -24,6 +24,7 @@ mod kubelet;
 mod managed_status;
 mod openapi_v2;
 mod priority_class;
+mod request_metrics;
 mod resource_metrics;
 mod stale_cache;
 mod status_spec;

@@ -5,7 +5,8 @@
 //! empty and filled by aggregation from `system:aggregate-to-{admin,edit,view}` (a subset of
 //! upstream's rules: the kinds Flotilla serves plus the common built-ins); `system:discovery`,
 //! `system:basic-user` and `system:public-info-viewer` bound to `system:authenticated` (the last
-//! also to `system:unauthenticated`); `system:node-bootstrapper` (posting CSRs, which
+//! also to `system:unauthenticated`); `system:monitoring` (`get` on `/metrics` and the health
+//! endpoints) bound to the group `system:monitoring`; `system:node-bootstrapper` (posting CSRs, which
 //! `karmadactl init` binds bootstrap tokens to) and the `system:certificates.k8s.io:*` roles
 //! (auto-approval subresources and `approve` on each Kubernetes signer). Rule lists are sorted,
 //! as upstream's rule builder sorts them.
@@ -48,6 +49,18 @@ const DISCOVERY_URLS: &[&str] = &[
     "/readyz",
     "/version",
     "/version/",
+];
+
+/// The non-resource URLs of `system:monitoring`.
+const MONITORING_URLS: &[&str] = &[
+    "/healthz",
+    "/healthz/*",
+    "/livez",
+    "/livez/*",
+    "/metrics",
+    "/metrics/slis",
+    "/readyz",
+    "/readyz/*",
 ];
 
 /// The non-resource URLs of `system:public-info-viewer`.
@@ -152,6 +165,11 @@ pub(crate) fn cluster_roles() -> Vec<Value> {
             "system:discovery",
             &[],
             vec![url_rule(&["get"], DISCOVERY_URLS)],
+        ),
+        cluster_role(
+            "system:monitoring",
+            &[],
+            vec![url_rule(&["get"], MONITORING_URLS)],
         ),
         cluster_role(
             "system:basic-user",
@@ -378,6 +396,11 @@ pub(crate) fn cluster_role_bindings() -> Vec<Value> {
             "system:discovery",
             "system:discovery",
             &["system:authenticated"],
+        ),
+        binding(
+            "system:monitoring",
+            "system:monitoring",
+            &["system:monitoring"],
         ),
         binding(
             "system:basic-user",
