@@ -24,6 +24,7 @@ pub mod events;
 pub mod fieldvalidation;
 pub mod filter;
 pub mod gc;
+pub mod health;
 pub mod kubelet;
 pub mod lifecycle;
 pub mod lifted;

@@ -3,6 +3,7 @@
 pub mod duration;
 pub mod endpoint_slice;
 pub mod guaranteed_update;
+pub mod healthz;
 pub mod kubelet;
 pub mod priority_class;
 pub mod request_metrics;

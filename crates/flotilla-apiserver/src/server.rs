@@ -141,10 +141,11 @@ async fn dispatch_inner(server: Arc<ApiServer>, request: Request) -> Response {
         .and_then(|i| i.0.clone());
     let span = tracing::debug_span!("request", %method, %path, user = identity.as_ref().map(|u| u.name.as_str()).unwrap_or("anonymous"));
     let _enter = span.enter();
-    match path.as_str() {
-        "/healthz" | "/livez" | "/readyz" => return text(StatusCode::OK, "ok"),
-        "/version" => return json_response(StatusCode::OK, &version()),
-        _ => {}
+    if let Some(response) = crate::health::serve(&server, &path, request.uri().query()).await {
+        return response;
+    }
+    if path == "/version" {
+        return json_response(StatusCode::OK, &version());
     }
     let Some(user) = identity else {
         return error_response(&ApiError::unauthorized());
@@ -343,15 +344,6 @@ fn version() -> serde_json::Value {
         "compiler": "rustc",
         "platform": format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
     })
-}
-
-pub(crate) fn text(status: StatusCode, body: &'static str) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        body,
-    )
-        .into_response()
 }
 
 pub(crate) fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {

@@ -45,11 +45,15 @@ impl Flotilla {
 
     /// Starts `flotilla up` on `dir` with the given store.
     pub fn start_with(dir: tempfile::TempDir, store: &str) -> Self {
+        Self::start_args(dir, &["--store", store])
+    }
+
+    /// Starts `flotilla up` on `dir` with these arguments (`--store …` among them).
+    pub fn start_args(dir: tempfile::TempDir, args: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+            .arg("up")
+            .args(args)
             .args([
-                "up",
-                "--store",
-                store,
                 "--listen",
                 "127.0.0.1:0",
                 // Tests run in parallel: none takes the default :8080 for metrics.

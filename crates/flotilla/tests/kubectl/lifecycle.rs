@@ -98,3 +98,42 @@ fn requests_with_bad_credentials_get_401() {
         "{stderr}"
     );
 }
+
+/// Health as a load balancer or a runbook reads it (`kubectl get --raw '/readyz?verbose'`): with
+/// `--store etcd`, an instance that lost etcd reports `[-]etcd failed` and 500 on `/readyz`
+/// (so traffic goes to the instances that still have it); `?exclude=` and the per-check paths
+/// work as in kube-apiserver.
+#[test]
+fn readyz_fails_while_etcd_is_unreachable() {
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let mut etcd = runtime
+        .block_on(flotilla_store_etcd::testing::EtcdCluster::start(1))
+        .expect("etcd starts");
+    let endpoint = etcd.endpoint(0).to_owned();
+    let flotilla = Flotilla::start_args(
+        tempfile::tempdir().expect("dir"),
+        &["--store", "etcd", "--etcd-endpoints", &endpoint],
+    );
+    assert_eq!(
+        flotilla.ok("1.33", &["get", "--raw", "/readyz?verbose"]),
+        "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\nreadyz check passed\n"
+    );
+    assert_eq!(flotilla.ok("1.33", &["get", "--raw", "/livez"]), "ok");
+    assert_eq!(flotilla.ok("1.33", &["get", "--raw", "/readyz/etcd"]), "ok");
+
+    etcd.kill(0);
+    let refused = flotilla.fails("1.33", &["get", "--raw", "/readyz"]);
+    assert!(
+        refused.contains("[-]etcd failed: reason withheld")
+            && refused.contains("readyz check failed"),
+        "{refused}"
+    );
+    let refused = flotilla.fails("1.33", &["get", "--raw", "/readyz/etcd"]);
+    assert!(refused.contains("internal server error"), "{refused}");
+    // Excluding the store's checks (a liveness probe that should not restart the process
+    // because etcd is away) passes, saying so.
+    assert_eq!(
+        flotilla.ok("1.33", &["get", "--raw", "/livez?exclude=etcd&verbose"]),
+        "[+]ping ok\n[+]log ok\n[+]etcd excluded: ok\nlivez check passed\n"
+    );
+}
