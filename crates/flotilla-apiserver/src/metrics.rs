@@ -497,5 +497,7 @@ impl SharedMetricsText {
     }
 }
 
+pub mod webhook;
+
 #[cfg(test)]
 mod tests;

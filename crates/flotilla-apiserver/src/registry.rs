@@ -74,6 +74,8 @@ pub struct Registry {
     pub(crate) webhook: flotilla_api::validation::karmada::WebhookOptions,
     /// Cluster IPs for Services created without one ([`crate::Builder::service_cluster_ip_range`]).
     pub(crate) service_ips: Option<Arc<crate::service_ips::ServiceIps>>,
+    /// karmada-webhook's metrics for the admission steps Karmada runs in its webhook.
+    pub(crate) webhooks: crate::metrics::webhook::WebhookMetrics,
 }
 
 impl Registry {
@@ -94,6 +96,7 @@ impl Registry {
             deletion_protection: false,
             webhook: Default::default(),
             service_ips: None,
+            webhooks: Default::default(),
         }
     }
 

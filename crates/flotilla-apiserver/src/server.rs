@@ -80,6 +80,12 @@ impl ApiServer {
         &self.metrics
     }
 
+    /// Registers every metric the server keeps: its request metrics and karmada-webhook's.
+    pub fn register_metrics(&self, registry: &mut prometheus_client::registry::Registry) {
+        self.metrics.register(registry);
+        self.registry.webhooks.register(registry);
+    }
+
     /// Where the embedding process binds what `/metrics` on the API port serves.
     pub fn metrics_text(&self) -> &crate::metrics::SharedMetricsText {
         &self.metrics_text

@@ -387,7 +387,7 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     let controller_metrics = flotilla_controllers::Metrics::default();
     controller_metrics.register(&mut registry);
     flotilla_runtime::queue::metrics::register(&mut registry);
-    running.server.metrics().register(&mut registry);
+    running.server.register_metrics(&mut registry);
     let registry = Arc::new(registry);
     // kube-apiserver serves its metrics on its own port too: the same registry at `/metrics`.
     running.server.metrics_text().bind({

@@ -131,6 +131,8 @@ async fn descheduler_through_up_demo() {
         "apiserver_request_duration_seconds_count{verb=\"LIST\"",
         "apiserver_longrunning_requests{verb=\"WATCH\"",
         "karmada_scheduler_schedule_attempts_total{",
+        "controller_runtime_webhook_requests_total{webhook=\"/mutate-work\",code=\"200\"}",
+        "controller_runtime_webhook_latency_seconds_count{webhook=\"/validate-propagationpolicy\"}",
     ] {
         assert!(
             served.lines().any(|l| l.starts_with(prefix)),

@@ -98,7 +98,13 @@ impl Registry {
             let mut obj = object::decode(&current)?;
             crate::conversion::to_served(info, &mut obj);
             if self.deletion_protection {
-                check_deletion_protection(info, &obj, name)?;
+                // Karmada's webhook sees deletes of objects carrying the label at all.
+                let labelled = obj["metadata"]["labels"]
+                    .get(DELETION_PROTECTION_LABEL)
+                    .is_some();
+                let webhook = labelled.then_some(crate::metrics::webhook::DELETION_PROTECTION);
+                self.webhooks
+                    .call(webhook, || check_deletion_protection(info, &obj, name))?;
             }
             if let Some(uid) = &options.precondition_uid
                 && object::meta_str(&obj, "uid") != Some(uid.as_str())

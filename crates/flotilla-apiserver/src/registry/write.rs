@@ -12,6 +12,7 @@ use crate::admission;
 use crate::catalog::ResourceInfo;
 use crate::error::ApiError;
 use crate::lifted::guaranteed_update::Current;
+use crate::metrics::webhook::{Operation, webhooks};
 use crate::object;
 use crate::request::{FieldValidation, Query};
 
@@ -281,7 +282,9 @@ impl Registry {
             }
         }
         crate::certificates::on_create(info, &mut body, options);
-        admission::default_on_create(info, &mut body);
+        let (mutating, validating) = webhooks(&info.group, &info.plural, Operation::Create);
+        self.webhooks
+            .call(mutating, || admission::default_on_create(info, &mut body));
         if let Some(ips) = &self.service_ips
             && info.group.is_empty()
             && info.plural == "services"
@@ -289,7 +292,9 @@ impl Registry {
             ips.on_create(&mut body);
         }
         let name = object::name(&body).unwrap_or("").to_owned();
-        admission::validate(info, &body, None, self.webhook)?;
+        self.webhooks.call(validating, || {
+            admission::validate(info, &body, None, self.webhook)
+        })?;
         crate::certificates::validate(info, &body, None, Part::Main, options)?;
         self.check_federated_quota(info, &body, None)?;
         self.check_interpreter_customization(info, &body)?;
@@ -550,7 +555,13 @@ impl Registry {
         admission::check_type(info, &new)?;
         // Defaults first, as kube-apiserver defaults while decoding: an undefaulted body equal to
         // the stored object is not a change.
-        admission::default_on_update(info, &mut new);
+        // Status writes are another resource to Karmada's webhook rules: not sent.
+        let (mutating, validating) = match part {
+            Part::Main => webhooks(&info.group, &info.plural, Operation::Update),
+            _ => (None, None),
+        };
+        self.webhooks
+            .call(mutating, || admission::default_on_update(info, &mut new));
         kept.reset_spec(&mut new);
         {
             let old_meta = old.get("metadata");
@@ -581,7 +592,9 @@ impl Registry {
         if part == Part::Status && !options.apply {
             admission::validate_status(info, &new, &old, self.webhook)?;
         } else {
-            admission::validate(info, &new, Some(&old), self.webhook)?;
+            self.webhooks.call(validating, || {
+                admission::validate(info, &new, Some(&old), self.webhook)
+            })?;
             if part == Part::Main {
                 self.check_federated_quota(info, &new, Some(&old))?;
                 self.check_interpreter_customization(info, &new)?;

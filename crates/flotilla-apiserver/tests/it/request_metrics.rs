@@ -271,3 +271,60 @@ async fn metrics_need_get_on_the_metrics_url() {
     let reply = send_as(&cp, None, get("/metrics")).await;
     assert_eq!(reply.status, StatusCode::UNAUTHORIZED);
 }
+
+#[tokio::test]
+async fn karmadas_admission_is_counted_under_its_webhook_paths() {
+    let cp = control_plane().await;
+    let mut registry = prometheus_client::registry::Registry::default();
+    cp.server.register_metrics(&mut registry);
+    let policy = |name: &str, placement: serde_json::Value| {
+        json!({
+            "apiVersion": "policy.karmada.io/v1alpha1",
+            "kind": "PropagationPolicy",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}],
+                "placement": placement,
+            },
+        })
+    };
+    let policies = "/apis/policy.karmada.io/v1alpha1/namespaces/default/propagationpolicies";
+    assert_eq!(
+        send(&cp, json("POST", policies, &policy("good", json!({}))))
+            .await
+            .status,
+        StatusCode::CREATED
+    );
+    // Refused by validation: the webhook still answered (200, allowed: false).
+    let refused = policy(
+        "bad",
+        json!({"replicaScheduling": {"replicaSchedulingType": "Sideways"}}),
+    );
+    assert_eq!(
+        send(&cp, json("POST", policies, &refused)).await.status,
+        StatusCode::UNPROCESSABLE_ENTITY
+    );
+    // Deployments are no webhook's business.
+    send(
+        &cp,
+        json(
+            "POST",
+            "/apis/apps/v1/namespaces/default/deployments",
+            &deployment("web", 1),
+        ),
+    )
+    .await;
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+    let count = |webhook: &str| {
+        sample(
+            &text,
+            &format!(
+                "controller_runtime_webhook_requests_total{{webhook=\"{webhook}\",code=\"200\"}}"
+            ),
+        )
+    };
+    assert_eq!(count("/mutate-propagationpolicy"), Some(2.0), "{text}");
+    assert_eq!(count("/validate-propagationpolicy"), Some(2.0), "{text}");
+    assert_eq!(count("/validate-overridepolicy"), Some(0.0), "{text}");
+}
