@@ -442,6 +442,40 @@ impl WatchCache {
         })
     }
 
+    /// How many current objects each group of keys holds, `group` naming a key's group (keys
+    /// it names `None` are skipped); sorted by group.
+    pub fn count_by_prefix(
+        &self,
+        group: impl Fn(&[u8]) -> Option<String>,
+    ) -> BTreeMap<String, usize> {
+        let state = self.state.read();
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        // Keys sort by resource: name the group once per run of keys that share it.
+        let mut current: Option<(Vec<u8>, String)> = None;
+        for key in state.objects.keys() {
+            let key: &[u8] = key.as_ref();
+            let name = match &current {
+                Some((prefix, name)) if key.starts_with(prefix) => name.clone(),
+                _ => {
+                    let Some(name) = group(key) else {
+                        continue;
+                    };
+                    // `/registry/<group>/<plural>/` is the run's prefix.
+                    let prefix = key
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, b)| **b == b'/')
+                        .nth(3)
+                        .map_or(key.to_vec(), |(i, _)| key[..=i].to_vec());
+                    current = Some((prefix, name.clone()));
+                    name
+                }
+            };
+            *counts.entry(name).or_default() += 1;
+        }
+        counts
+    }
+
     /// The store revision the cache reflects.
     pub fn revision(&self) -> Revision {
         self.state.read().revision

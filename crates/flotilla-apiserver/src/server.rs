@@ -84,6 +84,9 @@ impl ApiServer {
     pub fn register_metrics(&self, registry: &mut prometheus_client::registry::Registry) {
         self.metrics.register(registry);
         self.registry.webhooks.register(registry);
+        registry.register_collector(Box::new(crate::metrics::StorageObjects::new(
+            self.registry.cache.clone(),
+        )));
     }
 
     /// Where the embedding process binds what `/metrics` on the API port serves.

@@ -36,7 +36,7 @@ fn sample(text: &str, series: &str) -> Option<f64> {
 async fn requests_are_counted_with_kubes_labels_and_served_on_metrics() {
     let cp = control_plane().await;
     let mut registry = prometheus_client::registry::Registry::default();
-    cp.server.metrics().register(&mut registry);
+    cp.server.register_metrics(&mut registry);
     let registry = Arc::new(registry);
     cp.server.metrics_text().bind(Arc::new(move || {
         let mut text = String::new();
