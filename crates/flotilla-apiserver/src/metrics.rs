@@ -540,7 +540,7 @@ struct ResourceLabel {
 impl prometheus_client::collector::Collector for StorageObjects {
     fn encode(
         &self,
-        mut encoder: prometheus_client::encoding::DescriptorEncoder,
+        mut encoder: prometheus_client::encoding::DescriptorEncoder<'_>,
     ) -> Result<(), std::fmt::Error> {
         use prometheus_client::encoding::EncodeMetric as _;
         let counts = self.cache.count_by_prefix(storage_resource);
