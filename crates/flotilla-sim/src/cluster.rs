@@ -192,6 +192,18 @@ impl SimCluster {
             cluster: spec.name.clone(),
             message: e.message.clone(),
         })?;
+        // Like a member's kube-apiserver, it serves its request metrics on `/metrics` to those
+        // allowed (`kubectl --context <member> get --raw /metrics`).
+        {
+            let mut registry = prometheus_client::registry::Registry::default();
+            running.server.register_metrics(&mut registry);
+            let registry = Arc::new(registry);
+            running.server.metrics_text().bind(Arc::new(move || {
+                let mut text = String::new();
+                prometheus_client::encoding::text::encode(&mut text, &registry)?;
+                Ok(text)
+            }));
+        }
         let user = UserInfo {
             name: CONTROL_LOOP_USER.into(),
             groups: vec![MASTERS_GROUP.to_owned(), "system:authenticated".into()],

@@ -249,3 +249,31 @@ async fn kubectl_top_reads_the_metrics_api() {
         "{table}"
     );
 }
+
+/// A simulated member's API server serves what a kube-apiserver does for monitoring: its request
+/// metrics on `/metrics` and its health checks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_serves_its_request_metrics_and_health_checks() {
+    let world = World::from_yaml(
+        "seed: 3\nstartLatency: '0'\nclusters:\n- {name: m1, nodePools: [{name: p, count: 2, profile: cpu}]}\n",
+    )
+    .await;
+    let path = world.dir.path().join("sim.kubeconfig");
+    flotilla_sim::kubeconfig::write(&path, &world.sim.clusters, None).expect("written");
+    let dir = world.dir.path();
+    kubectl(dir, &path, &["get", "nodes"]);
+    let metrics = kubectl(dir, &path, &["get", "--raw", "/metrics"]);
+    for prefix in [
+        "apiserver_request_total{verb=\"LIST\",dry_run=\"\",group=\"\",version=\"v1\",resource=\"nodes\",subresource=\"\",scope=\"cluster\",component=\"apiserver\",code=\"200\"}",
+        "apiserver_storage_objects{resource=\"nodes\"} 2",
+    ] {
+        assert!(
+            metrics.lines().any(|l| l.starts_with(prefix)),
+            "no {prefix} in\n{metrics}"
+        );
+    }
+    assert_eq!(
+        kubectl(dir, &path, &["get", "--raw", "/readyz?verbose"]),
+        "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\nreadyz check passed\n"
+    );
+}
