@@ -45,21 +45,7 @@ const LATENCY_BUCKETS: [f64; 23] = [
     10.0, 15.0, 20.0, 30.0, 45.0, 60.0,
 ];
 
-/// The labels of a request, in kube's order.
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct RequestLabels {
-    pub verb: &'static str,
-    pub dry_run: &'static str,
-    pub group: String,
-    pub version: String,
-    pub resource: String,
-    pub subresource: String,
-    pub scope: &'static str,
-    pub component: &'static str,
-    pub code: String,
-}
-
-/// [`RequestLabels`] without `code`.
+/// The labels of a request's latency, in kube's order.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct LatencyLabels {
     pub verb: &'static str,
@@ -70,6 +56,14 @@ pub struct LatencyLabels {
     pub subresource: String,
     pub scope: &'static str,
     pub component: &'static str,
+}
+
+/// [`LatencyLabels`] and the response's `code`.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RequestLabels {
+    #[prometheus(flatten)]
+    pub request: LatencyLabels,
+    pub code: String,
 }
 
 /// [`LatencyLabels`] without `dry_run`.
@@ -167,7 +161,7 @@ impl ApiMetrics {
         });
         if long_running {
             self.longrunning
-                .get_or_create(&described.long_running_labels())
+                .get_or_create(&long_running_labels(&described.labels))
                 .inc();
         }
         Some(Observation {
@@ -219,14 +213,7 @@ impl Observation {
         self.metrics
             .requests
             .get_or_create(&RequestLabels {
-                verb: labels.verb,
-                dry_run: labels.dry_run,
-                group: labels.group.clone(),
-                version: labels.version.clone(),
-                resource: labels.resource.clone(),
-                subresource: labels.subresource.clone(),
-                scope: labels.scope,
-                component: labels.component,
+                request: labels.clone(),
                 code: code.to_string(),
             })
             .inc();
@@ -249,19 +236,10 @@ struct Done {
 impl Drop for Done {
     fn drop(&mut self) {
         self.observation.record(self.code);
-        let described = &self.observation.labels;
         self.observation
             .metrics
             .longrunning
-            .get_or_create(&LongRunningLabels {
-                verb: described.verb,
-                group: described.group.clone(),
-                version: described.version.clone(),
-                resource: described.resource.clone(),
-                subresource: described.subresource.clone(),
-                scope: described.scope,
-                component: described.component,
-            })
+            .get_or_create(&long_running_labels(&self.observation.labels))
             .dec();
     }
 }
@@ -304,18 +282,16 @@ struct Described {
     read_only: bool,
 }
 
-impl Described {
-    fn long_running_labels(&self) -> LongRunningLabels {
-        let l = &self.labels;
-        LongRunningLabels {
-            verb: l.verb,
-            group: l.group.clone(),
-            version: l.version.clone(),
-            resource: l.resource.clone(),
-            subresource: l.subresource.clone(),
-            scope: l.scope,
-            component: l.component,
-        }
+/// The long-running gauge's labels: the request's without `dry_run`.
+fn long_running_labels(l: &LatencyLabels) -> LongRunningLabels {
+    LongRunningLabels {
+        verb: l.verb,
+        group: l.group.clone(),
+        version: l.version.clone(),
+        resource: l.resource.clone(),
+        subresource: l.subresource.clone(),
+        scope: l.scope,
+        component: l.component,
     }
 }
 
@@ -377,17 +353,7 @@ fn describe(request: &Request) -> Option<Described> {
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("application/apply-patch"));
-    let verb = match (method, info.name.is_some()) {
-        ("GET", _) if watch => "watch",
-        ("GET", true) => "get",
-        ("GET", false) => "list",
-        ("POST", _) => "create",
-        ("PUT", _) => "update",
-        ("PATCH", _) => "patch",
-        ("DELETE", true) => "delete",
-        ("DELETE", false) => "deletecollection",
-        _ => "",
-    };
+    let verb = crate::server::resource::method_verb(method, info.name.is_some(), watch);
     let facts = RequestFacts {
         method,
         verb,

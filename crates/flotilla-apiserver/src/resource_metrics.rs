@@ -192,17 +192,8 @@ async fn serve_resource(
 ) -> Result<Response, ApiError> {
     let query = Query::parse(request.uri().query());
     let watch = query.flag("watch")?;
-    let verb = match (request.method().as_str(), name.is_some()) {
-        ("GET", _) if watch => "watch",
-        ("GET", true) => "get",
-        ("GET", false) => "list",
-        ("POST", _) => "create",
-        ("PUT", _) => "update",
-        ("PATCH", _) => "patch",
-        ("DELETE", true) => "delete",
-        ("DELETE", false) => "deletecollection",
-        _ => "unknown",
-    };
+    let verb =
+        crate::server::resource::method_verb(request.method().as_str(), name.is_some(), watch);
     let path = request.uri().path().to_owned();
     let attributes = RequestAttributes {
         user,

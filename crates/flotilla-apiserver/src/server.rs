@@ -4,7 +4,7 @@
 
 pub mod body;
 mod list_body;
-mod resource;
+pub(crate) mod resource;
 mod watch;
 
 use std::sync::Arc;

@@ -33,7 +33,12 @@ pub fn verb(method: &Method, target: &ResourcePath, query: &Query) -> &'static s
         return "create";
     }
     let watch = query.flag("watch").unwrap_or(false);
-    match (method.as_str(), target.name.is_some()) {
+    method_verb(method.as_str(), target.name.is_some(), watch)
+}
+
+/// The Kubernetes verb of an HTTP method on one object (`named`) or a collection.
+pub fn method_verb(method: &str, named: bool, watch: bool) -> &'static str {
+    match (method, named) {
         ("GET", _) if watch => "watch",
         ("GET", true) => "get",
         ("GET", false) => "list",
