@@ -516,3 +516,82 @@ fn roles_and_bindings_cannot_escalate_privileges() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// docs/observability.md's recipe: a ServiceAccount for Prometheus, bound to the
+/// `system:monitoring` ClusterRole, reads `/metrics` on the API port with its token; before the
+/// binding it is refused with kube's message for a non-resource URL.
+#[test]
+fn a_monitoring_service_account_scrapes_metrics_on_the_api_port() {
+    let flotilla = Flotilla::start();
+    let version = "1.33";
+    flotilla.ok(version, &["create", "namespace", "monitoring"]);
+    flotilla.ok(
+        version,
+        &["create", "serviceaccount", "prometheus", "-n", "monitoring"],
+    );
+    let token = flotilla.ok(
+        version,
+        &[
+            "create",
+            "token",
+            "prometheus",
+            "-n",
+            "monitoring",
+            "--duration",
+            "10m",
+        ],
+    );
+    let kubeconfig = token_kubeconfig(&flotilla, version, "prometheus", token.trim());
+    let (ok, _, err) = as_user(
+        &flotilla,
+        version,
+        &kubeconfig,
+        &["get", "--raw", "/metrics"],
+    );
+    assert!(!ok);
+    assert!(
+        err.contains(
+            r#"User "system:serviceaccount:monitoring:prometheus" cannot get path "/metrics""#
+        ),
+        "{err}"
+    );
+    flotilla.ok(
+        version,
+        &[
+            "create",
+            "clusterrolebinding",
+            "prometheus",
+            "--clusterrole=system:monitoring",
+            "--serviceaccount=monitoring:prometheus",
+        ],
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let metrics = loop {
+        let (ok, out, err) = as_user(
+            &flotilla,
+            version,
+            &kubeconfig,
+            &["get", "--raw", "/metrics"],
+        );
+        if ok {
+            break out;
+        }
+        assert!(Instant::now() < deadline, "still refused: {err}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.starts_with("apiserver_request_total{verb=\"POST\"")),
+        "{metrics}"
+    );
+    // Health needs no permission at all.
+    let (ok, out, _) = as_user(
+        &flotilla,
+        version,
+        &kubeconfig,
+        &["get", "--raw", "/readyz"],
+    );
+    assert!(ok);
+    assert_eq!(out, "ok");
+}
