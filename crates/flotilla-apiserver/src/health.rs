@@ -3,7 +3,8 @@
 //! and `log` (the server is serving), `etcd` (the store answers a status read within
 //! [`STORE_TIMEOUT`]: with `--store etcd`, an instance that lost etcd is not ready, so a load
 //! balancer in front of several stops sending it requests) and, on `/readyz`, `etcd-readiness`
-//! (the same read, as kube-apiserver has both).
+//! (the same read, as kube-apiserver has both) and `shutdown` (fails once the process got its
+//! shutdown signal, while `--shutdown-delay-duration` keeps it serving).
 //!
 //! Served before authentication (kube binds them to everyone through
 //! `system:public-info-viewer`); a failure's reason is logged, never shown.
@@ -90,6 +91,14 @@ async fn run(server: &ApiServer, endpoint: &str) -> Vec<Checked> {
         checks.push(Checked {
             name: "etcd-readiness",
             result: store,
+        });
+        checks.push(Checked {
+            name: "shutdown",
+            result: if server.is_shutting_down() {
+                Err("process is shutting down".to_owned())
+            } else {
+                Ok(())
+            },
         });
     }
     checks

@@ -57,9 +57,12 @@ pub async fn serve_tls(
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
     let acceptor = TlsAcceptor::from(tls);
+    let delay = server.shutdown_delay;
+    let flag = server.clone();
     let router = server.router();
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     tokio::pin!(shutdown);
+    let mut draining_at: Option<tokio::time::Instant> = None;
     loop {
         let (tcp, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -70,7 +73,18 @@ pub async fn serve_tls(
                     continue;
                 }
             },
-            () = &mut shutdown => break,
+            () = &mut shutdown, if draining_at.is_none() => {
+                // kube-apiserver's shutdown: `/readyz` fails at once; requests are still
+                // served for the shutdown delay, so load balancers can take this instance out.
+                flag.begin_shutdown();
+                if delay.is_zero() {
+                    break;
+                }
+                tracing::info!(?delay, "shutting down: /readyz fails, still serving for the delay");
+                draining_at = Some(tokio::time::Instant::now() + delay);
+                continue;
+            }
+            () = sleep_until(draining_at) => break,
         };
         let _ = tcp.set_nodelay(true);
         let acceptor = acceptor.clone();
@@ -130,4 +144,12 @@ pub async fn serve_tls(
         tracing::info!("closing connections still open after {DRAIN_TIMEOUT:?}");
     }
     Ok(())
+}
+
+/// Sleeps until `at`, or forever without one.
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
 }

@@ -51,6 +51,11 @@ pub struct ApiServer {
     pub(crate) metrics: crate::metrics::ApiMetrics,
     /// What `/metrics` on the API port serves, once bound.
     pub(crate) metrics_text: crate::metrics::SharedMetricsText,
+    /// Set when the process starts shutting down: `/readyz` fails from then on.
+    pub(crate) shutting_down: Arc<std::sync::atomic::AtomicBool>,
+    /// kube-apiserver's `--shutdown-delay-duration`: how long [`crate::serve::serve_tls`] keeps
+    /// serving (with `/readyz` failing) after the shutdown signal, for load balancers to notice.
+    pub(crate) shutdown_delay: std::time::Duration,
 }
 
 /// The identity of the caller, set per connection (client certificate) or per request (token)
@@ -72,7 +77,28 @@ impl ApiServer {
             untracked_writers: Vec::new(),
             metrics: crate::metrics::ApiMetrics::default(),
             metrics_text: crate::metrics::SharedMetricsText::default(),
+            shutting_down: Arc::default(),
+            shutdown_delay: std::time::Duration::ZERO,
         }
+    }
+
+    /// The same server, serving `delay` longer after the shutdown signal with `/readyz`
+    /// failing (kube-apiserver's `--shutdown-delay-duration`).
+    pub fn with_shutdown_delay(mut self, delay: std::time::Duration) -> Self {
+        self.shutdown_delay = delay;
+        self
+    }
+
+    /// Marks the server as shutting down: `/readyz` fails (`[-]shutdown failed`).
+    pub fn begin_shutdown(&self) {
+        self.shutting_down
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Whether [`ApiServer::begin_shutdown`] was called.
+    pub fn is_shutting_down(&self) -> bool {
+        self.shutting_down
+            .load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// The request metrics, for the embedding process to register.

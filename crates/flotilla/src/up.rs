@@ -45,6 +45,10 @@ pub struct UpOptions {
     /// like kubeadm's `--apiserver-cert-extra-sans`; the certificate is reissued when they change.
     #[arg(long, value_delimiter = ',')]
     pub tls_san: Vec<String>,
+    /// kube-apiserver's `--shutdown-delay-duration`: after SIGTERM, keep serving this long with
+    /// `/readyz` failing, so load balancers stop sending requests before the process goes.
+    #[arg(long, default_value = "0s", value_parser = crate::bench::parse_duration)]
+    pub shutdown_delay_duration: std::time::Duration,
     /// A static token file (kube-apiserver's --token-auth-file CSV format).
     #[arg(long)]
     pub token_auth_file: Option<PathBuf>,
@@ -453,7 +457,10 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     );
     flotilla_apiserver::serve::serve_tls(
         listener,
-        running.server.clone(),
+        running
+            .server
+            .clone()
+            .with_shutdown_delay(options.shutdown_delay_duration),
         server_config,
         Arc::new(authenticator),
         shutdown_signal(),

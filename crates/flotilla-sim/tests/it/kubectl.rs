@@ -274,6 +274,6 @@ async fn a_member_serves_its_request_metrics_and_health_checks() {
     }
     assert_eq!(
         kubectl(dir, &path, &["get", "--raw", "/readyz?verbose"]),
-        "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\nreadyz check passed\n"
+        "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\n[+]shutdown ok\nreadyz check passed\n"
     );
 }

@@ -175,6 +175,20 @@ impl Flotilla {
         path.to_string_lossy().into_owned()
     }
 
+    /// Sends a signal to the server without waiting.
+    pub fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+    }
+
+    /// Whether the server process has exited.
+    pub fn exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
     /// Sends a signal to the server and waits for it to exit.
     pub fn stop(mut self, signal: &str) -> tempfile::TempDir {
         let status = Command::new("kill")

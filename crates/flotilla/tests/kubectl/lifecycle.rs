@@ -116,7 +116,7 @@ fn readyz_fails_while_etcd_is_unreachable() {
     );
     assert_eq!(
         flotilla.ok("1.33", &["get", "--raw", "/readyz?verbose"]),
-        "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\nreadyz check passed\n"
+        "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\n[+]shutdown ok\nreadyz check passed\n"
     );
     assert_eq!(flotilla.ok("1.33", &["get", "--raw", "/livez"]), "ok");
     assert_eq!(flotilla.ok("1.33", &["get", "--raw", "/readyz/etcd"]), "ok");
@@ -136,4 +136,42 @@ fn readyz_fails_while_etcd_is_unreachable() {
         flotilla.ok("1.33", &["get", "--raw", "/livez?exclude=etcd&verbose"]),
         "[+]ping ok\n[+]log ok\n[+]etcd excluded: ok\nlivez check passed\n"
     );
+}
+
+/// `--shutdown-delay-duration`: after SIGTERM the server fails `/readyz` (`[-]shutdown failed`)
+/// while it still serves requests for the delay, then exits.
+#[test]
+fn readyz_fails_during_the_shutdown_delay() {
+    let mut flotilla = Flotilla::start_args(
+        tempfile::tempdir().expect("dir"),
+        &["--store", "memory", "--shutdown-delay-duration", "4s"],
+    );
+    assert_eq!(flotilla.ok("1.33", &["get", "--raw", "/readyz"]), "ok");
+    flotilla.signal("TERM");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    let refused = loop {
+        match flotilla.kubectl("1.33", &["get", "--raw", "/readyz"]) {
+            output if !output.status.success() => {
+                break String::from_utf8_lossy(&output.stderr).into_owned();
+            }
+            _ => {
+                assert!(std::time::Instant::now() < deadline, "/readyz kept passing");
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        }
+    };
+    assert!(
+        refused.contains("[-]shutdown failed: reason withheld"),
+        "{refused}"
+    );
+    // Still serving the API meanwhile.
+    flotilla.ok("1.33", &["get", "namespaces", "default"]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !flotilla.exited() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "did not exit after the delay"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }
