@@ -4,8 +4,13 @@
 //! annotated `flotilla.io/sim-run-duration` — succeeds after its run time. A pod with an image
 //! the sim cannot pull ([`crate::image`]) stays Pending: its container waits in `ErrImagePull`,
 //! then (after another start latency) in `ImagePullBackOff` for good, two writes in all; once
-//! its images can be pulled it starts after a start latency. Pods on NotReady nodes make no
-//! progress. Timers live in one wheel, not one task per pod.
+//! its images can be pulled it starts after a start latency. Other pods whose containers run a
+//! command follow their programs ([`crash`]): a program that ends restarts per the restart
+//! policy, at once and then after kubelet's back-off (`CrashLoopBackOff`), or ends the pod
+//! (Succeeded or Failed). Pods on NotReady nodes make no progress. Timers live in one wheel, not
+//! one task per pod.
+
+mod crash;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -39,6 +44,9 @@ struct PodState {
     node: String,
     /// The pull that failed, while the pod's images are the ones that failed.
     pull: Option<FailedPull>,
+    /// Its containers' lives once running, for a pod some of whose containers run a command
+    /// ([`crash`]): restarts and `CrashLoopBackOff`.
+    lives: Option<Box<[crash::Life]>>,
 }
 
 #[derive(Debug)]
@@ -237,8 +245,11 @@ impl Kubelet {
             }
             return Some(running_status(pod, &node.internal_ip, &pod_ip));
         }
-        // Running: does it ever finish?
-        let run_for = run_duration(ctx, pod)?;
+        // Running: does it ever finish? Job pods and annotated ones after their run time; the
+        // others when their containers' programs end.
+        let Some(run_for) = run_duration(ctx, pod) else {
+            return self.lives_step(pod, key, &uid, &node.internal_ip, &node.pod_ip(slot));
+        };
         let finish_at = match finish_at {
             Some(at) => at,
             None => {
@@ -258,6 +269,75 @@ impl Kubelet {
 }
 
 impl Kubelet {
+    /// A running pod whose containers run commands: their programs' ends, restarts and
+    /// back-offs ([`crash`]) moved on to now; the status to write when something changed, and a
+    /// timer for the next change.
+    fn lives_step(
+        &self,
+        pod: &Pod,
+        key: &PodKey,
+        uid: &str,
+        host_ip: &str,
+        pod_ip: &str,
+    ) -> Option<Value> {
+        let spec = pod.spec.as_ref()?;
+        if !spec
+            .containers
+            .iter()
+            .any(|c| c.command.is_some() || c.args.is_some())
+        {
+            return None;
+        }
+        let policy = spec.restart_policy.as_deref().unwrap_or("Always");
+        let hostname = pod.metadata.name.as_deref().unwrap_or_default();
+        let now = jiff::Timestamp::now();
+        let program = |c: &k8s_openapi::api::core::v1::Container, start: jiff::Timestamp| {
+            let horizon = jiff::SignedDuration::try_from(crash::HORIZON)
+                .ok()
+                .and_then(|h| start.checked_add(h).ok())
+                .unwrap_or(jiff::Timestamp::MAX);
+            crate::runtime::exit_of(hostname, c, start, horizon)
+        };
+        // Computed outside the lock: a program may take a while to run to its end.
+        let taken = self.pods.lock().get_mut(uid)?.lives.take();
+        let mut lives = match taken {
+            Some(lives) => lives,
+            None => {
+                let statuses = pod
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.container_statuses.as_deref())
+                    .unwrap_or_default();
+                let lives = spec
+                    .containers
+                    .iter()
+                    .map(|c| {
+                        let started = statuses
+                            .iter()
+                            .find(|s| s.name == c.name)
+                            .and_then(|s| s.state.as_ref()?.running.as_ref()?.started_at.as_ref())
+                            .map_or(now, |t| t.0);
+                        crash::Life::start(started, program(c, started))
+                    })
+                    .collect::<Vec<_>>();
+                lives.into_boxed_slice()
+            }
+        };
+        let mut changed = false;
+        for (life, container) in lives.iter_mut().zip(&spec.containers) {
+            changed |= life.advance(now, policy, |start| program(container, start));
+        }
+        if let Some(next) = lives.iter().filter_map(crash::Life::next_change).min() {
+            let wait = Duration::try_from(next.duration_since(now)).unwrap_or_default();
+            self.timers.schedule(Instant::now() + wait, key.clone());
+        }
+        let status = changed.then(|| lives_status(pod, host_ip, pod_ip, &lives));
+        if let Some(state) = self.pods.lock().get_mut(uid) {
+            state.lives = Some(lives);
+        }
+        status
+    }
+
     /// The status of a pod some of whose images cannot be pulled: `ErrImagePull` for a new
     /// attempt (new images), `ImagePullBackOff` once its time has come; nothing when that is
     /// what was last written. No retries: the back-off is written once and stays.
@@ -511,6 +591,112 @@ fn running_status(pod: &Pod, host_ip: &str, pod_ip: &str) -> Value {
             condition("Initialized", true, None, &at),
             condition("Ready", true, None, &at),
             condition("ContainersReady", true, None, &at),
+            condition("PodScheduled", true, None, &at),
+        ],
+        "hostIP": host_ip, "hostIPs": [{"ip": host_ip}],
+        "podIP": pod_ip, "podIPs": [{"ip": pod_ip}],
+        "startTime": start_time(pod, &at),
+        "containerStatuses": statuses,
+        "qosClass": qos_class(pod),
+    })
+}
+
+/// A kube timestamp (whole seconds).
+fn stamp(at: jiff::Timestamp) -> String {
+    jiff::Timestamp::from_second(at.as_second())
+        .unwrap_or(at)
+        .to_string()
+}
+
+/// The status of a running pod whose containers' lives are `lives` (in the spec's order):
+/// running, waiting in `CrashLoopBackOff` or terminated, with the last run that ended and the
+/// restarts; Succeeded or Failed once every container terminated for good.
+fn lives_status(pod: &Pod, host_ip: &str, pod_ip: &str, lives: &[crash::Life]) -> Value {
+    let at = now();
+    let uid = pod.metadata.uid.as_deref().unwrap_or("");
+    let name_of_pod = pod.metadata.name.as_deref().unwrap_or("");
+    let namespace = pod.metadata.namespace.as_deref().unwrap_or("");
+    let terminated = |id: &str, run: &crash::Ended| {
+        json!({"exitCode": run.code, "reason": run.reason(),
+            "startedAt": stamp(run.started), "finishedAt": stamp(run.finished),
+            "containerID": id})
+    };
+    let mut unready = Vec::new();
+    let mut failed = false;
+    let statuses: Vec<Value> = containers(pod)
+        .into_iter()
+        .zip(lives)
+        .map(|((name, image), life)| {
+            let id = container_id(uid, &name);
+            let last = life
+                .last
+                .as_ref()
+                .map_or_else(|| json!({}), |run| json!({"terminated": terminated(&id, run)}));
+            let (state, last_state, running) = match &life.phase {
+                crash::Phase::Running { started, .. } => (
+                    json!({"running": {"startedAt": stamp(*started)}}),
+                    last,
+                    true,
+                ),
+                crash::Phase::Waiting { back_off, .. } => (
+                    json!({"waiting": {"reason": "CrashLoopBackOff",
+                        "message": crash::back_off_message(*back_off, &name, name_of_pod, namespace, uid)}}),
+                    last,
+                    false,
+                ),
+                crash::Phase::Terminated => {
+                    let run = life.last.as_ref();
+                    failed |= run.is_some_and(|r| r.code != 0);
+                    (
+                        run.map_or_else(
+                            || json!({}),
+                            |run| json!({"terminated": terminated(&id, run)}),
+                        ),
+                        json!({}),
+                        false,
+                    )
+                }
+            };
+            if !running {
+                unready.push(name.clone());
+            }
+            json!({"name": name, "image": image, "imageID": image_id(&image),
+                "containerID": id, "ready": running, "started": running,
+                "restartCount": life.restarts, "lastState": last_state, "state": state})
+        })
+        .collect();
+    let done = lives
+        .iter()
+        .all(|life| matches!(life.phase, crash::Phase::Terminated));
+    let (phase, ready_reason) = match (done, failed) {
+        (true, true) => ("Failed", Some("PodFailed")),
+        (true, false) => ("Succeeded", Some("PodCompleted")),
+        (false, _) => ("Running", None),
+    };
+    let readiness = |kind: &str| {
+        if unready.is_empty() {
+            return condition(kind, true, None, &at);
+        }
+        let mut c = condition(
+            kind,
+            false,
+            ready_reason.or(Some("ContainersNotReady")),
+            &at,
+        );
+        if !done {
+            // Go's `%s` of a string slice.
+            c["message"] =
+                format!("containers with unready status: [{}]", unready.join(" ")).into();
+        }
+        c
+    };
+    json!({
+        "phase": phase,
+        "conditions": [
+            condition("PodReadyToStartContainers", !done, None, &at),
+            condition("Initialized", true, None, &at),
+            readiness("Ready"),
+            readiness("ContainersReady"),
             condition("PodScheduled", true, None, &at),
         ],
         "hostIP": host_ip, "hostIPs": [{"ip": host_ip}],

@@ -14,8 +14,12 @@
 //!
 //! `nc` reaches the process's [`Network`] as the container's pod (see [`crate::network`]).
 //!
-//! Not modelled: restarts (so no `previous` log), a container's exit shaping its pod's status,
-//! files other than `/etc/hostname`, networking commands but `nc`, env values from `valueFrom`.
+//! [`exit_of`] tells the kubelets when a program ends (restarts and `CrashLoopBackOff`, see
+//! [`crate::kubelet`]); a restarted container's log is its current run's, `--previous` the run
+//! before, and a container waiting to restart shows its last run's.
+//!
+//! Not modelled: files other than `/etc/hostname`, networking commands but `nc`, env values from
+//! `valueFrom`.
 //!
 //! Must not depend on anything but the pod cache and the API server's hook.
 
@@ -285,6 +289,29 @@ pub struct Run {
     pub ended: bool,
 }
 
+/// When and with which exit code the program of `container` (of the pod named `hostname`),
+/// started at `start`, ends, if it does before `horizon`: a container without a command, or
+/// whose program the shell does not model, runs until stopped.
+pub fn exit_of(
+    hostname: &str,
+    container: &Container,
+    start: jiff::Timestamp,
+    horizon: jiff::Timestamp,
+) -> Option<(jiff::Timestamp, i32)> {
+    let context = context_for(hostname, container);
+    let argv = argv_of(container, &context);
+    if argv.is_empty() || !shell::is_modelled(&argv[0]) {
+        return None;
+    }
+    // Keep no lines: only the clock and the exit matter.
+    let mut recorder = Recorder::new(start, horizon, Some(horizon));
+    let flow = Shell::new(&context, &mut recorder).run_argv(&argv);
+    match flow {
+        Flow::Status(code) | Flow::Exit(code) => Some((recorder.now, code)),
+        Flow::Stop => None,
+    }
+}
+
 /// Runs `container` of `pod` from `start` to `horizon` in virtual time; only lines after
 /// `after` are kept.
 pub fn run(
@@ -355,7 +382,13 @@ fn run_times(
         if let Some(running) = container.state.as_ref().and_then(|s| s.running.as_ref()) {
             return Some((running.started_at.as_ref().and_then(parse)?, None));
         }
-        container.state.as_ref()?.terminated.as_ref()
+        // Waiting to restart (CrashLoopBackOff): the log is the last run's, as a kubelet's is.
+        container
+            .state
+            .as_ref()?
+            .terminated
+            .as_ref()
+            .or_else(|| container.last_state.as_ref()?.terminated.as_ref())
     }?;
     Some((
         terminated.started_at.as_ref().and_then(parse)?,

@@ -307,33 +307,21 @@ pub(super) fn builtin(
                 col("Age", "string", 0),
                 col("IP", "string", 1),
                 col("Node", "string", 1),
+                col("Nominated Node", "string", 1),
+                col("Readiness Gates", "string", 1),
             ],
             Box::new(move |o: &Value| {
-                let statuses = o["status"]["containerStatuses"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default();
-                let total = o["spec"]["containers"].as_array().map_or(0, Vec::len);
-                let ready = statuses.iter().filter(|s| s["ready"] == true).count();
-                let restarts: i64 = statuses.iter().map(|s| int(&s["restartCount"])).sum();
-                let status = if o["metadata"].get("deletionTimestamp").is_some() {
-                    "Terminating".to_owned()
-                } else {
-                    let reason = string(&o["status"]["reason"]);
-                    if reason.is_empty() {
-                        string(&o["status"]["phase"])
-                    } else {
-                        reason
-                    }
-                };
+                let cells = crate::lifted::print_pod::cells(o, now);
                 vec![
                     name(o),
-                    format!("{ready}/{total}").into(),
-                    status.into(),
-                    restarts.to_string().into(),
+                    cells.ready.into(),
+                    cells.status.into(),
+                    cells.restarts.into(),
                     age(o, now).into(),
-                    or_none(string(&o["status"]["podIP"])),
-                    or_none(string(&o["spec"]["nodeName"])),
+                    cells.ip.into(),
+                    cells.node.into(),
+                    cells.nominated_node.into(),
+                    cells.readiness_gates.into(),
                 ]
             }),
         ),

@@ -248,3 +248,94 @@ async fn kubectl_reads_logs_and_execs_commands_in_simulated_containers() {
     assert_ne!(old.code, Some(0));
     assert!(old.stderr.contains("WebSocket only"), "{}", old.stderr);
 }
+
+/// A container whose program ends is restarted as kubelet restarts it — at once, then after a
+/// back-off in `CrashLoopBackOff` — with its last run in `lastState` and its log behind
+/// `--previous`; with `restartPolicy: Never` the pod fails (`Error`), with `OnFailure` and exit
+/// code 0 it completes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn containers_whose_programs_end_restart_or_end_their_pods() {
+    let world = World::from_yaml(
+        "seed: 5\nstartLatency: '0'\nclusters:\n- {name: m1, nodePools: [{name: p, count: 2, profile: cpu}]}\n",
+    )
+    .await;
+    let config = world.dir.path().join("sim.kubeconfig");
+    flotilla_sim::kubeconfig::write(&config, &world.sim.clusters, None).expect("written");
+    let client = world.client();
+    let pod = |name: &str, policy: &str, script: &str| {
+        json!({"metadata": {"name": name},
+            "spec": {"restartPolicy": policy, "containers": [{"name": "app", "image": "busybox",
+                "command": ["sh", "-c", script]}]}})
+    };
+    create::<Pod>(
+        &client,
+        "default",
+        pod(
+            "crasher",
+            "Always",
+            "echo starting; sleep 1; echo oops; exit 3",
+        ),
+    )
+    .await;
+    create::<Pod>(&client, "default", pod("once", "Never", "echo bye; exit 3")).await;
+    create::<Pod>(&client, "default", pod("done", "OnFailure", "echo fine")).await;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+
+    // Ran (1 s), restarted at once (1 s), then waits 10 s.
+    let crashed = eventually(PATIENCE, "crasher in CrashLoopBackOff", || async {
+        let pod = pods.get("crasher").await.ok()?;
+        let status = pod.status?.container_statuses?.into_iter().next()?;
+        let waiting = status.state.as_ref()?.waiting.clone()?;
+        (waiting.reason.as_deref() == Some("CrashLoopBackOff")).then_some((status, waiting))
+    })
+    .await;
+    let (status, waiting) = crashed;
+    assert_eq!(status.restart_count, 1);
+    assert!(!status.ready);
+    let message = waiting.message.unwrap_or_default();
+    assert!(
+        message.starts_with("back-off 10s restarting failed container=app pod=crasher_default("),
+        "{message}"
+    );
+    let last = status
+        .last_state
+        .and_then(|s| s.terminated)
+        .expect("the last run");
+    assert_eq!((last.exit_code, last.reason.as_deref()), (3, Some("Error")));
+
+    let dir = world.dir.path();
+    let kubectl = |args: &[&str]| run("1.33", dir, &config, args, None);
+    let listed = kubectl(&["get", "pod", "crasher", "--no-headers"]);
+    assert!(
+        listed.stdout.contains("CrashLoopBackOff") && listed.stdout.contains(" 1 ("),
+        "{}",
+        listed.stdout
+    );
+    assert_eq!(
+        kubectl(&["logs", "crasher", "--previous"]).stdout,
+        "starting\noops\n"
+    );
+    // Waiting to restart, its log is the last run's.
+    assert_eq!(kubectl(&["logs", "crasher"]).stdout, "starting\noops\n");
+
+    eventually(PATIENCE, "once failed and done completed", || async {
+        let phase = |pod: Pod| pod.status?.phase;
+        let once = phase(pods.get("once").await.ok()?)?;
+        let done = phase(pods.get("done").await.ok()?)?;
+        (once == "Failed" && done == "Succeeded").then_some(())
+    })
+    .await;
+    let listed = kubectl(&["get", "pods", "once", "done", "--no-headers"]);
+    let status_of = |name: &str| {
+        listed
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(2))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(status_of("once"), "Error", "{}", listed.stdout);
+    assert_eq!(status_of("done"), "Completed", "{}", listed.stdout);
+    assert_eq!(kubectl(&["logs", "once"]).stdout, "bye\n");
+}
