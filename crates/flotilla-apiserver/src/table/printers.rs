@@ -438,28 +438,25 @@ pub(super) fn builtin(
                 col("Roles", "string", 0),
                 col("Age", "string", 0),
                 col("Version", "string", 0),
+                col("Internal-IP", "string", 1),
+                col("External-IP", "string", 1),
+                col("OS-Image", "string", 1),
+                col("Kernel-Version", "string", 1),
+                col("Container-Runtime", "string", 1),
             ],
             Box::new(move |o: &Value| {
-                let ready = match condition(o, "Ready").as_str() {
-                    "True" => "Ready",
-                    "" => "Unknown",
-                    _ => "NotReady",
-                };
-                let roles = o["metadata"]["labels"]
-                    .as_object()
-                    .map(|m| {
-                        m.keys()
-                            .filter_map(|k| k.strip_prefix("node-role.kubernetes.io/"))
-                            .collect::<Vec<_>>()
-                            .join(",")
-                    })
-                    .unwrap_or_default();
+                let cells = crate::lifted::print_node::cells(o);
                 vec![
                     name(o),
-                    ready.into(),
-                    or_none(roles),
+                    cells.status.into(),
+                    cells.roles.into(),
                     age(o, now).into(),
-                    string(&o["status"]["nodeInfo"]["kubeletVersion"]).into(),
+                    cells.version.into(),
+                    cells.internal_ip.into(),
+                    cells.external_ip.into(),
+                    cells.os_image.into(),
+                    cells.kernel_version.into(),
+                    cells.container_runtime.into(),
                 ]
             }),
         ),

@@ -272,6 +272,17 @@ async fn a_member_serves_its_request_metrics_and_health_checks() {
             "no {prefix} in\n{metrics}"
         );
     }
+    // `kubectl get nodes` as against kube: a cordoned node says so, wide adds the node's info.
+    let node = kubectl(dir, &path, &["get", "nodes", "-o", "name"]);
+    let node = node.lines().next().expect("a node").to_owned();
+    kubectl(dir, &path, &["cordon", &node]);
+    let wide = kubectl(dir, &path, &["get", &node, "-o", "wide", "--no-headers"]);
+    let cells: Vec<&str> = wide.split_whitespace().collect();
+    assert_eq!(cells.get(1), Some(&"Ready,SchedulingDisabled"), "{wide}");
+    assert!(
+        cells.get(5).is_some_and(|ip| ip.parse::<std::net::Ipv4Addr>().is_ok()),
+        "an INTERNAL-IP: {wide}"
+    );
     assert_eq!(
         kubectl(dir, &path, &["get", "--raw", "/readyz?verbose"]),
         "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\n[+]shutdown ok\nreadyz check passed\n"
