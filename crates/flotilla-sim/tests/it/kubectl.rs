@@ -280,7 +280,9 @@ async fn a_member_serves_its_request_metrics_and_health_checks() {
     let cells: Vec<&str> = wide.split_whitespace().collect();
     assert_eq!(cells.get(1), Some(&"Ready,SchedulingDisabled"), "{wide}");
     assert!(
-        cells.get(5).is_some_and(|ip| ip.parse::<std::net::Ipv4Addr>().is_ok()),
+        cells
+            .get(5)
+            .is_some_and(|ip| ip.parse::<std::net::Ipv4Addr>().is_ok()),
         "an INTERNAL-IP: {wide}"
     );
     assert_eq!(
