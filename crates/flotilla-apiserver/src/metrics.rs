@@ -166,7 +166,10 @@ impl ApiMetrics {
         }
         Some(Observation {
             metrics: self.clone(),
-            labels: described.labels,
+            labels: RequestLabels {
+                request: described.labels,
+                code: String::new(),
+            },
             long_running,
             kind,
             start: Instant::now(),
@@ -178,7 +181,8 @@ impl ApiMetrics {
 #[derive(Debug)]
 pub struct Observation {
     metrics: ApiMetrics,
-    labels: LatencyLabels,
+    /// The request's labels; `code` is filled in when it is recorded.
+    labels: RequestLabels,
     long_running: bool,
     kind: Option<(Arc<AtomicI64>, &'static str)>,
     start: Instant,
@@ -187,7 +191,7 @@ pub struct Observation {
 impl Observation {
     /// Records the request when `response` is complete: now for an ordinary request, when its
     /// body ends (or the client goes) for a long-running one.
-    pub fn finish(self, response: Response) -> Response {
+    pub fn finish(mut self, response: Response) -> Response {
         let code = response.status().as_u16();
         if !self.long_running {
             self.record(code);
@@ -204,19 +208,13 @@ impl Observation {
         Response::from_parts(parts, guarded)
     }
 
-    fn record(&self, code: u16) {
-        let labels = &self.labels;
+    fn record(&mut self, code: u16) {
         self.metrics
             .latency
-            .get_or_create(labels)
+            .get_or_create(&self.labels.request)
             .observe(self.start.elapsed().as_secs_f64());
-        self.metrics
-            .requests
-            .get_or_create(&RequestLabels {
-                request: labels.clone(),
-                code: code.to_string(),
-            })
-            .inc();
+        self.labels.code = code.to_string();
+        self.metrics.requests.get_or_create(&self.labels).inc();
         if let Some((counter, request_kind)) = &self.kind {
             let now = counter.fetch_sub(1, Ordering::Relaxed) - 1;
             self.metrics
@@ -239,7 +237,7 @@ impl Drop for Done {
         self.observation
             .metrics
             .longrunning
-            .get_or_create(&long_running_labels(&self.observation.labels))
+            .get_or_create(&long_running_labels(&self.observation.labels.request))
             .dec();
     }
 }

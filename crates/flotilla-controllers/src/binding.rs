@@ -740,6 +740,20 @@ fn applied_override_notes(work: &Work, namespace: &str, cluster: &str) -> Vec<St
     cluster_policies.chain(policies).collect()
 }
 
+/// The Event reference of the template a binding's `spec.resource` names.
+pub fn resource_reference(
+    resource: &flotilla_api::karmada::work::ObjectReference,
+) -> k8s_openapi::api::core::v1::ObjectReference {
+    k8s_openapi::api::core::v1::ObjectReference {
+        api_version: Some(resource.api_version.clone()),
+        kind: Some(resource.kind.clone()),
+        namespace: (!resource.namespace.is_empty()).then(|| resource.namespace.clone()),
+        name: Some(resource.name.clone()),
+        uid: (!resource.uid.is_empty()).then(|| resource.uid.clone()),
+        ..Default::default()
+    }
+}
+
 /// An event reference to a template.
 pub fn template_reference(template: &Value) -> k8s_openapi::api::core::v1::ObjectReference {
     let s = |p: &str| {

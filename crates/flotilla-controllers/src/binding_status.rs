@@ -603,14 +603,7 @@ impl BindingStatusController {
         if let Some(map) = template.as_object_mut() {
             map.insert("status".into(), status);
         }
-        let reference = k8s_openapi::api::core::v1::ObjectReference {
-            api_version: Some(resource.api_version.clone()),
-            kind: Some(resource.kind.clone()),
-            namespace: (!resource.namespace.is_empty()).then(|| resource.namespace.clone()),
-            name: Some(resource.name.clone()),
-            uid: (!resource.uid.is_empty()).then(|| resource.uid.clone()),
-            ..Default::default()
-        };
+        let reference = crate::binding::resource_reference(resource);
         let put = kube::core::Request::new(url)
             .replace_subresource(
                 "status",

@@ -31,7 +31,7 @@ use flotilla_runtime::controller::{Tasks, until_ready};
 use flotilla_runtime::events::{EventType, Recorder, Reporter};
 use flotilla_runtime::{Shutdown, WorkQueue};
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
-use k8s_openapi::api::core::v1::{ObjectReference, Pod};
+use k8s_openapi::api::core::v1::Pod;
 use kube::Resource;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::runtime::reflector::ObjectRef;
@@ -550,14 +550,7 @@ impl Controller {
         let result = Api::<ResourceBinding>::namespaced(self.context.client.clone(), namespace)
             .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
             .await;
-        let template = ObjectReference {
-            api_version: Some(resource.api_version.clone()),
-            kind: Some(resource.kind.clone()),
-            namespace: Some(resource.namespace.clone()).filter(|n| !n.is_empty()),
-            name: Some(resource.name.clone()),
-            uid: Some(resource.uid.clone()).filter(|u| !u.is_empty()),
-            ..ObjectReference::default()
-        };
+        let template = crate::binding::resource_reference(resource);
         let binding_ref = binding.object_ref(&());
         match result {
             Ok(_) => {
