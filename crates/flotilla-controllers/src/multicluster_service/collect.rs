@@ -113,7 +113,8 @@ where
 /// What a member watch tells its handler.
 #[derive(Debug)]
 pub enum MemberEvent<'a, K> {
-    /// An object was created, changed or deleted (the cache has taken it in).
+    /// An object was created, changed or deleted, or was listed (the cache has taken it in:
+    /// a list's objects are told once the whole list is in the cache).
     Changed(&'a K),
     /// The cache was (re)listed: objects deleted while the watch was down are gone from it
     /// without an event of their own.
@@ -140,15 +141,25 @@ where
     let (reader, writer) = reflector::store();
     let stream = reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()));
     let name = cluster.to_owned();
+    let cache = reader.clone();
     let task = tokio::spawn(async move {
         let mut stream = std::pin::pin!(stream);
         while let Some(event) = stream.next().await {
             let go_on = match event {
-                Ok(WatchEvent::Apply(o) | WatchEvent::InitApply(o) | WatchEvent::Delete(o)) => {
+                Ok(WatchEvent::Apply(o) | WatchEvent::Delete(o)) => {
                     handle(MemberEvent::Changed(&o))
                 }
-                Ok(WatchEvent::InitDone) => handle(MemberEvent::Relisted),
-                Ok(WatchEvent::Init) => true,
+                // A (re)list reaches the cache only when it is complete: its objects are told
+                // then, so that a handler finds each of them in the cache.
+                Ok(WatchEvent::InitApply(_) | WatchEvent::Init) => true,
+                Ok(WatchEvent::InitDone) => {
+                    let mut listed = cache.state();
+                    listed.sort_by_key(|o| (o.meta().namespace.clone(), o.meta().name.clone()));
+                    listed
+                        .iter()
+                        .all(|o| handle(MemberEvent::Changed(o.as_ref())))
+                        && handle(MemberEvent::Relisted)
+                }
                 Err(error) => {
                     warn!(cluster = %name, %error, "member watch failed; retrying");
                     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -562,3 +573,6 @@ pub async fn release_reported_slices(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;
