@@ -21,7 +21,8 @@ pub struct SimConfig {
     pub seed: Option<u64>,
     /// How long a bound pod takes to become Running and Ready (`1s` by default, `0` allowed).
     pub start_latency: Option<String>,
-    /// How long a Job's pod runs before it succeeds (`5s` by default).
+    /// How long a Job's pod runs before it succeeds (`5s` by default; a Job pod whose known
+    /// programs all end sooner follows them).
     pub job_duration: Option<String>,
     /// How long pods stay on a NotReady node before eviction when they carry no toleration of
     /// their own (`300s` by default, kube's DefaultTolerationSeconds).

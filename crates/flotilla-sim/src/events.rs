@@ -19,15 +19,45 @@ pub async fn normal(ctx: &Ctx, pod: &Pod, reason: &str, message: &str, component
 }
 
 async fn record(ctx: &Ctx, pod: &Pod, kind: &str, reason: &str, message: &str, component: &str) {
-    let ns = pod.metadata.namespace.clone().unwrap_or_default();
-    let name = pod.metadata.name.clone().unwrap_or_default();
+    let involved = Involved {
+        kind: "Pod",
+        api_version: "v1",
+        namespace: pod.metadata.namespace.as_deref().unwrap_or_default(),
+        name: pod.metadata.name.as_deref().unwrap_or_default(),
+        uid: pod.metadata.uid.as_deref(),
+        resource_version: pod.metadata.resource_version.as_deref(),
+    };
+    record_about(ctx, &involved, kind, reason, message, component).await;
+}
+
+/// The object an Event is about.
+#[derive(Debug, Clone, Copy)]
+pub struct Involved<'a> {
+    pub kind: &'a str,
+    pub api_version: &'a str,
+    pub namespace: &'a str,
+    pub name: &'a str,
+    pub uid: Option<&'a str>,
+    pub resource_version: Option<&'a str>,
+}
+
+/// Records an event of type `kind` (`Normal`, `Warning`) about `involved` from `component`.
+pub async fn record_about(
+    ctx: &Ctx,
+    involved: &Involved<'_>,
+    kind: &str,
+    reason: &str,
+    message: &str,
+    component: &str,
+) {
+    let (ns, name) = (involved.namespace, involved.name);
     let at = now();
     let nanos = jiff::Timestamp::now().as_nanosecond();
     let event: Event = match serde_json::from_value(json!({
         "metadata": {"name": format!("{name}.{nanos:x}"), "namespace": ns},
         "involvedObject": {
-            "kind": "Pod", "apiVersion": "v1", "namespace": ns, "name": name,
-            "uid": pod.metadata.uid, "resourceVersion": pod.metadata.resource_version,
+            "kind": involved.kind, "apiVersion": involved.api_version, "namespace": ns,
+            "name": name, "uid": involved.uid, "resourceVersion": involved.resource_version,
         },
         "reason": reason,
         "message": message,
@@ -45,7 +75,7 @@ async fn record(ctx: &Ctx, pod: &Pod, kind: &str, reason: &str, message: &str, c
             return;
         }
     };
-    let api: Api<Event> = Api::namespaced(ctx.client.clone(), &ns);
+    let api: Api<Event> = Api::namespaced(ctx.client.clone(), ns);
     if let Err(error) = api.create(&PostParams::default(), &event).await {
         tracing::debug!(cluster = %ctx.name, %error, "cannot record an event");
     }

@@ -1,7 +1,9 @@
 //! The simulated kubelets of a cluster (one component for all nodes): a bound pod reports
 //! `ContainerCreating`, becomes Running and Ready after the start latency with the conditions,
 //! IPs, start time and container statuses a kubelet reports, and — for Job pods or pods
-//! annotated `flotilla.io/sim-run-duration` — succeeds after its run time. A pod with an image
+//! annotated `flotilla.io/sim-run-duration` — succeeds after its run time (a Job pod whose
+//! programs the sim models and which all end within the run time follows them instead: `exit 1`
+//! fails it). A pod with an image
 //! the sim cannot pull ([`crate::image`]) stays Pending: its container waits in `ErrImagePull`,
 //! then (after another start latency) in `ImagePullBackOff` for good, two writes in all; once
 //! its images can be pulled it starts after a start latency. Other pods whose containers run a
@@ -50,6 +52,8 @@ struct PodState {
     /// Its containers' lives once running, for a pod some of whose containers run a command
     /// ([`crash`]): restarts and `CrashLoopBackOff`.
     lives: Option<Box<[crash::Life]>>,
+    /// For a Job pod: whether its programs end within the run time (then they are followed).
+    follows_programs: Option<bool>,
 }
 
 #[derive(Debug)]
@@ -253,6 +257,9 @@ impl Kubelet {
         let Some(run_for) = run_duration(ctx, pod) else {
             return self.lives_step(pod, key, &uid, &node.internal_ip, &node.pod_ip(slot));
         };
+        if !annotated(pod) && self.follows_programs(pod, &uid, run_for) {
+            return self.lives_step(pod, key, &uid, &node.internal_ip, &node.pod_ip(slot));
+        }
         let finish_at = match finish_at {
             Some(at) => at,
             None => {
@@ -272,6 +279,43 @@ impl Kubelet {
 }
 
 impl Kubelet {
+    /// Whether a running Job pod follows its programs: all its containers run programs the
+    /// shell models, and each ends within `run_for` of its start (decided once per pod).
+    fn follows_programs(&self, pod: &Pod, uid: &str, run_for: Duration) -> bool {
+        if let Some(known) = self.pods.lock().get(uid).and_then(|s| s.follows_programs) {
+            return known;
+        }
+        let hostname = pod.metadata.name.as_deref().unwrap_or_default();
+        let statuses = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.container_statuses.as_deref())
+            .unwrap_or_default();
+        let now = jiff::Timestamp::now();
+        let follows = pod.spec.as_ref().is_some_and(|spec| {
+            !spec.containers.is_empty()
+                && spec.containers.iter().all(|c| {
+                    if !crate::runtime::is_modelled(hostname, c) {
+                        return false;
+                    }
+                    let started = statuses
+                        .iter()
+                        .find(|s| s.name == c.name)
+                        .and_then(|s| s.state.as_ref()?.running.as_ref()?.started_at.as_ref())
+                        .map_or(now, |t| t.0);
+                    let horizon = jiff::SignedDuration::try_from(run_for)
+                        .ok()
+                        .and_then(|d| started.checked_add(d).ok())
+                        .unwrap_or(jiff::Timestamp::MAX);
+                    crate::runtime::exit_of(hostname, c, started, horizon).is_some()
+                })
+        });
+        if let Some(state) = self.pods.lock().get_mut(uid) {
+            state.follows_programs = Some(follows);
+        }
+        follows
+    }
+
     /// A running pod whose containers run commands: their programs' ends, restarts and
     /// back-offs ([`crash`]) moved on to now; the status to write when something changed, and a
     /// timer for the next change.
@@ -425,6 +469,13 @@ fn images_hash(pod: &Pod) -> u64 {
         text.push('\n');
     }
     mix(0, &text)
+}
+
+/// Whether the pod carries [`RUN_DURATION_ANNOTATION`].
+fn annotated(pod: &Pod) -> bool {
+    pod.metadata
+        .annotations()
+        .is_some_and(|a| a.contains_key(RUN_DURATION_ANNOTATION))
 }
 
 fn run_duration(ctx: &Ctx, pod: &Pod) -> Option<Duration> {

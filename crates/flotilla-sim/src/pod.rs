@@ -287,14 +287,23 @@ pub struct ContainerStatus {
     pub state: Option<ContainerState>,
 }
 
-/// The parts of a container's state the kubelet reads (named as in `k8s_openapi`'s
-/// `ContainerState`; a terminated state is not kept: nothing reads it back).
+/// The parts of a container's state the kubelet and the Job controller read (named as in
+/// `k8s_openapi`'s `ContainerState`; of a terminated state only when it ended).
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ContainerState {
     #[serde(default)]
     pub running: Option<ContainerStateRunning>,
     #[serde(default)]
     pub waiting: Option<ContainerStateWaiting>,
+    #[serde(default)]
+    pub terminated: Option<ContainerStateTerminated>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerStateTerminated {
+    #[serde(default)]
+    pub finished_at: Option<Time>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -289,6 +289,17 @@ pub struct Run {
     pub ended: bool,
 }
 
+/// Whether the shell models the program of `container` (of the pod named `hostname`): a
+/// container without a command, or running a program the shell does not know, is not.
+pub fn is_modelled(hostname: &str, container: &Container) -> bool {
+    if container.command.is_none() && container.args.is_none() {
+        return false;
+    }
+    let argv = argv_of(container, &context_for(hostname, container));
+    argv.first()
+        .is_some_and(|program| shell::is_modelled(program))
+}
+
 /// When and with which exit code the program of `container` (of the pod named `hostname`),
 /// started at `start`, ends, if it does before `horizon`: a container without a command, or
 /// whose program the shell does not model, runs until stopped.

@@ -318,6 +318,8 @@ pub struct Workloads {
     pub pods_by_owner: Arc<OwnerIndex>,
     pub rs_by_owner: Arc<OwnerIndex>,
     pub expectations: Arc<Expectations>,
+    /// Jobs (by uid) the Job controller failed whose Failed status the cache may not show yet.
+    pub failed_jobs: Mutex<HashSet<String>>,
     daemonset_keys: Arc<Mutex<BTreeSet<Key>>>,
     name_rngs: Mutex<HashMap<String, crate::rng::Rng>>,
 }
@@ -340,6 +342,7 @@ impl Workloads {
             pods_by_owner: Arc::new(OwnerIndex::default()),
             rs_by_owner: Arc::new(OwnerIndex::default()),
             expectations: Arc::new(Expectations::default()),
+            failed_jobs: Mutex::new(HashSet::new()),
             daemonset_keys: Arc::new(Mutex::new(BTreeSet::new())),
             name_rngs: Mutex::new(HashMap::new()),
         })

@@ -11,6 +11,8 @@ mod support;
 mod descheduler;
 #[path = "propagate_e2e/federated_hpa.rs"]
 mod federated_hpa;
+#[path = "propagate_e2e/jobs.rs"]
+mod jobs;
 #[path = "propagate_e2e/mcs.rs"]
 mod mcs;
 #[path = "propagate_e2e/multi_template.rs"]
@@ -39,6 +41,7 @@ async fn user_scenarios_through_kubectl_against_up_demo() {
         scenarios::propagate_deps_carries_config_along(&plane),
         scenarios::conflict_abort_then_overwrite(&plane),
         scenarios::drift_in_a_member_is_repaired(&plane),
+        jobs::a_failing_job_says_why_on_the_template(&plane),
         proxy::a_service_account_reaches_a_member_as_itself(&plane),
         proxy::exec_and_logs_reach_members_through_the_proxy(&plane),
         async {

@@ -1,13 +1,21 @@
 //! The Job controller: runs up to `parallelism` pods until `completions` have succeeded (the
-//! kubelet makes Job pods succeed after the configured run time), NonIndexed or Indexed; status
-//! startTime, active, ready, succeeded, failed, completedIndexes, completionTime and the
-//! SuccessCriteriaMet and Complete conditions (reason CompletionsReached); suspension.
+//! kubelet runs a Job pod's programs when the sim models them, else makes it succeed after the
+//! configured run time), NonIndexed or Indexed; status startTime, active, ready, succeeded,
+//! failed, completedIndexes, completionTime and the SuccessCriteriaMet and Complete conditions
+//! (reason CompletionsReached); suspension. Failures: a failed pod is replaced after kube's
+//! back-off (10 s doubling per failure since the last success, at most 10 minutes); past
+//! `backoffLimit` (default 6: failed pods, or with `restartPolicy: OnFailure` the restarts of
+//! the running ones) or `activeDeadlineSeconds` the Job fails — its running pods are deleted
+//! and counted failed, the conditions FailureTarget and Failed (BackoffLimitExceeded or
+//! DeadlineExceeded) are written and a Warning event says why.
 //!
-//! Behaviour of k8s.io/kubernetes pkg/controller/job (job_controller.go, indexed_job_utils.go)
-//! at v1.32, counting finished pods from the cache instead of tracking finalizers.
+//! Behaviour of k8s.io/kubernetes pkg/controller/job (job_controller.go, indexed_job_utils.go,
+//! backoff_utils.go) at v1.32, counting finished pods from the cache instead of tracking
+//! finalizers (a failed pod deleted by hand is still counted: the count never goes down).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::pod::Pod;
 use k8s_openapi::api::batch::v1::Job;
@@ -20,6 +28,12 @@ use crate::cluster::{Ctx, Stores, now};
 pub const COMPLETION_INDEX: &str = "batch.kubernetes.io/job-completion-index";
 const COMPLETIONS_REACHED: &str = "CompletionsReached";
 const COMPLETIONS_MESSAGE: &str = "Reached expected number of succeeded pods";
+/// `spec.backoffLimit` when unset.
+const DEFAULT_BACKOFF_LIMIT: i32 = 6;
+/// The first failed pod's replacement waits this long; each later failure doubles it.
+const POD_FAILURE_BACK_OFF: Duration = Duration::from_secs(10);
+/// The longest a replacement waits.
+const MAX_POD_FAILURE_BACK_OFF: Duration = Duration::from_secs(600);
 
 pub async fn run(w: Arc<Workloads>, ctx: Arc<Ctx>, stores: Stores) {
     loop {
@@ -27,9 +41,13 @@ pub async fn run(w: Arc<Workloads>, ctx: Arc<Ctx>, stores: Stores) {
         let Some(job) = stores.jobs.get(&key.0, &key.1) else {
             continue;
         };
-        if let Err(error) = sync(&w, &ctx, &stores, &job).await {
-            tracing::debug!(job = %key.1, %error, "sync failed; retrying");
-            Workloads::requeue_after(&w.jobs, key, std::time::Duration::from_secs(1));
+        match sync(&w, &ctx, &stores, &job).await {
+            Ok(Some(later)) => Workloads::requeue_after(&w.jobs, key, later),
+            Ok(None) => {}
+            Err(error) => {
+                tracing::debug!(job = %key.1, %error, "sync failed; retrying");
+                Workloads::requeue_after(&w.jobs, key, Duration::from_secs(1));
+            }
         }
     }
 }
@@ -75,14 +93,129 @@ fn has_condition(job: &Job, kind: &str) -> bool {
         .is_some_and(|c| c.iter().any(|c| c.type_ == kind && c.status == "True"))
 }
 
-async fn sync(w: &Workloads, ctx: &Ctx, stores: &Stores, job: &Job) -> Result<(), kube::Error> {
+/// When a finished pod's last container ended.
+fn finished_at(pod: &Pod) -> Option<jiff::Timestamp> {
+    pod.status
+        .as_ref()?
+        .container_statuses
+        .as_deref()?
+        .iter()
+        .filter_map(|s| {
+            Some(
+                s.state
+                    .as_ref()?
+                    .terminated
+                    .as_ref()?
+                    .finished_at
+                    .as_ref()?
+                    .0,
+            )
+        })
+        .max()
+}
+
+/// How long a replacement of failed pods still waits (kube's pod failure back-off: 10 s
+/// doubled per failure since the last success, at most 10 minutes, from the last failure).
+fn replacement_wait(pods: &[Arc<Pod>], now: jiff::Timestamp) -> Option<Duration> {
+    let last_success = pods
+        .iter()
+        .filter(|p| phase(p) == "Succeeded")
+        .filter_map(|p| finished_at(p))
+        .max();
+    let failures: Vec<jiff::Timestamp> = pods
+        .iter()
+        .filter(|p| phase(p) == "Failed")
+        .filter_map(|p| finished_at(p))
+        .filter(|at| last_success.is_none_or(|s| *at > s))
+        .collect();
+    let last = *failures.iter().max()?;
+    let doublings = u32::try_from(failures.len() - 1)
+        .unwrap_or(u32::MAX)
+        .min(16);
+    let back_off = POD_FAILURE_BACK_OFF
+        .saturating_mul(1 << doublings)
+        .min(MAX_POD_FAILURE_BACK_OFF);
+    let since = Duration::try_from(now.duration_since(last)).unwrap_or_default();
+    back_off.checked_sub(since).filter(|d| !d.is_zero())
+}
+
+/// Why the Job fails now, if it does (kube's order: the back-off limit, then the deadline),
+/// or how long until its deadline.
+fn failure(
+    job: &Job,
+    failed: i32,
+    active: &[&Arc<Pod>],
+    now: jiff::Timestamp,
+) -> Result<Option<(&'static str, &'static str)>, Duration> {
+    let spec = job.spec.clone().unwrap_or_default();
+    let limit = spec.backoff_limit.unwrap_or(DEFAULT_BACKOFF_LIMIT);
+    let on_failure = spec
+        .template
+        .spec
+        .as_ref()
+        .and_then(|s| s.restart_policy.as_deref())
+        == Some("OnFailure");
+    let restarts: i32 = if on_failure {
+        active
+            .iter()
+            .filter_map(|p| p.status.as_ref())
+            .flat_map(|s| s.container_statuses.as_deref().unwrap_or_default())
+            .map(|c| c.restart_count)
+            .sum()
+    } else {
+        0
+    };
+    let past_on_failure = on_failure
+        && if limit == 0 {
+            restarts > 0
+        } else {
+            restarts >= limit
+        };
+    if failed > limit || past_on_failure {
+        return Ok(Some((
+            "BackoffLimitExceeded",
+            "Job has reached the specified backoff limit",
+        )));
+    }
+    let start = job.status.as_ref().and_then(|s| s.start_time.as_ref());
+    if let (Some(deadline), Some(start), false) = (
+        spec.active_deadline_seconds,
+        start,
+        spec.suspend.unwrap_or(false),
+    ) {
+        let elapsed = Duration::try_from(now.duration_since(start.0)).unwrap_or_default();
+        let deadline = Duration::from_secs(u64::try_from(deadline).unwrap_or(0));
+        if elapsed >= deadline {
+            return Ok(Some((
+                "DeadlineExceeded",
+                "Job was active longer than specified deadline",
+            )));
+        }
+        return Err(deadline - elapsed);
+    }
+    Ok(None)
+}
+
+/// Syncs one Job; `Some(delay)` asks for another sync after it (a deadline, a back-off).
+async fn sync(
+    w: &Workloads,
+    ctx: &Ctx,
+    stores: &Stores,
+    job: &Job,
+) -> Result<Option<Duration>, kube::Error> {
+    let uid = job.metadata.uid.clone().unwrap_or_default();
+    if has_condition(job, "Failed") {
+        w.failed_jobs.lock().remove(&uid);
+        return Ok(None);
+    }
+    // Failed here, but the cache may not show it yet: a sync from that older state would
+    // start pods again.
     if job.metadata.deletion_timestamp.is_some()
         || has_condition(job, "Complete")
-        || has_condition(job, "Failed")
+        || w.failed_jobs.lock().contains(&uid)
     {
-        return Ok(());
+        return Ok(None);
     }
-    let uid = job.metadata.uid.clone().unwrap_or_default();
     let ns = job.metadata.namespace.clone().unwrap_or_default();
     let name = job.metadata.name.clone().unwrap_or_default();
     let spec = job.spec.clone().unwrap_or_default();
@@ -93,7 +226,9 @@ async fn sync(w: &Workloads, ctx: &Ctx, stores: &Stores, job: &Job) -> Result<()
     let pods = w.owned_pods(stores, &uid);
     let active: Vec<&Arc<Pod>> = pods.iter().filter(|p| is_active(p)).collect();
     let succeeded_pods: Vec<&Arc<Pod>> = pods.iter().filter(|p| phase(p) == "Succeeded").collect();
-    let failed = pods.iter().filter(|p| phase(p) == "Failed").count() as i32;
+    // Failed pods deleted since are still counted (kube keeps the count in the status).
+    let old_failed = job.status.as_ref().and_then(|s| s.failed).unwrap_or(0);
+    let failed = (pods.iter().filter(|p| phase(p) == "Failed").count() as i32).max(old_failed);
     let completed_indexes: BTreeSet<i32> =
         succeeded_pods.iter().filter_map(|p| index_of(p)).collect();
     let succeeded = if indexed {
@@ -106,7 +241,28 @@ async fn sync(w: &Workloads, ctx: &Ctx, stores: &Stores, job: &Job) -> Result<()
         // Work queue: done once one pod succeeded and none is running.
         None => succeeded > 0 && active.is_empty(),
     };
+    let clock = jiff::Timestamp::now();
+    let mut later = None;
+    let failing = if done {
+        None
+    } else {
+        match failure(job, failed, &active, clock) {
+            Ok(failing) => failing,
+            Err(until_deadline) => {
+                later = Some(until_deadline);
+                None
+            }
+        }
+    };
+    if let Some((reason, message)) = failing {
+        // As kube: not before the pods it created are seen (they would escape the deletion).
+        if !w.expectations.satisfied(&uid) {
+            return Ok(Some(Duration::from_secs(1)));
+        }
+        return fail(w, ctx, job, &active, failed, reason, message).await;
+    }
     if w.expectations.satisfied(&uid) && !done {
+        let wait = replacement_wait(&pods, clock);
         if suspended {
             for p in &active {
                 let pod_name = p.metadata.name.clone().unwrap_or_default();
@@ -123,9 +279,12 @@ async fn sync(w: &Workloads, ctx: &Ctx, stores: &Stores, job: &Job) -> Result<()
                     .filter(|i| !busy.contains(i) && !completed_indexes.contains(i))
                     .collect();
             }
-            let (succeeded_so_far, mut created) = (succeeded, 0usize);
-            let _ = succeeded_so_far;
-            while active.len() + created < wanted {
+            let mut created = 0usize;
+            if let Some(wait) = wait.filter(|_| active.len() < wanted) {
+                // Failed pods are replaced after the back-off.
+                later = Some(later.map_or(wait, |l: Duration| l.min(wait)));
+            }
+            while wait.is_none() && active.len() + created < wanted {
                 let (pod_name, index) = if indexed {
                     let Some(i) = free_indexes.get(created).copied() else {
                         break;
@@ -229,16 +388,99 @@ async fn sync(w: &Workloads, ctx: &Ctx, stores: &Stores, job: &Job) -> Result<()
         }
     }
     if merged == old {
-        return Ok(());
+        return Ok(later);
     }
     let api: Api<Job> = Api::namespaced(ctx.client.clone(), &ns);
     api.patch_status(
         &name,
         &PatchParams::default(),
-        &Patch::Merge(json!({"status": status})),
+        &Patch::Merge(json!({
+            "metadata": {"resourceVersion": job.metadata.resource_version},
+            "status": status,
+        })),
     )
     .await?;
-    Ok(())
+    if done {
+        job_event(ctx, job, "Normal", "Completed", "Job completed").await;
+    }
+    Ok(later)
+}
+
+/// The Job failed: its running pods are deleted (and counted failed, as kube counts them once
+/// the Job has finished), FailureTarget and Failed are written, and a Warning event says why.
+async fn fail(
+    w: &Workloads,
+    ctx: &Ctx,
+    job: &Job,
+    active: &[&Arc<Pod>],
+    failed: i32,
+    reason: &str,
+    message: &str,
+) -> Result<Option<Duration>, kube::Error> {
+    let uid = job.metadata.uid.clone().unwrap_or_default();
+    let ns = job.metadata.namespace.clone().unwrap_or_default();
+    let name = job.metadata.name.clone().unwrap_or_default();
+    let at = now();
+    let cond = |kind: &str| {
+        json!({"type": kind, "status": "True", "reason": reason, "message": message,
+            "lastProbeTime": at, "lastTransitionTime": at})
+    };
+    let mut conditions: Vec<Value> = job
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .map(|c| {
+            c.iter()
+                .filter(|c| c.type_ != "FailureTarget" && c.type_ != "Failed")
+                .filter_map(|c| serde_json::to_value(c).ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    conditions.push(cond("FailureTarget"));
+    conditions.push(cond("Failed"));
+    let failed = failed + active.len() as i32;
+    let status = json!({
+        "active": Value::Null,
+        "ready": 0,
+        "terminating": 0,
+        "failed": if failed == 0 { Value::Null } else { json!(failed) },
+        "conditions": conditions,
+    });
+    // Against the version read: a sync from an older state must not overwrite the failure.
+    let api: Api<Job> = Api::namespaced(ctx.client.clone(), &ns);
+    api.patch_status(
+        &name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({
+            "metadata": {"resourceVersion": job.metadata.resource_version},
+            "status": status,
+        })),
+    )
+    .await?;
+    w.failed_jobs.lock().insert(uid.clone());
+    for pod in active {
+        let pod_name = pod.metadata.name.clone().unwrap_or_default();
+        w.expectations.expect_delete(&uid, &pod_name);
+        if let Err(error) = delete_pod(ctx, &ns, &pod_name).await {
+            w.expectations.forget(&uid, &pod_name);
+            tracing::debug!(pod = %pod_name, %error, "cannot delete a failed Job's pod");
+        }
+    }
+    job_event(ctx, job, "Warning", reason, message).await;
+    Ok(None)
+}
+
+/// An event on the Job from `job-controller`.
+async fn job_event(ctx: &Ctx, job: &Job, kind: &str, reason: &str, message: &str) {
+    let involved = crate::events::Involved {
+        kind: "Job",
+        api_version: "batch/v1",
+        namespace: job.metadata.namespace.as_deref().unwrap_or_default(),
+        name: job.metadata.name.as_deref().unwrap_or_default(),
+        uid: job.metadata.uid.as_deref(),
+        resource_version: job.metadata.resource_version.as_deref(),
+    };
+    crate::events::record_about(ctx, &involved, kind, reason, message, "job-controller").await;
 }
 
 #[cfg(test)]

@@ -396,6 +396,185 @@ async fn job_runs_parallelism_pods_until_completions_succeed() {
     }
 }
 
+/// Job pods whose programs the sim models and which end within the run time follow them (the
+/// others run for the run time, here an hour), and the Job controller handles their failures
+/// as kube's does: a failed pod is replaced after the 10 s back-off, `backoffLimit`
+/// counts failed pods (or, with `OnFailure`, restarts), `activeDeadlineSeconds` bounds the run;
+/// a failing Job loses its running pods, gets FailureTarget and Failed with kube's reason and
+/// message, and a Warning event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_follow_their_programs_and_fail_past_their_limits() {
+    let world = World::cpu(2, "startLatency: '0'\njobDuration: 1h").await;
+    let client = world.client();
+    let job = |name: &str, policy: &str, script: &str, extra: serde_json::Value| {
+        let mut spec = json!({"template": {"spec": {"restartPolicy": policy,
+            "containers": [{"name": "work", "image": "busybox", "command": ["sh", "-c", script]}]}}});
+        if let (Some(spec), Some(extra)) = (spec.as_object_mut(), extra.as_object()) {
+            spec.extend(extra.clone());
+        }
+        json!({"metadata": {"name": name}, "spec": spec})
+    };
+    for object in [
+        job(
+            "retried",
+            "Never",
+            "echo try; exit 1",
+            json!({"backoffLimit": 1}),
+        ),
+        job(
+            "restarted",
+            "OnFailure",
+            "exit 2",
+            json!({"backoffLimit": 1}),
+        ),
+        job(
+            "slow",
+            "Never",
+            "sleep 3600",
+            json!({"activeDeadlineSeconds": 2}),
+        ),
+        job("short", "Never", "sleep 1; echo done", json!({})),
+    ] {
+        create::<Job>(&client, "default", object).await;
+    }
+    let api: Api<Job> = Api::namespaced(client.clone(), "default");
+    let finished = |name: &'static str, kind: &'static str| {
+        let api = api.clone();
+        async move {
+            eventually(PATIENCE, &format!("{name} {kind}"), || async {
+                let job = api.get(name).await.ok()?;
+                let conditions = job.status.as_ref()?.conditions.clone()?;
+                conditions
+                    .iter()
+                    .any(|c| c.type_ == kind && c.status == "True")
+                    .then_some(job)
+            })
+            .await
+        }
+    };
+    let reasons = |job: &Job| -> Vec<(String, Option<String>, Option<String>)> {
+        let status = job.status.as_ref().expect("status");
+        status
+            .conditions
+            .iter()
+            .flatten()
+            .map(|c| (c.type_.clone(), c.reason.clone(), c.message.clone()))
+            .collect()
+    };
+    let failure = |reason: &str, message: &str| {
+        let (reason, message) = (Some(reason.to_owned()), Some(message.to_owned()));
+        vec![
+            ("FailureTarget".to_owned(), reason.clone(), message.clone()),
+            ("Failed".to_owned(), reason, message),
+        ]
+    };
+    let job_pods = |name: &'static str| {
+        let client = client.clone();
+        async move {
+            let mut listed: Vec<Pod> = pods(&client, "default")
+                .await
+                .into_iter()
+                .filter(|p| {
+                    p.metadata.labels.as_ref().and_then(|l| l.get("job-name"))
+                        == Some(&name.to_owned())
+                })
+                .collect();
+            listed.sort_by_key(|p| p.metadata.creation_timestamp.clone().map(|t| t.0));
+            listed
+        }
+    };
+
+    // The program ran 1 s and ended: `short` completed by itself, long before the run time.
+    let short = finished("short", "Complete").await;
+    assert_eq!(short.status.as_ref().and_then(|s| s.succeeded), Some(1));
+
+    // OnFailure: the container restarted once (at once), which reaches the limit of 1.
+    let restarted = finished("restarted", "Failed").await;
+    assert_eq!(
+        reasons(&restarted),
+        failure(
+            "BackoffLimitExceeded",
+            "Job has reached the specified backoff limit"
+        )
+    );
+    let status = restarted.status.as_ref().expect("status");
+    assert_eq!((status.failed, status.active), (Some(1), None));
+
+    // Past its deadline, the running pod is deleted and counted failed.
+    let slow = finished("slow", "Failed").await;
+    assert_eq!(
+        reasons(&slow),
+        failure(
+            "DeadlineExceeded",
+            "Job was active longer than specified deadline"
+        )
+    );
+    assert_eq!(slow.status.as_ref().and_then(|s| s.failed), Some(1));
+
+    // Never: the first pod failed, its replacement came after the back-off, failed too, and
+    // that is one more than backoffLimit 1.
+    let retried = finished("retried", "Failed").await;
+    assert_eq!(
+        reasons(&retried),
+        failure(
+            "BackoffLimitExceeded",
+            "Job has reached the specified backoff limit"
+        )
+    );
+    assert_eq!(retried.status.as_ref().and_then(|s| s.failed), Some(2));
+    assert!(
+        retried
+            .status
+            .as_ref()
+            .and_then(|s| s.completion_time.as_ref())
+            .is_none()
+    );
+    let attempts = job_pods("retried").await;
+    assert_eq!(attempts.len(), 2, "{attempts:?}");
+    for pod in &attempts {
+        assert_eq!(
+            pod.status.as_ref().and_then(|s| s.phase.as_deref()),
+            Some("Failed")
+        );
+    }
+    let first_finished = attempts[0]
+        .status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_ref())
+        .and_then(|c| c[0].state.clone()?.terminated?.finished_at)
+        .expect("the first attempt's end")
+        .0;
+    let second_created = attempts[1]
+        .metadata
+        .creation_timestamp
+        .clone()
+        .expect("created")
+        .0;
+    let gap = second_created.duration_since(first_finished);
+    assert!(
+        gap >= jiff::SignedDuration::from_secs(9),
+        "the replacement waited the 10 s back-off (second-granular stamps): {gap:?}"
+    );
+    let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(client.clone(), "default");
+    let warned = eventually(PATIENCE, "the Job's warning", || async {
+        let list = events.list(&ListParams::default()).await.ok()?;
+        list.items.into_iter().find(|e| {
+            e.involved_object.kind.as_deref() == Some("Job")
+                && e.involved_object.name.as_deref() == Some("retried")
+                && e.type_.as_deref() == Some("Warning")
+        })
+    })
+    .await;
+    assert_eq!(
+        (warned.reason.as_deref(), warned.message.as_deref()),
+        (
+            Some("BackoffLimitExceeded"),
+            Some("Job has reached the specified backoff limit")
+        )
+    );
+    assert!(job_pods("restarted").await.is_empty() && job_pods("slow").await.is_empty());
+}
+
 #[tokio::test(start_paused = true)]
 async fn statefulset_creates_ordinals_in_order_and_daemonset_covers_every_node() {
     let world = World::cpu(3, "").await;

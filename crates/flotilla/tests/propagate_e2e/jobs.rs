@@ -1,0 +1,117 @@
+//! A batch Job that fails in its members: the reason travels back to the control plane.
+
+use crate::support::{ControlPlane, await_value, eventually};
+
+const FAILING: &str = "\
+apiVersion: v1
+kind: Namespace
+metadata: {name: e2e-job}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train, namespace: e2e-job}
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: train
+        image: busybox
+        command: [sh, -c, 'echo loading weights; echo CUDA error: out of memory; exit 1']
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: train, namespace: e2e-job}
+spec:
+  resourceSelectors: [{apiVersion: batch/v1, kind: Job, name: train}]
+  placement:
+    clusterAffinity: {clusterNames: [cn-shanghai, us-west-2]}
+    replicaScheduling: {replicaSchedulingType: Duplicated}
+";
+
+/// A Job whose program exits 1, Duplicated to two members with `backoffLimit: 0`: each member's
+/// Job controller fails it (`BackoffLimitExceeded`, the pod `Error` with its log kept), and the
+/// template's aggregated status says so (`Failed`, Karmada's `JobFailed` naming the members
+/// failed when it was aggregated, their failures summed); deleting it cleans the members.
+pub async fn a_failing_job_says_why_on_the_template(plane: &ControlPlane) {
+    let ns = "e2e-job";
+    plane.apply(None, FAILING).await;
+    for member in ["cn-shanghai", "us-west-2"] {
+        await_value(
+            &format!("job: failed in {member}"),
+            "BackoffLimitExceeded Job has reached the specified backoff limit 1",
+            || {
+                plane.get(
+                    Some(member),
+                    ns,
+                    "job/train",
+                    "{.status.conditions[?(@.type==\"Failed\")].reason} {.status.conditions[?(@.type==\"Failed\")].message} {.status.failed}",
+                )
+            },
+        )
+        .await;
+    }
+    // Karmada stops aggregating a finished Job: the members that had failed by then are named,
+    // with their failures summed.
+    let status = eventually("job: the template's status", || async {
+        let got = plane
+            .get(
+                None,
+                ns,
+                "job/train",
+                "{.status.conditions[?(@.type==\"Failed\")].reason}|{.status.conditions[?(@.type==\"Failed\")].message}|{.status.failed}",
+            )
+            .await;
+        if got.starts_with("JobFailed|") {
+            Ok(got)
+        } else {
+            Err(got)
+        }
+    })
+    .await;
+    let named = status
+        .split('|')
+        .nth(1)
+        .and_then(|m| m.strip_prefix("Job executed failed in member clusters "))
+        .unwrap_or_else(|| panic!("Karmada's message: {status}"));
+    let clusters: Vec<&str> = named.split(',').collect();
+    assert!(
+        clusters
+            .iter()
+            .all(|c| ["cn-shanghai", "us-west-2"].contains(c)),
+        "{status}"
+    );
+    assert_eq!(
+        status.rsplit('|').next(),
+        Some(clusters.len().to_string().as_str()),
+        "one failure per member named: {status}"
+    );
+    let pod = plane
+        .get(
+            Some("cn-shanghai"),
+            ns,
+            "pods",
+            "{.items[0].metadata.name} {.items[0].status.phase}",
+        )
+        .await;
+    let (pod, phase) = pod.split_once(' ').expect("one pod");
+    assert_eq!(phase, "Failed");
+    let log = plane
+        .kubectl(&["--context", "cn-shanghai", "-n", ns, "logs", pod])
+        .await;
+    assert_eq!(log, "loading weights\nCUDA error: out of memory\n");
+    plane.kubectl(&["-n", ns, "delete", "job/train"]).await;
+    await_value("job: deleted in the members", "", || async {
+        let mut left = String::new();
+        for member in ["cn-shanghai", "us-west-2"] {
+            left.push_str(
+                &plane
+                    .get(Some(member), ns, "jobs", "{.items[*].metadata.name}")
+                    .await,
+            );
+        }
+        left
+    })
+    .await;
+}
