@@ -5,6 +5,7 @@ pub mod endpoint_slice;
 pub mod guaranteed_update;
 pub mod healthz;
 pub mod kubelet;
+pub mod print_job;
 pub mod print_node;
 pub mod print_pod;
 pub mod priority_class;

@@ -297,6 +297,32 @@ pub(super) fn builtin(
                 ]
             }),
         ),
+        ("batch", "Job") => (
+            vec![
+                col("Name", "string", 0),
+                col("Status", "string", 0),
+                col("Completions", "string", 0),
+                col("Duration", "string", 0),
+                col("Age", "string", 0),
+                col("Containers", "string", 1),
+                col("Images", "string", 1),
+                col("Selector", "string", 1),
+            ],
+            Box::new(move |o: &Value| {
+                let cells = crate::lifted::print_job::cells(o, now);
+                let (names, images) = containers(&o["spec"]["template"]["spec"]);
+                vec![
+                    name(o),
+                    cells.status.into(),
+                    cells.completions.into(),
+                    cells.duration.into(),
+                    age(o, now).into(),
+                    names.into(),
+                    images.into(),
+                    selector_text(&o["spec"]["selector"]).into(),
+                ]
+            }),
+        ),
         ("", "Event") | ("events.k8s.io", "Event") => super::event::printer(info, now),
         ("", "Pod") => (
             vec![

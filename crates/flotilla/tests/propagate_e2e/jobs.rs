@@ -87,6 +87,21 @@ pub async fn a_failing_job_says_why_on_the_template(plane: &ControlPlane) {
         Some(clusters.len().to_string().as_str()),
         "one failure per member named: {status}"
     );
+    // kubectl's Job table (kube's printJob), in a member and on the control plane.
+    for context in [Some("cn-shanghai"), None] {
+        let mut args = Vec::new();
+        if let Some(context) = context {
+            args.extend(["--context", context]);
+        }
+        args.extend(["-n", ns, "get", "job", "train", "--no-headers"]);
+        let row = plane.kubectl(&args).await;
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(
+            cells.get(..3),
+            Some(&["train", "Failed", "0/1"][..]),
+            "{row}"
+        );
+    }
     let pod = plane
         .get(
             Some("cn-shanghai"),
