@@ -13,7 +13,7 @@ use flotilla_apiserver::auth::authz::MASTERS_GROUP;
 use flotilla_apiserver::auth::pki::Pki;
 use flotilla_apiserver::auth::tls;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 
@@ -99,6 +99,7 @@ pub struct Stores {
     pub statefulsets: Cache<StatefulSet>,
     pub daemonsets: Cache<DaemonSet>,
     pub jobs: Cache<Job>,
+    pub cronjobs: Cache<CronJob>,
 }
 
 /// A running simulated cluster. Dropping it stops everything.

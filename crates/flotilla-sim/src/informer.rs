@@ -15,7 +15,7 @@ use k8s_openapi::api::apps::v1::{
     DaemonSet, DaemonSetSpec, DaemonSetStatus, Deployment, DeploymentSpec, DeploymentStatus,
     ReplicaSet, ReplicaSetSpec, ReplicaSetStatus, StatefulSet, StatefulSetSpec, StatefulSetStatus,
 };
-use k8s_openapi::api::batch::v1::{Job, JobSpec, JobStatus};
+use k8s_openapi::api::batch::v1::{CronJob, CronJobSpec, CronJobStatus, Job, JobSpec, JobStatus};
 use k8s_openapi::api::core::v1::{Service, ServiceSpec, ServiceStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::Api;
@@ -122,6 +122,7 @@ cached_without_managed_fields!(
     WireStatefulSet: StatefulSet { StatefulSetSpec, StatefulSetStatus },
     WireDaemonSet: DaemonSet { DaemonSetSpec, DaemonSetStatus },
     WireJob: Job { JobSpec, JobStatus },
+    WireCronJob: CronJob { CronJobSpec, CronJobStatus },
 );
 
 impl Cached for crate::pod::Pod {

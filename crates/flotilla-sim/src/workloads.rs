@@ -1,9 +1,10 @@
 //! Workload controllers with real status: Deployment → ReplicaSet → Pods, StatefulSet,
-//! DaemonSet and Job. They share the cluster's informers; changes to children enqueue their
+//! DaemonSet, CronJob → Job → Pods. They share the cluster's informers; changes to children enqueue their
 //! controller owner (by ownerReference), one coalescing queue per controller. Creations and
 //! deletions are remembered until the watch shows them ("expectations", as in
 //! kube-controller-manager), so a lagging cache never causes double creation.
 
+pub mod cronjob;
 pub mod daemonset;
 pub mod deployment;
 pub mod job;
@@ -15,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 
 use crate::node::Node;
@@ -41,6 +42,7 @@ pub struct Informers {
     pub statefulsets: Informer<StatefulSet>,
     pub daemonsets: Informer<DaemonSet>,
     pub jobs: Informer<Job>,
+    pub cronjobs: Informer<CronJob>,
 }
 
 impl Informers {
@@ -51,6 +53,7 @@ impl Informers {
             statefulsets: Informer::new(Api::all(client.clone())),
             daemonsets: Informer::new(Api::all(client.clone())),
             jobs: Informer::new(Api::all(client.clone())),
+            cronjobs: Informer::new(Api::all(client.clone())),
         }
     }
 
@@ -64,6 +67,7 @@ impl Informers {
         let (statefulsets, c) = self.statefulsets.start();
         let (daemonsets, d) = self.daemonsets.start();
         let (jobs, e) = self.jobs.start();
+        let (cronjobs, f) = self.cronjobs.start();
         (
             Stores {
                 nodes,
@@ -73,8 +77,9 @@ impl Informers {
                 statefulsets,
                 daemonsets,
                 jobs,
+                cronjobs,
             },
-            [a, b, c, d, e].into_iter().map(AbortOnDrop).collect(),
+            [a, b, c, d, e, f].into_iter().map(AbortOnDrop).collect(),
         )
     }
 }
@@ -315,6 +320,7 @@ pub struct Workloads {
     pub statefulsets: Arc<Queue<Key>>,
     pub daemonsets: Arc<Queue<Key>>,
     pub jobs: Arc<Queue<Key>>,
+    pub cronjobs: Arc<Queue<Key>>,
     pub pods_by_owner: Arc<OwnerIndex>,
     pub rs_by_owner: Arc<OwnerIndex>,
     pub expectations: Arc<Expectations>,
@@ -339,6 +345,7 @@ impl Workloads {
             statefulsets: Queue::new(),
             daemonsets: Queue::new(),
             jobs: Queue::new(),
+            cronjobs: Queue::new(),
             pods_by_owner: Arc::new(OwnerIndex::default()),
             rs_by_owner: Arc::new(OwnerIndex::default()),
             expectations: Arc::new(Expectations::default()),
@@ -421,7 +428,22 @@ impl Workloads {
             Change::Synced => {}
         });
         let add = enqueue(self.jobs.clone());
+        let owners = self.cronjobs.clone();
         informers.jobs.on(move |c| match c {
+            Change::Applied(o) | Change::Deleted(o) => {
+                add(&o.metadata);
+                // A CronJob's Job changed: its CronJob counts its active Jobs again.
+                if let Some(owner) = controller_of(&o.metadata).filter(|o| o.kind == "CronJob") {
+                    owners.add((
+                        o.metadata.namespace.clone().unwrap_or_default(),
+                        owner.name.clone(),
+                    ));
+                }
+            }
+            Change::Synced => {}
+        });
+        let add = enqueue(self.cronjobs.clone());
+        informers.cronjobs.on(move |c| match c {
             Change::Applied(o) | Change::Deleted(o) => add(&o.metadata),
             Change::Synced => {}
         });
@@ -471,7 +493,12 @@ impl Workloads {
             ctx.clone(),
             stores.clone(),
         ))));
-        tasks.push(spawn(Box::pin(job::run(self.clone(), ctx.clone(), stores))));
+        tasks.push(spawn(Box::pin(job::run(
+            self.clone(),
+            ctx.clone(),
+            stores.clone(),
+        ))));
+        tasks.push(spawn(Box::pin(cronjob::run(self.clone(), ctx, stores))));
         tasks
     }
 

@@ -245,6 +245,11 @@ pub fn go_duration_secs(text: &str) -> Option<f64> {
 }
 
 impl Schedule {
+    /// The zone the schedule's fields are read in.
+    pub fn zone(&self) -> &TimeZone {
+        &self.zone
+    }
+
     /// Parses `spec`; its fields are read in `zone` unless it names its own (`CRON_TZ=`).
     pub fn parse(spec: &str, zone: TimeZone) -> Result<Self, ScheduleError> {
         let mut spec = spec.trim();

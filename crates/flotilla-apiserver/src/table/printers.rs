@@ -323,6 +323,48 @@ pub(super) fn builtin(
                 ]
             }),
         ),
+        // kube's printCronJob.
+        ("batch", "CronJob") => (
+            vec![
+                col("Name", "string", 0),
+                col("Schedule", "string", 0),
+                col("Timezone", "string", 0),
+                col("Suspend", "boolean", 0),
+                col("Active", "integer", 0),
+                col("Last Schedule", "string", 0),
+                col("Age", "string", 0),
+                col("Containers", "string", 1),
+                col("Images", "string", 1),
+                col("Selector", "string", 1),
+            ],
+            Box::new(move |o: &Value| {
+                let job = &o["spec"]["jobTemplate"]["spec"];
+                let (names, images) = containers(&job["template"]["spec"]);
+                let last = o["status"]["lastScheduleTime"]
+                    .as_str()
+                    .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+                    .map_or("<none>".to_owned(), |t| {
+                        crate::lifted::duration::human_duration(now.duration_since(t))
+                    });
+                let suspend = match o["spec"]["suspend"].as_bool() {
+                    None => "<unset>",
+                    Some(true) => "True",
+                    Some(false) => "False",
+                };
+                vec![
+                    name(o),
+                    string(&o["spec"]["schedule"]).into(),
+                    o["spec"]["timeZone"].as_str().unwrap_or("<none>").into(),
+                    suspend.into(),
+                    o["status"]["active"].as_array().map_or(0, Vec::len).into(),
+                    last.into(),
+                    age(o, now).into(),
+                    names.into(),
+                    images.into(),
+                    selector_text(&job["selector"]).into(),
+                ]
+            }),
+        ),
         ("", "Event") | ("events.k8s.io", "Event") => super::event::printer(info, now),
         ("", "Pod") => (
             vec![

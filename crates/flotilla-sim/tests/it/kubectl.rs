@@ -28,7 +28,7 @@ pub(crate) fn kubectl_binary(version: &str) -> PathBuf {
         })
 }
 
-fn kubectl(dir: &Path, kubeconfig: &Path, args: &[&str]) -> String {
+pub(crate) fn kubectl(dir: &Path, kubeconfig: &Path, args: &[&str]) -> String {
     let output = Command::new(kubectl_binary("1.33"))
         .args(args)
         .env("KUBECONFIG", kubeconfig)

@@ -575,6 +575,178 @@ async fn jobs_follow_their_programs_and_fail_past_their_limits() {
     assert!(job_pods("restarted").await.is_empty() && job_pods("slow").await.is_empty());
 }
 
+/// A CronJob runs the most recent time it missed (a yearly schedule made to have missed New
+/// Year by moving its `lastScheduleTime` back), names the Job after that minute and annotates
+/// it with it, reports the Job active then done, deletes it once `successfulJobsHistoryLimit` drops to
+/// 0, and records kube's events; suspended, it creates nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cronjobs_create_jobs_for_their_schedule_and_keep_their_history() {
+    use k8s_openapi::api::batch::v1::CronJob;
+    let world = World::cpu(1, "startLatency: '0'").await;
+    let client = world.client();
+    create::<CronJob>(&client, "default", json!({
+        "metadata": {"name": "tick"},
+        "spec": {"schedule": "0 0 1 1 *", "successfulJobsHistoryLimit": 1,
+            "jobTemplate": {"metadata": {"labels": {"team": "ml"}}, "spec": {"template": {"spec": {
+                "restartPolicy": "Never",
+                "containers": [{"name": "tick", "image": "busybox", "command": ["sh", "-c", "echo tick"]}]}}}}},
+    }))
+    .await;
+    let api: Api<CronJob> = Api::namespaced(client.clone(), "default");
+    let jobs: Api<Job> = Api::namespaced(client.clone(), "default");
+    let since = |at: &str| json!({"status": {"lastScheduleTime": at}});
+    api.patch_status(
+        "tick",
+        &PatchParams::default(),
+        &Patch::Merge(since("2025-12-31T00:00:00Z")),
+    )
+    .await
+    .expect("status patched");
+    let job = eventually(PATIENCE, "the missed minute's Job", || async {
+        jobs.list(&ListParams::default())
+            .await
+            .ok()?
+            .items
+            .into_iter()
+            .next()
+    })
+    .await;
+    let name = job.metadata.name.clone().expect("a name");
+    let minute: i64 = name
+        .strip_prefix("tick-")
+        .and_then(|m| m.parse().ok())
+        .expect("tick-<minutes>");
+    // The yearly time missed since (the only one), not any later minute.
+    let new_year: jiff::Timestamp = "2026-01-01T00:00:00Z".parse().expect("a time");
+    assert_eq!(minute * 60, new_year.as_second(), "{name}");
+    let labels = job.metadata.labels.clone().unwrap_or_default();
+    assert_eq!(labels.get("team").map(String::as_str), Some("ml"));
+    let scheduled = job
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get("batch.kubernetes.io/cronjob-scheduled-timestamp"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        scheduled,
+        jiff::Timestamp::from_second(minute * 60)
+            .expect("a time")
+            .to_string()
+    );
+    let owner = job
+        .metadata
+        .owner_references
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .next()
+        .expect("an owner");
+    assert_eq!(
+        (owner.kind.as_str(), owner.name.as_str(), owner.controller),
+        ("CronJob", "tick", Some(true))
+    );
+
+    // It ran `echo tick` and completed; kept while the history holds one, deleted once the
+    // limit is 0.
+    let done = eventually(PATIENCE, "the run recorded", || async {
+        let cronjob = api.get("tick").await.ok()?;
+        let status = cronjob.status?;
+        (status.active.is_none() && status.last_successful_time.is_some()).then_some(status)
+    })
+    .await;
+    assert!(jobs.get_opt(&name).await.expect("a get").is_some());
+    // kubectl's tables (kube's printCronJob and printJob).
+    let config = world.dir.path().join("sim.kubeconfig");
+    flotilla_sim::kubeconfig::write(&config, &world.sim.clusters, None).expect("written");
+    let kubectl = |args: &[&str]| {
+        let mut all = vec!["--context", "c1", "-n", "default"];
+        all.extend(args);
+        crate::kubectl::kubectl(world.dir.path(), &config, &all)
+    };
+    let row = kubectl(&["get", "cronjob", "tick", "--no-headers"]);
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(
+        cells.get(..9),
+        Some(&["tick", "0", "0", "1", "1", "*", "<none>", "False", "0"][..]),
+        "{row}"
+    );
+    let row = kubectl(&["get", "job", &name, "--no-headers"]);
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(
+        cells.get(..3),
+        Some(&[name.as_str(), "Complete", "1/1"][..]),
+        "{row}"
+    );
+    api.patch(
+        "tick",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"successfulJobsHistoryLimit": 0}})),
+    )
+    .await
+    .expect("limit lowered");
+    eventually(PATIENCE, "the finished Job deleted", || async {
+        jobs.get_opt(&name).await.ok()?.is_none().then_some(())
+    })
+    .await;
+    assert_eq!(
+        done.last_schedule_time.map(|t| t.0.as_second()),
+        Some(minute * 60)
+    );
+    let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(client.clone(), "default");
+    let reasons = eventually(PATIENCE, "the CronJob's events", || async {
+        let list = events.list(&ListParams::default()).await.ok()?;
+        let reasons: Vec<(String, String)> = list
+            .items
+            .into_iter()
+            .filter(|e| e.involved_object.kind.as_deref() == Some("CronJob"))
+            .map(|e| (e.reason.unwrap_or_default(), e.message.unwrap_or_default()))
+            .collect();
+        (reasons.len() >= 3).then_some(reasons)
+    })
+    .await;
+    for want in [
+        ("SuccessfulCreate".to_owned(), format!("Created job {name}")),
+        (
+            "SawCompletedJob".to_owned(),
+            format!("Saw completed job: {name}, status: Complete"),
+        ),
+        ("SuccessfulDelete".to_owned(), format!("Deleted job {name}")),
+    ] {
+        assert!(reasons.contains(&want), "{want:?} in {reasons:?}");
+    }
+
+    // Suspended, a missed time runs nothing.
+    api.patch(
+        "tick",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"suspend": true}})),
+    )
+    .await
+    .expect("suspended");
+    eventually(PATIENCE, "the suspension seen", || async {
+        let cronjob = api.get("tick").await.ok()?;
+        cronjob.spec?.suspend?.then_some(())
+    })
+    .await;
+    api.patch_status(
+        "tick",
+        &PatchParams::default(),
+        &Patch::Merge(since("2024-12-31T00:00:00Z")),
+    )
+    .await
+    .expect("status patched");
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    assert!(
+        jobs.list(&ListParams::default())
+            .await
+            .expect("jobs")
+            .items
+            .is_empty(),
+        "a suspended CronJob created a Job"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn statefulset_creates_ordinals_in_order_and_daemonset_covers_every_node() {
     let world = World::cpu(3, "").await;
