@@ -130,3 +130,141 @@ pub async fn a_failing_job_says_why_on_the_template(plane: &ControlPlane) {
     })
     .await;
 }
+
+const NIGHTLY: &str = "\
+apiVersion: v1
+kind: Namespace
+metadata: {name: e2e-cron}
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly, namespace: e2e-cron}
+spec:
+  schedule: '0 3 * * *'
+  timeZone: Asia/Shanghai
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers:
+          - {name: sync, image: busybox, command: [sh, -c, 'echo syncing checkpoints']}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: nightly, namespace: e2e-cron}
+spec:
+  resourceSelectors: [{apiVersion: batch/v1, kind: CronJob, name: nightly}]
+  placement:
+    clusterAffinity: {clusterNames: [cn-shanghai, eu-central-1]}
+    replicaScheduling: {replicaSchedulingType: Duplicated}
+";
+
+/// A CronJob Duplicated to two members runs on each member's own schedule: made to have missed
+/// last night's 03:00 (Asia/Shanghai) by moving each member's `lastScheduleTime` back, each
+/// member creates that time's Job, which completes; Karmada's aggregation puts the members'
+/// latest schedule and success times on the template; deleting it removes the members' CronJobs
+/// and their Jobs.
+pub async fn a_cron_job_runs_in_each_member_and_reports_back(plane: &ControlPlane) {
+    let ns = "e2e-cron";
+    let members = ["cn-shanghai", "eu-central-1"];
+    plane.apply(None, NIGHTLY).await;
+    for member in members {
+        await_value(&format!("cron: in {member}"), "0 3 * * *", || {
+            plane.get(Some(member), ns, "cronjob/nightly", "{.spec.schedule}")
+        })
+        .await;
+        plane
+            .kubectl(&[
+                "--context",
+                member,
+                "-n",
+                ns,
+                "patch",
+                "cronjob/nightly",
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                r#"{"status":{"lastScheduleTime":"2025-12-31T00:00:00Z"}}"#,
+            ])
+            .await;
+    }
+    let mut scheduled = Vec::new();
+    for member in members {
+        let done = eventually(
+            &format!("cron: last night's Job done in {member}"),
+            || async {
+                let got = plane
+                    .get(
+                        Some(member),
+                        ns,
+                        "cronjob/nightly",
+                        "{.status.lastScheduleTime} {.status.lastSuccessfulTime}",
+                    )
+                    .await;
+                match got.split_once(' ') {
+                    Some((last, success))
+                        if last != "2025-12-31T00:00:00Z" && !success.is_empty() =>
+                    {
+                        Ok(last.to_owned())
+                    }
+                    _ => Err(got),
+                }
+            },
+        )
+        .await;
+        // 03:00 in Shanghai is 19:00 UTC the day before.
+        assert!(done.ends_with("T19:00:00Z"), "{member}: {done}");
+        let jobs = plane
+            .get(
+                Some(member),
+                ns,
+                "jobs",
+                "{range .items[*]}{.metadata.annotations.batch\\.kubernetes\\.io/cronjob-scheduled-timestamp} {.status.succeeded}{\"\\n\"}{end}",
+            )
+            .await;
+        assert_eq!(
+            jobs.trim(),
+            format!("{}T03:00:00+08:00 1", shanghai_day(&done)),
+            "{member}"
+        );
+        scheduled.push(done);
+    }
+    let latest = scheduled.iter().max().cloned().unwrap_or_default();
+    await_value("cron: the template's last schedule", &latest, || {
+        plane.get(None, ns, "cronjob/nightly", "{.status.lastScheduleTime}")
+    })
+    .await;
+    plane
+        .kubectl(&["-n", ns, "delete", "cronjob/nightly"])
+        .await;
+    await_value(
+        "cron: gone from the members with their Jobs",
+        "",
+        || async {
+            let mut left = String::new();
+            for member in members {
+                left.push_str(
+                    &plane
+                        .get(
+                            Some(member),
+                            ns,
+                            "cronjobs,jobs",
+                            "{.items[*].metadata.name}",
+                        )
+                        .await,
+                );
+            }
+            left.trim().to_owned()
+        },
+    )
+    .await;
+}
+
+/// The Shanghai date of a UTC instant at 19:00 (the next day).
+fn shanghai_day(utc: &str) -> String {
+    let at: jiff::Timestamp = utc.parse().expect("a time");
+    at.to_zoned(jiff::tz::TimeZone::get("Asia/Shanghai").expect("the zone"))
+        .date()
+        .to_string()
+}
