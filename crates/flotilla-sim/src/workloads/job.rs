@@ -7,7 +7,9 @@
 //! `backoffLimit` (default 6: failed pods, or with `restartPolicy: OnFailure` the restarts of
 //! the running ones) or `activeDeadlineSeconds` the Job fails — its running pods are deleted
 //! and counted failed, the conditions FailureTarget and Failed (BackoffLimitExceeded or
-//! DeadlineExceeded) are written and a Warning event says why.
+//! DeadlineExceeded) are written and a Warning event says why. A finished Job with
+//! `ttlSecondsAfterFinished` is deleted that long after it finished (kube's TTL-after-finished
+//! controller).
 //!
 //! Behaviour of k8s.io/kubernetes pkg/controller/job (job_controller.go, indexed_job_utils.go,
 //! backoff_utils.go) at v1.32, counting finished pods from the cache instead of tracking
@@ -196,6 +198,58 @@ fn failure(
     Ok(None)
 }
 
+/// When a finished Job finished: its `Complete` or `Failed` condition's transition time.
+fn finish_time(job: &Job) -> Option<jiff::Timestamp> {
+    job.status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| (c.type_ == "Complete" || c.type_ == "Failed") && c.status == "True")
+        .map(|c| {
+            c.last_transition_time
+                .as_ref()
+                .map_or(jiff::Timestamp::now(), |t| t.0)
+        })
+}
+
+/// kube's TTL-after-finished controller: a finished Job with `ttlSecondsAfterFinished` is
+/// deleted (its pods with it, in the foreground) that long after it finished.
+async fn expire(
+    ctx: &Ctx,
+    job: &Job,
+    finished: jiff::Timestamp,
+) -> Result<Option<Duration>, kube::Error> {
+    let Some(ttl) = job.spec.as_ref().and_then(|s| s.ttl_seconds_after_finished) else {
+        return Ok(None);
+    };
+    let expires = finished + jiff::SignedDuration::from_secs(i64::from(ttl));
+    let now = jiff::Timestamp::now();
+    if expires > now {
+        let wait = Duration::try_from(expires.duration_since(now)).unwrap_or_default();
+        return Ok(Some(wait + Duration::from_millis(100)));
+    }
+    let api: Api<Job> = Api::namespaced(
+        ctx.client.clone(),
+        job.metadata.namespace.as_deref().unwrap_or_default(),
+    );
+    let name = job.metadata.name.as_deref().unwrap_or_default();
+    // Only the Job that finished (a Job of the same name created since is not this one).
+    let params = kube::api::DeleteParams {
+        propagation_policy: Some(kube::api::PropagationPolicy::Foreground),
+        preconditions: Some(kube::api::Preconditions {
+            uid: job.metadata.uid.clone(),
+            resource_version: None,
+        }),
+        ..kube::api::DeleteParams::default()
+    };
+    match api.delete(name, &params).await {
+        Ok(_) => Ok(None),
+        Err(kube::Error::Api(e)) if e.code == 404 || e.code == 409 => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
 /// Syncs one Job; `Some(delay)` asks for another sync after it (a deadline, a back-off).
 async fn sync(
     w: &Workloads,
@@ -204,16 +258,16 @@ async fn sync(
     job: &Job,
 ) -> Result<Option<Duration>, kube::Error> {
     let uid = job.metadata.uid.clone().unwrap_or_default();
-    if has_condition(job, "Failed") {
-        w.failed_jobs.lock().remove(&uid);
+    if job.metadata.deletion_timestamp.is_some() {
         return Ok(None);
+    }
+    if let Some(finished) = finish_time(job) {
+        w.failed_jobs.lock().remove(&uid);
+        return expire(ctx, job, finished).await;
     }
     // Failed here, but the cache may not show it yet: a sync from that older state would
     // start pods again.
-    if job.metadata.deletion_timestamp.is_some()
-        || has_condition(job, "Complete")
-        || w.failed_jobs.lock().contains(&uid)
-    {
+    if w.failed_jobs.lock().contains(&uid) {
         return Ok(None);
     }
     let ns = job.metadata.namespace.clone().unwrap_or_default();

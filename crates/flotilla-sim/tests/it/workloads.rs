@@ -401,7 +401,7 @@ async fn job_runs_parallelism_pods_until_completions_succeed() {
 /// as kube's does: a failed pod is replaced after the 10 s back-off, `backoffLimit`
 /// counts failed pods (or, with `OnFailure`, restarts), `activeDeadlineSeconds` bounds the run;
 /// a failing Job loses its running pods, gets FailureTarget and Failed with kube's reason and
-/// message, and a Warning event.
+/// message, and a Warning event; `ttlSecondsAfterFinished` deletes a finished Job.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jobs_follow_their_programs_and_fail_past_their_limits() {
     let world = World::cpu(2, "startLatency: '0'\njobDuration: 1h").await;
@@ -434,6 +434,12 @@ async fn jobs_follow_their_programs_and_fail_past_their_limits() {
             json!({"activeDeadlineSeconds": 2}),
         ),
         job("short", "Never", "sleep 1; echo done", json!({})),
+        job(
+            "tidy",
+            "Never",
+            "echo done",
+            json!({"ttlSecondsAfterFinished": 1}),
+        ),
     ] {
         create::<Job>(&client, "default", object).await;
     }
@@ -573,6 +579,17 @@ async fn jobs_follow_their_programs_and_fail_past_their_limits() {
         )
     );
     assert!(job_pods("restarted").await.is_empty() && job_pods("slow").await.is_empty());
+
+    // `ttlSecondsAfterFinished: 1`: a second after it completed, the Job and its pod are gone.
+    eventually(PATIENCE, "tidy deleted after its TTL", || async {
+        let gone = api.get_opt("tidy").await.ok()?.is_none();
+        (gone && job_pods("tidy").await.is_empty()).then_some(())
+    })
+    .await;
+    assert!(
+        api.get_opt("short").await.expect("a get").is_some(),
+        "no TTL, kept"
+    );
 }
 
 /// A CronJob runs the most recent time it missed (a yearly schedule made to have missed New
