@@ -43,6 +43,7 @@ async fn user_scenarios_through_kubectl_against_up_demo() {
         scenarios::drift_in_a_member_is_repaired(&plane),
         jobs::a_failing_job_says_why_on_the_template(&plane),
         jobs::a_cron_job_runs_in_each_member_and_reports_back(&plane),
+        jobs::the_batch_examples_run_across_members(&plane),
         proxy::a_service_account_reaches_a_member_as_itself(&plane),
         proxy::exec_and_logs_reach_members_through_the_proxy(&plane),
         async {

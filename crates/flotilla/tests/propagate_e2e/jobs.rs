@@ -268,3 +268,70 @@ fn shanghai_day(utc: &str) -> String {
         .date()
         .to_string()
 }
+
+/// `examples/batch/`, applied as a user would: the fine-tuning Job's parallelism and
+/// completions divided 2:1 (4 and 2), every shard's program run to its end in the members, the
+/// template `Complete` with 6 succeeded; the nightly CronJob in all three members.
+pub async fn the_batch_examples_run_across_members(plane: &ControlPlane) {
+    let ns = "batch";
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/batch");
+    plane.kubectl(&["apply", "-f", dir]).await;
+    for (member, share) in [("us-west-2", "4/4"), ("eu-central-1", "2/2")] {
+        await_value(&format!("batch: {member}'s share"), share, || {
+            plane.get(
+                Some(member),
+                ns,
+                "job/lora-finetune",
+                "{.spec.parallelism}/{.spec.completions}",
+            )
+        })
+        .await;
+    }
+    await_value("batch: the template completed", "True 6", || {
+        plane.get(
+            None,
+            ns,
+            "job/lora-finetune",
+            "{.status.conditions[?(@.type==\"Complete\")].status} {.status.succeeded}",
+        )
+    })
+    .await;
+    let row = plane
+        .kubectl(&["-n", ns, "get", "job", "lora-finetune", "--no-headers"])
+        .await;
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(
+        cells.get(..3),
+        Some(&["lora-finetune", "Complete", "6/6"][..]),
+        "{row}"
+    );
+    for member in ["cn-shanghai", "us-west-2", "eu-central-1"] {
+        await_value(
+            &format!("batch: nightly-eval in {member}"),
+            "0 2 * * * Asia/Shanghai",
+            || {
+                plane.get(
+                    Some(member),
+                    ns,
+                    "cronjob/nightly-eval",
+                    "{.spec.schedule} {.spec.timeZone}",
+                )
+            },
+        )
+        .await;
+    }
+    for file in ["finetune-job.yaml", "nightly-eval-cronjob.yaml"] {
+        plane
+            .kubectl(&[
+                "delete",
+                "--ignore-not-found",
+                "-f",
+                &format!("{dir}/{file}"),
+            ])
+            .await;
+    }
+    await_value("batch: the bindings gone", "", || {
+        plane.get(None, ns, "resourcebindings", "{.items[*].metadata.name}")
+    })
+    .await;
+}
