@@ -41,6 +41,24 @@ pub struct Involved<'a> {
     pub resource_version: Option<&'a str>,
 }
 
+impl<'a> Involved<'a> {
+    /// The object of `kind` (in `api_version`) with metadata `meta`.
+    pub fn of(
+        kind: &'a str,
+        api_version: &'a str,
+        meta: &'a k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    ) -> Self {
+        Involved {
+            kind,
+            api_version,
+            namespace: meta.namespace.as_deref().unwrap_or_default(),
+            name: meta.name.as_deref().unwrap_or_default(),
+            uid: meta.uid.as_deref(),
+            resource_version: meta.resource_version.as_deref(),
+        }
+    }
+}
+
 /// Records an event of type `kind` (`Normal`, `Warning`) about `involved` from `component`.
 pub async fn record_about(
     ctx: &Ctx,

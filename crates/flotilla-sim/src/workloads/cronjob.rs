@@ -89,14 +89,7 @@ fn most_recent(
 }
 
 async fn event(ctx: &Ctx, cronjob: &CronJob, kind: &str, reason: &str, message: &str) {
-    let involved = Involved {
-        kind: "CronJob",
-        api_version: "batch/v1",
-        namespace: cronjob.metadata.namespace.as_deref().unwrap_or_default(),
-        name: cronjob.metadata.name.as_deref().unwrap_or_default(),
-        uid: cronjob.metadata.uid.as_deref(),
-        resource_version: cronjob.metadata.resource_version.as_deref(),
-    };
+    let involved = Involved::of("CronJob", "batch/v1", &cronjob.metadata);
     record_about(ctx, &involved, kind, reason, message, "cronjob-controller").await;
 }
 

@@ -444,16 +444,7 @@ async fn sync(
     if merged == old {
         return Ok(later);
     }
-    let api: Api<Job> = Api::namespaced(ctx.client.clone(), &ns);
-    api.patch_status(
-        &name,
-        &PatchParams::default(),
-        &Patch::Merge(json!({
-            "metadata": {"resourceVersion": job.metadata.resource_version},
-            "status": status,
-        })),
-    )
-    .await?;
+    patch_status(ctx, job, status).await?;
     if done {
         job_event(ctx, job, "Normal", "Completed", "Job completed").await;
     }
@@ -473,7 +464,6 @@ async fn fail(
 ) -> Result<Option<Duration>, kube::Error> {
     let uid = job.metadata.uid.clone().unwrap_or_default();
     let ns = job.metadata.namespace.clone().unwrap_or_default();
-    let name = job.metadata.name.clone().unwrap_or_default();
     let at = now();
     let cond = |kind: &str| {
         json!({"type": kind, "status": "True", "reason": reason, "message": message,
@@ -501,16 +491,7 @@ async fn fail(
         "conditions": conditions,
     });
     // Against the version read: a sync from an older state must not overwrite the failure.
-    let api: Api<Job> = Api::namespaced(ctx.client.clone(), &ns);
-    api.patch_status(
-        &name,
-        &PatchParams::default(),
-        &Patch::Merge(json!({
-            "metadata": {"resourceVersion": job.metadata.resource_version},
-            "status": status,
-        })),
-    )
-    .await?;
+    patch_status(ctx, job, status).await?;
     w.failed_jobs.lock().insert(uid.clone());
     for pod in active {
         let pod_name = pod.metadata.name.clone().unwrap_or_default();
@@ -526,15 +507,27 @@ async fn fail(
 
 /// An event on the Job from `job-controller`.
 async fn job_event(ctx: &Ctx, job: &Job, kind: &str, reason: &str, message: &str) {
-    let involved = crate::events::Involved {
-        kind: "Job",
-        api_version: "batch/v1",
-        namespace: job.metadata.namespace.as_deref().unwrap_or_default(),
-        name: job.metadata.name.as_deref().unwrap_or_default(),
-        uid: job.metadata.uid.as_deref(),
-        resource_version: job.metadata.resource_version.as_deref(),
-    };
+    let involved = crate::events::Involved::of("Job", "batch/v1", &job.metadata);
     crate::events::record_about(ctx, &involved, kind, reason, message, "job-controller").await;
+}
+
+/// A merge patch of the Job's status against the version read: a sync from an older copy
+/// (the cache lagging this controller's own writes) gets a conflict and runs again.
+async fn patch_status(ctx: &Ctx, job: &Job, status: Value) -> Result<(), kube::Error> {
+    let api: Api<Job> = Api::namespaced(
+        ctx.client.clone(),
+        job.metadata.namespace.as_deref().unwrap_or_default(),
+    );
+    api.patch_status(
+        job.metadata.name.as_deref().unwrap_or_default(),
+        &PatchParams::default(),
+        &Patch::Merge(json!({
+            "metadata": {"resourceVersion": job.metadata.resource_version},
+            "status": status,
+        })),
+    )
+    .await?;
+    Ok(())
 }
 
 #[cfg(test)]
