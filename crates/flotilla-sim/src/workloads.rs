@@ -323,6 +323,8 @@ pub struct Workloads {
     pub cronjobs: Arc<Queue<Key>>,
     pub pods_by_owner: Arc<OwnerIndex>,
     pub rs_by_owner: Arc<OwnerIndex>,
+    /// Jobs by the uid of their controller (a CronJob's).
+    pub jobs_by_owner: Arc<OwnerIndex>,
     pub expectations: Arc<Expectations>,
     /// Jobs (by uid) the Job controller failed whose Failed status the cache may not show yet.
     pub failed_jobs: Mutex<HashSet<String>>,
@@ -348,6 +350,7 @@ impl Workloads {
             cronjobs: Queue::new(),
             pods_by_owner: Arc::new(OwnerIndex::default()),
             rs_by_owner: Arc::new(OwnerIndex::default()),
+            jobs_by_owner: Arc::new(OwnerIndex::default()),
             expectations: Arc::new(Expectations::default()),
             failed_jobs: Mutex::new(HashSet::new()),
             daemonset_keys: Arc::new(Mutex::new(BTreeSet::new())),
@@ -428,12 +431,14 @@ impl Workloads {
             Change::Synced => {}
         });
         let add = enqueue(self.jobs.clone());
-        let owners = self.cronjobs.clone();
+        let (owners, index) = (self.cronjobs.clone(), self.jobs_by_owner.clone());
         informers.jobs.on(move |c| match c {
             Change::Applied(o) | Change::Deleted(o) => {
                 add(&o.metadata);
                 // A CronJob's Job changed: its CronJob counts its active Jobs again.
                 if let Some(owner) = controller_of(&o.metadata).filter(|o| o.kind == "CronJob") {
+                    let deleted = matches!(c, Change::Deleted(_));
+                    index.update(Some(&owner.uid), key_of_meta(&o.metadata), deleted);
                     owners.add((
                         o.metadata.namespace.clone().unwrap_or_default(),
                         owner.name.clone(),

@@ -36,7 +36,7 @@ pub async fn run(w: Arc<Workloads>, ctx: Arc<Ctx>, stores: Stores) {
         let Some(cronjob) = stores.cronjobs.get(&key.0, &key.1) else {
             continue;
         };
-        match sync(&ctx, &stores, &cronjob).await {
+        match sync(&w, &ctx, &stores, &cronjob).await {
             Ok(Some(later)) => Workloads::requeue_after(&w.cronjobs, key, later),
             Ok(None) => {}
             Err(error) => {
@@ -101,6 +101,7 @@ fn reference(job: &Job) -> Value {
 
 /// Syncs one CronJob; `Some(delay)` asks for another sync then (its next scheduled time).
 async fn sync(
+    w: &Workloads,
     ctx: &Ctx,
     stores: &Stores,
     cronjob: &CronJob,
@@ -114,11 +115,11 @@ async fn sync(
     let spec = cronjob.spec.clone().unwrap_or_default();
     let old_status = cronjob.status.clone().unwrap_or_default();
     let jobs_api: Api<Job> = Api::namespaced(ctx.client.clone(), &ns);
-    let mut children: Vec<Arc<Job>> = stores
-        .jobs
-        .state()
+    let mut children: Vec<Arc<Job>> = w
+        .jobs_by_owner
+        .of(&uid)
         .into_iter()
-        .filter(|j| j.metadata.namespace.as_deref() == Some(ns.as_str()))
+        .filter_map(|(ns, name)| stores.jobs.get(&ns, &name))
         .filter(|j| controller_of(&j.metadata).is_some_and(|o| o.uid == uid))
         .collect();
     children.sort_by_key(|j| {

@@ -7,6 +7,7 @@ mod determinism;
 mod endpoint_slices;
 mod faults;
 mod image_pull;
+mod jobs;
 mod kubectl;
 mod logs_exec;
 mod managed_fields;
