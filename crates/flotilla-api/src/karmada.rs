@@ -112,6 +112,36 @@ macro_rules! type_tag {
 type_tag!(ApiVersion, API_VERSION);
 type_tag!(Kind, KIND);
 
+impl<K> schemars::JsonSchema for ApiVersion<K> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ApiVersion".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "The group and version of this object's schema, as `<group>/<version>`.",
+        })
+    }
+}
+
+impl<K> schemars::JsonSchema for Kind<K> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Kind".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "The kind of this object, in CamelCase.",
+        })
+    }
+}
+
 /// Implements `k8s_openapi::{Resource, ListableResource, Metadata}` for a Karmada kind.
 macro_rules! karmada_resource {
     ($ty:ty, group = $group:literal, version = $version:literal, kind = $kind:literal,

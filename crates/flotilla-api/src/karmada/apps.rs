@@ -1,6 +1,7 @@
 //! `apps.karmada.io/v1alpha1` `WorkloadRebalancer`: a one-shot request to reschedule the
 //! bindings of some workloads afresh, with the result per workload in its status.
 
+use schemars::JsonSchema;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use serde::{Deserialize, Serialize};
 
@@ -14,7 +15,7 @@ pub const REBALANCE_FAILED: &str = "Failed";
 pub const REBALANCE_BINDING_NOT_FOUND: &str = "ReferencedBindingNotFound";
 
 /// A cluster-scoped rebalance request.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkloadRebalancer {
     /// Always `apps.karmada.io/v1alpha1`.
@@ -43,7 +44,7 @@ karmada_resource!(
 );
 
 /// `WorkloadRebalancer.spec`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkloadRebalancerSpec {
     /// The workloads to reschedule (at least one).
@@ -56,7 +57,7 @@ pub struct WorkloadRebalancerSpec {
 
 /// A workload (resource template) by apiVersion, kind, namespace (empty: cluster-scoped)
 /// and name (Karmada's `appsv1alpha1.ObjectReference`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkloadReference {
     /// The workload's API version.
@@ -74,7 +75,7 @@ pub struct WorkloadReference {
 }
 
 /// `WorkloadRebalancer.status`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkloadRebalancerStatus {
     /// One entry per workload, ordered by apiVersion, kind, namespace, name.
@@ -89,7 +90,7 @@ pub struct WorkloadRebalancerStatus {
 }
 
 /// The outcome for one workload.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ObservedWorkload {
     /// The workload.

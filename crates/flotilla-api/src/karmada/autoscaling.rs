@@ -2,6 +2,7 @@
 //! replicas (or a FederatedHPA's bounds) at scheduled times, with each rule's execution history
 //! in its status.
 
+use schemars::JsonSchema;
 use k8s_openapi::api::autoscaling::v2::{
     CrossVersionObjectReference, HorizontalPodAutoscalerBehavior, HorizontalPodAutoscalerStatus,
     MetricSpec,
@@ -15,7 +16,7 @@ use super::{ApiVersion, Kind, karmada_resource};
 pub const AUTOSCALING_KARMADA_V1ALPHA1: &str = "autoscaling.karmada.io/v1alpha1";
 
 /// A namespaced set of scaling rules for one target.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CronFederatedHPA {
     /// Always `autoscaling.karmada.io/v1alpha1`.
@@ -44,7 +45,7 @@ karmada_resource!(
 );
 
 /// `CronFederatedHPA.spec`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CronFederatedHPASpec {
     /// A workload with a `scale` subresource, or a FederatedHPA.
@@ -56,7 +57,7 @@ pub struct CronFederatedHPASpec {
 }
 
 /// One cron rule.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CronFederatedHPARule {
     /// Unique within the CronFederatedHPA.
@@ -89,7 +90,7 @@ pub struct CronFederatedHPARule {
 }
 
 /// `CronFederatedHPA.status`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CronFederatedHPAStatus {
     /// One entry per rule.
@@ -98,7 +99,7 @@ pub struct CronFederatedHPAStatus {
 }
 
 /// A rule's history.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExecutionHistory {
     /// The rule.
@@ -116,7 +117,7 @@ pub struct ExecutionHistory {
 }
 
 /// A run that scaled (or found nothing to change).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SuccessfulExecution {
     /// When it was due.
@@ -132,7 +133,7 @@ pub struct SuccessfulExecution {
 }
 
 /// A run that failed.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FailedExecution {
     /// When it was due.
@@ -147,7 +148,7 @@ pub struct FailedExecution {
 /// `autoscaling.karmada.io/v1alpha1` `FederatedHPA`: a HorizontalPodAutoscaler whose target is a
 /// resource template on the control plane and whose metrics come from the target's pods in every
 /// member it was propagated to.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FederatedHPA {
     /// Always `autoscaling.karmada.io/v1alpha1`.
@@ -181,7 +182,7 @@ karmada_resource!(
 );
 
 /// `FederatedHPA.spec` (the fields of autoscaling/v2's HPA spec).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FederatedHPASpec {
     /// The resource template scaled.

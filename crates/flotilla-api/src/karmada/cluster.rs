@@ -1,6 +1,7 @@
 //! `cluster.karmada.io/v1alpha1` `Cluster`: a member cluster's connection, topology, taints and
 //! the status the scheduler reads (API enablements, conditions, resource summary).
 
+use schemars::JsonSchema;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Taint;
@@ -21,7 +22,7 @@ pub const CONDITION_COMPLETE_API_ENABLEMENTS: &str = "CompleteAPIEnablements";
 pub const CONDITION_READY: &str = "Ready";
 
 /// A member cluster.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Cluster {
     /// Always `cluster.karmada.io/v1alpha1`.
@@ -50,7 +51,7 @@ karmada_resource!(
 );
 
 /// `Cluster.spec`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterSpec {
     /// Unique id (the member's kube-system namespace UID).
@@ -69,7 +70,11 @@ pub struct ClusterSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub impersonator_secret_ref: Option<LocalSecretReference>,
     /// Skip TLS verification of the member API server.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        rename = "insecureSkipTLSVerification",
+        skip_serializing_if = "is_false"
+    )]
     pub insecure_skip_tls_verification: bool,
     /// Proxy to reach the member.
     #[serde(default, rename = "proxyURL", skip_serializing_if = "String::is_empty")]
@@ -98,7 +103,7 @@ pub struct ClusterSpec {
 }
 
 /// A reference to a Secret by namespace and name.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct LocalSecretReference {
     /// Namespace of the secret.
     #[serde(default)]
@@ -109,7 +114,7 @@ pub struct LocalSecretReference {
 }
 
 /// One grade of the customized resource model.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ResourceModel {
     /// Grade index (0 = smallest).
     #[serde(default)]
@@ -120,7 +125,7 @@ pub struct ResourceModel {
 }
 
 /// One resource's range within a grade.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ResourceModelRange {
     /// Resource name (cpu, memory, storage, ephemeral-storage).
     pub name: String,
@@ -131,7 +136,7 @@ pub struct ResourceModelRange {
 }
 
 /// `Cluster.status`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterStatus {
     /// The member's Kubernetes version.
@@ -155,7 +160,7 @@ pub struct ClusterStatus {
 }
 
 /// One served group version.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApiEnablement {
     /// e.g. `apps/v1`, `v1`.
@@ -167,7 +172,7 @@ pub struct ApiEnablement {
 }
 
 /// One served resource.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ApiResource {
     /// Plural name.
     #[serde(default)]
@@ -178,7 +183,7 @@ pub struct ApiResource {
 }
 
 /// Node counts.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeSummary {
     /// All nodes.
@@ -190,7 +195,7 @@ pub struct NodeSummary {
 }
 
 /// Resource totals over the member's nodes and pods.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceSummary {
     /// Σ node allocatable.
@@ -208,7 +213,7 @@ pub struct ResourceSummary {
 }
 
 /// Node count of one grade.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct AllocatableModeling {
     /// Grade index.
     #[serde(default)]

@@ -2,6 +2,7 @@
 //! controller adds to (or removes from) the Clusters it targets when their status conditions
 //! match.
 
+use schemars::JsonSchema;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 
@@ -14,7 +15,7 @@ pub const MATCH_OPERATOR_IN: &str = "In";
 pub const MATCH_OPERATOR_NOT_IN: &str = "NotIn";
 
 /// A cluster-scoped policy tying taints to cluster conditions.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterTaintPolicy {
     /// Always `policy.karmada.io/v1alpha1`.
@@ -40,7 +41,7 @@ karmada_resource!(
 );
 
 /// `ClusterTaintPolicy.spec`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterTaintPolicySpec {
     /// The clusters the policy looks after (`None`: every cluster).
@@ -59,7 +60,7 @@ pub struct ClusterTaintPolicySpec {
 
 /// One condition test: the cluster's `conditionType` condition has (`In`) or has not (`NotIn`)
 /// one of `statusValues` as its status.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MatchCondition {
     /// A `Cluster.status.conditions[].type`.
@@ -74,7 +75,7 @@ pub struct MatchCondition {
 }
 
 /// A taint of a policy (Karmada's `policyv1alpha1.Taint`: no `timeAdded`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PolicyTaint {
     /// The taint key.

@@ -2,13 +2,14 @@
 //! native interpreter's operations for one kind (Karmada's declarative interpreter). The Lua
 //! runtime is [`super::lua`]; the controllers pick the rules (`interpreter/customized.rs`).
 
+use schemars::JsonSchema;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 
 use super::{ApiVersion, Kind, karmada_resource};
 
 /// A cluster-scoped set of Lua rules for one target kind.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceInterpreterCustomization {
     /// Always `config.karmada.io/v1alpha1`.
@@ -34,7 +35,7 @@ karmada_resource!(
 );
 
 /// `ResourceInterpreterCustomization.spec`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceInterpreterCustomizationSpec {
     /// The kind the rules are for.
@@ -46,7 +47,7 @@ pub struct ResourceInterpreterCustomizationSpec {
 }
 
 /// `spec.target`: `apiVersion` and `kind` of the objects the rules interpret.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CustomizationTarget {
     /// `group/version` (`v1` for the core group).
@@ -58,7 +59,7 @@ pub struct CustomizationTarget {
 }
 
 /// One operation's rule: its Lua script.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LuaRule {
     /// The script; it defines the operation's global function.
@@ -67,7 +68,7 @@ pub struct LuaRule {
 }
 
 /// `spec.customizations`: which operations the resource's rules replace.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CustomizationRules {
     /// `Retain(desiredObj, observedObj)`.

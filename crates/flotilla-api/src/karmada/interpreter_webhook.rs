@@ -3,6 +3,7 @@
 //! (webhook) interpreter, consulted before ResourceInterpreterCustomizations and the native
 //! rules. The controllers make the calls (`interpreter/webhook.rs`).
 
+use schemars::JsonSchema;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::admissionregistration::v1::WebhookClientConfig;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -12,7 +13,7 @@ use serde_json::Value;
 use super::{ApiVersion, Kind, Operation, ReplicaRequirements, karmada_resource};
 
 /// A cluster-scoped list of interpreter webhooks.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceInterpreterWebhookConfiguration {
     /// Always `config.karmada.io/v1alpha1`.
@@ -38,7 +39,7 @@ karmada_resource!(
 );
 
 /// One webhook: where it listens and which kinds and operations it interprets.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceInterpreterWebhook {
     /// The webhook's name (with the configuration's, its identity: `<config>/<name>`).
@@ -60,7 +61,7 @@ pub struct ResourceInterpreterWebhook {
 }
 
 /// Operations (or `*`) on the kinds `apiGroups` × `apiVersions` × `kinds` (each may be `*`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RuleWithOperations {
     /// Operation names (`InterpretReplica`, …) or `*`.
@@ -92,7 +93,7 @@ impl RuleWithOperations {
 }
 
 /// What is sent to, and read back from, a webhook.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceInterpreterContext {
     /// `config.karmada.io/v1alpha1`.
@@ -110,7 +111,7 @@ pub struct ResourceInterpreterContext {
 }
 
 /// `metav1.GroupVersionKind`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct GroupVersionKind {
     /// Group (empty for the core group).
     pub group: String,
@@ -121,7 +122,7 @@ pub struct GroupVersionKind {
 }
 
 /// `ResourceInterpreterRequest`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InterpreterRequest {
     /// Identifies this call; the response must echo it.
@@ -150,7 +151,7 @@ pub struct InterpreterRequest {
 }
 
 /// `ResourceInterpreterResponse`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InterpreterResponse {
     /// The request's uid.
@@ -164,6 +165,7 @@ pub struct InterpreterResponse {
     pub status: Option<RequestStatus>,
     /// A JSON patch (base64 in JSON) for ReviseReplica, Retain and AggregateStatus.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
     pub patch: Option<ByteString>,
     /// `JSONPatch`, the only type.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -186,7 +188,7 @@ pub struct InterpreterResponse {
 }
 
 /// `RequestStatus`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct RequestStatus {
     /// Message.
     #[serde(default, skip_serializing_if = "String::is_empty")]

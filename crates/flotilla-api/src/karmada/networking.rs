@@ -2,6 +2,7 @@
 //! With exposure type `CrossCluster`, the Service goes to the provider and consumer clusters
 //! and the providers' EndpointSlices are copied into the consumers.
 
+use schemars::JsonSchema;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
 use serde::{Deserialize, Serialize};
 
@@ -27,7 +28,7 @@ pub const MCS_ENDPOINT_SLICE_DISPATCHED: &str = "EndpointSliceDispatched";
 pub const MULTI_CLUSTER_SERVICE_KIND: &str = "MultiClusterService";
 
 /// A MultiClusterService.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MultiClusterService {
     /// Always `networking.karmada.io/v1alpha1`.
@@ -63,7 +64,7 @@ impl MultiClusterService {
 }
 
 /// `MultiClusterService.spec`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MultiClusterServiceSpec {
     /// `CrossCluster` and/or `LoadBalancer`.
@@ -71,9 +72,11 @@ pub struct MultiClusterServiceSpec {
     pub types: Vec<String>,
     /// Exposed ports (LoadBalancer).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "Vec<ExposurePortSchema>")]
     pub ports: Vec<serde_json::Value>,
     /// Deprecated range.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<ExposureRangeSchema>")]
     pub range: Option<serde_json::Value>,
     /// Deprecated.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -90,7 +93,7 @@ pub struct MultiClusterServiceSpec {
 }
 
 /// A cluster by name.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ClusterSelector {
     /// The cluster's name.
     #[serde(default)]
@@ -98,13 +101,33 @@ pub struct ClusterSelector {
 }
 
 /// `MultiClusterService.status` (a Service status).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MultiClusterServiceStatus {
     /// Load balancer ingress.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<k8s_openapi::api::core::v1::LoadBalancerStatus>")]
     pub load_balancer: Option<serde_json::Value>,
     /// Conditions (`ServiceApplied`, `EndpointSliceDispatched`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
+}
+
+/// The shape of a `MultiClusterService.spec.ports` entry, for the published schema.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct ExposurePortSchema {
+    /// The port's name, unique within the service.
+    name: Option<String>,
+    /// The exposed port.
+    port: i32,
+}
+
+/// The shape of the deprecated `MultiClusterService.spec.range`, for the published schema.
+#[derive(JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct ExposureRangeSchema {
+    /// The clusters the service is exposed to.
+    cluster_names: Option<Vec<String>>,
 }

@@ -3,6 +3,7 @@
 //! are Go's (`omitempty` where Go has it and it takes effect), so the
 //! `policy.karmada.io/applied-overrides` annotation serializes as Karmada writes it.
 
+use schemars::JsonSchema;
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -13,7 +14,7 @@ use super::policy::{ClusterAffinity, ResourceSelector};
 use super::{ApiVersion, Kind, karmada_resource};
 
 /// A namespaced override policy.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OverridePolicy {
     /// Always `policy.karmada.io/v1alpha1`.
@@ -39,7 +40,7 @@ karmada_resource!(
 );
 
 /// A cluster-scoped override policy.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterOverridePolicy {
     /// Always `policy.karmada.io/v1alpha1`.
@@ -65,7 +66,7 @@ karmada_resource!(
 );
 
 /// `OverrideSpec`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OverrideSpec {
     /// Resources overridden (empty: all).
@@ -83,7 +84,7 @@ pub struct OverrideSpec {
 }
 
 /// One rule: overriders for the clusters `targetCluster` matches (nil: all clusters).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RuleWithCluster {
     /// Target clusters.
@@ -96,7 +97,7 @@ pub struct RuleWithCluster {
 
 /// Every kind of overrider (applied image → command → args → labels → annotations → field →
 /// plaintext).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Overriders {
     /// RFC 6902 operations.
@@ -136,7 +137,7 @@ impl Overriders {
 }
 
 /// One JSON patch operation.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PlaintextOverrider {
     /// RFC 6901 path.
     #[serde(default)]
@@ -151,7 +152,7 @@ pub struct PlaintextOverrider {
 }
 
 /// Changes one component of container images.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ImageOverrider {
     /// Where the image is (default: every container of a known workload kind).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -168,7 +169,7 @@ pub struct ImageOverrider {
 }
 
 /// The path of an image.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ImagePredicate {
     /// RFC 6901 path of an image string.
     #[serde(default)]
@@ -176,7 +177,7 @@ pub struct ImagePredicate {
 }
 
 /// Adds or removes command/args entries of one container.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CommandArgsOverrider {
     /// The container.
@@ -191,7 +192,7 @@ pub struct CommandArgsOverrider {
 }
 
 /// Adds, removes or replaces labels or annotations.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct LabelAnnotationOverrider {
     /// `add`, `remove` or `replace`.
     #[serde(default)]
@@ -202,7 +203,7 @@ pub struct LabelAnnotationOverrider {
 }
 
 /// Patches a string field that holds JSON or YAML.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FieldOverrider {
     /// RFC 6901 path of the string.
@@ -217,7 +218,7 @@ pub struct FieldOverrider {
 }
 
 /// One operation inside a field's document.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SubPathOperation {
     /// RFC 6901 path inside the document.
@@ -232,7 +233,7 @@ pub struct SubPathOperation {
 }
 
 /// One entry of the `policy.karmada.io/applied-(cluster-)overrides` annotation.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OverridePolicyShadow {
     /// The policy.

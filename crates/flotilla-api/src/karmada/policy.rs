@@ -1,6 +1,7 @@
 //! `policy.karmada.io/v1alpha1` `PropagationPolicy` and `ClusterPropagationPolicy`: which
 //! resources go where, and how replicas are divided.
 
+use schemars::JsonSchema;
 use k8s_openapi::api::core::v1::{NodeSelectorRequirement, Toleration};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use serde::{Deserialize, Serialize};
@@ -29,7 +30,7 @@ pub const SPREAD_BY_PROVIDER: &str = "provider";
 pub const DEFAULT_SCHEDULER_NAME: &str = "default-scheduler";
 
 /// A namespaced propagation policy.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PropagationPolicy {
     /// Always `policy.karmada.io/v1alpha1`.
@@ -55,7 +56,7 @@ karmada_resource!(
 );
 
 /// A cluster-scoped propagation policy.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterPropagationPolicy {
     /// Always `policy.karmada.io/v1alpha1`.
@@ -81,7 +82,7 @@ karmada_resource!(
 );
 
 /// `PropagationSpec`, shared by both policy kinds.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PropagationSpec {
     /// Resources the policy selects.
@@ -129,7 +130,7 @@ pub struct PropagationSpec {
 }
 
 /// Selects resources by apiVersion/kind and optionally namespace, name or labels.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceSelector {
     /// apiVersion of the target.
@@ -150,7 +151,7 @@ pub struct ResourceSelector {
 }
 
 /// `Placement`: cluster affinity, tolerations, spread constraints and replica scheduling.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Placement {
     /// A single affinity (exclusive with `clusterAffinities`).
@@ -171,7 +172,29 @@ pub struct Placement {
     pub replica_scheduling: Option<ReplicaSchedulingStrategy>,
     /// Workload (anti-)affinity groups (feature gate WorkloadAffinity).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<WorkloadAffinitySchema>")]
     pub workload_affinity: Option<serde_json::Value>,
+}
+
+/// The shape of `placement.workloadAffinity`, for the published schema (the field is kept as
+/// JSON and read by the detector).
+#[derive(JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct WorkloadAffinitySchema {
+    /// Workloads whose values of this label key match are placed together.
+    affinity: Option<WorkloadAffinityTermSchema>,
+    /// Workloads whose values of this label key match are kept apart.
+    anti_affinity: Option<WorkloadAffinityTermSchema>,
+}
+
+/// One term of `placement.workloadAffinity`.
+#[derive(JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct WorkloadAffinityTermSchema {
+    /// The label key of the workload template whose value names its group.
+    group_by_label_key: String,
 }
 
 impl Placement {
@@ -185,7 +208,7 @@ impl Placement {
 }
 
 /// Selects clusters by labels, fields, names; minus exclusions.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterAffinity {
     /// Cluster labels.
@@ -203,7 +226,7 @@ pub struct ClusterAffinity {
 }
 
 /// Field selector over `provider`, `region` and `zone`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FieldSelector {
     /// Expressions, ANDed.
@@ -212,7 +235,7 @@ pub struct FieldSelector {
 }
 
 /// One named group of `clusterAffinities`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterAffinityTerm {
     /// Unique name of the group.
@@ -227,7 +250,7 @@ pub struct ClusterAffinityTerm {
 }
 
 /// An overflow tier.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OverflowClusterAffinity {
     /// Name of the tier.
@@ -239,7 +262,7 @@ pub struct OverflowClusterAffinity {
 }
 
 /// A spread constraint.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SpreadConstraint {
     /// `cluster`, `region`, `zone` or `provider`.
@@ -261,7 +284,7 @@ fn is_zero_usize(value: &usize) -> bool {
 }
 
 /// How replicas are scheduled.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReplicaSchedulingStrategy {
     /// `Duplicated` or `Divided`.
@@ -276,7 +299,7 @@ pub struct ReplicaSchedulingStrategy {
 }
 
 /// Static weights or a dynamic weight factor.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterPreferences {
     /// Static weights per cluster group.
@@ -288,7 +311,7 @@ pub struct ClusterPreferences {
 }
 
 /// A weight for the clusters an affinity matches.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StaticClusterWeight {
     /// Which clusters.
@@ -300,7 +323,7 @@ pub struct StaticClusterWeight {
 }
 
 /// Failover behaviour.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FailoverBehavior {
     /// Application failover.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -311,7 +334,7 @@ pub struct FailoverBehavior {
 }
 
 /// Application failover.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationFailoverBehavior {
     /// When to fail over.
@@ -329,7 +352,7 @@ pub struct ApplicationFailoverBehavior {
 }
 
 /// Cluster failover.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterFailoverBehavior {
     /// `Directly` or `Gracefully`.
@@ -341,7 +364,7 @@ pub struct ClusterFailoverBehavior {
 }
 
 /// Failover decision conditions.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DecisionConditions {
     /// Seconds of unhealthiness tolerated.
@@ -350,7 +373,7 @@ pub struct DecisionConditions {
 }
 
 /// State preservation rules.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct StatePreservation {
     /// Rules.
     #[serde(default)]
@@ -358,7 +381,7 @@ pub struct StatePreservation {
 }
 
 /// One preserved value.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StatePreservationRule {
     /// Label name carrying the value.
@@ -370,7 +393,7 @@ pub struct StatePreservationRule {
 }
 
 /// Dispatch suspension.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Suspension {
     /// Suspend dispatching to all clusters.
@@ -382,7 +405,7 @@ pub struct Suspension {
 }
 
 /// Clusters whose dispatching is suspended.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SuspendClusters {
     /// Cluster names.
@@ -391,7 +414,7 @@ pub struct SuspendClusters {
 }
 
 /// Where a binding's scheduling priority comes from.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SchedulePriority {
     /// `KubePriorityClass`.

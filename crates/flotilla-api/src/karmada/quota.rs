@@ -3,6 +3,7 @@
 //! (Karmada's `CalculateResourceUsage`), sums, and the check of a usage change against
 //! `spec.overall` with Karmada's refusal message.
 
+use schemars::JsonSchema;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 
@@ -18,7 +19,7 @@ pub const QUOTA_NAME_LABEL: &str = "federatedresourcequota.karmada.io/name";
 pub const QUOTA_EXCEEDED_REASON: &str = "QuotaExceeded";
 
 /// A namespace's quota across clusters.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FederatedResourceQuota {
     /// Always `policy.karmada.io/v1alpha1`.
@@ -47,7 +48,7 @@ karmada_resource!(
 );
 
 /// `FederatedResourceQuota.spec`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FederatedResourceQuotaSpec {
     /// The limits for the whole federation.
@@ -69,7 +70,7 @@ impl FederatedResourceQuotaSpec {
 }
 
 /// One cluster's ResourceQuota.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StaticClusterAssignment {
     /// The cluster.
@@ -81,7 +82,7 @@ pub struct StaticClusterAssignment {
 }
 
 /// `FederatedResourceQuota.status`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FederatedResourceQuotaStatus {
     /// The enforced `spec.overall`.
@@ -96,7 +97,7 @@ pub struct FederatedResourceQuotaStatus {
 }
 
 /// One member ResourceQuota's status.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterQuotaStatus {
     /// The cluster.

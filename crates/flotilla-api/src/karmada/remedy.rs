@@ -2,6 +2,7 @@
 //! controller publishes in `Cluster.status.remedyActions` while a cluster's status conditions
 //! match. Systems outside the control plane read them and act.
 
+use schemars::JsonSchema;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 
@@ -17,7 +18,7 @@ pub const REMEDY_OPERATOR_NOT_EQUAL: &str = "NotEqual";
 pub const REMEDY_ACTION_TRAFFIC_CONTROL: &str = "TrafficControl";
 
 /// A cluster-scoped rule turning cluster conditions into remedy actions.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Remedy {
     /// Always `remedy.karmada.io/v1alpha1`.
@@ -43,7 +44,7 @@ karmada_resource!(
 );
 
 /// `Remedy.spec`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RemedySpec {
     /// The clusters the rule looks at (`None`: every cluster).
@@ -61,7 +62,7 @@ pub struct RemedySpec {
 
 /// Which clusters a Remedy looks at: only those named (Karmada's remedy-specific
 /// `ClusterAffinity`, not the placement one: an empty list names no cluster).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RemedyClusterAffinity {
     /// Cluster names.
@@ -70,7 +71,7 @@ pub struct RemedyClusterAffinity {
 }
 
 /// One decision test.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DecisionMatch {
     /// A test of one cluster condition (`None`: the entry never holds).
@@ -80,7 +81,7 @@ pub struct DecisionMatch {
 
 /// The cluster's `conditionType` condition has (`Equal`) or has not (`NotEqual`) the status
 /// `conditionStatus`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterConditionRequirement {
     /// A `Cluster.status.conditions[].type`.

@@ -1,6 +1,7 @@
 //! `search.karmada.io/v1alpha1` `ResourceRegistry`: which member clusters' objects of which
 //! kinds karmada-search caches, for the `search/cache` view and the `proxying` global proxy.
 
+use schemars::JsonSchema;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
 use serde::{Deserialize, Serialize};
 
@@ -11,7 +12,7 @@ use super::{ApiVersion, ClusterAffinity, Kind, karmada_resource};
 pub const CACHE_SOURCE_ANNOTATION: &str = "resource.karmada.io/cached-from-cluster";
 
 /// A cluster-scoped registration of member objects to cache.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceRegistry {
     /// Always `search.karmada.io/v1alpha1`.
@@ -40,7 +41,7 @@ karmada_resource!(
 );
 
 /// `ResourceRegistry.spec`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceRegistrySpec {
     /// The clusters whose objects are cached (Karmada's placement `ClusterAffinity`).
@@ -55,7 +56,7 @@ pub struct ResourceRegistrySpec {
 }
 
 /// One kind to cache.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchResourceSelector {
     /// `group/version` (or `version` for the core group).
@@ -70,7 +71,7 @@ pub struct SearchResourceSelector {
 }
 
 /// `spec.backendStore`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BackendStoreConfig {
     /// An OpenSearch backend.
@@ -79,7 +80,7 @@ pub struct BackendStoreConfig {
 }
 
 /// `spec.backendStore.openSearch`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OpenSearchConfig {
     /// Server addresses (`http(s)://host:port`).
@@ -91,7 +92,7 @@ pub struct OpenSearchConfig {
 }
 
 /// A Secret in the same namespace as the karmada-search component.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OpenSearchSecretRef {
     /// The Secret's name.
@@ -100,7 +101,7 @@ pub struct OpenSearchSecretRef {
 }
 
 /// `ResourceRegistry.status`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceRegistryStatus {
     /// Conditions.

@@ -2,6 +2,7 @@
 //! a policy, the scheduler's input (replicas, requirements, placement) and its result
 //! (`spec.clusters`).
 
+use schemars::JsonSchema;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{NodeSelector, Toleration};
@@ -27,7 +28,7 @@ pub const MESSAGE_SCHEDULED: &str = "Binding has been scheduled successfully.";
 pub const ANNOTATION_APPLIED_PLACEMENT: &str = "policy.karmada.io/applied-placement";
 
 /// A namespaced binding.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceBinding {
     /// Always `work.karmada.io/v1alpha2`.
@@ -56,7 +57,7 @@ karmada_resource!(
 );
 
 /// A cluster-scoped binding.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterResourceBinding {
     /// Always `work.karmada.io/v1alpha2`.
@@ -85,7 +86,7 @@ karmada_resource!(
 );
 
 /// `ResourceBindingSpec`, shared by both binding kinds.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceBindingSpec {
     /// The template.
@@ -169,7 +170,7 @@ impl ResourceBindingSpec {
 }
 
 /// Reference to the template.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ObjectReference {
     /// apiVersion.
@@ -193,7 +194,7 @@ pub struct ObjectReference {
 }
 
 /// Per-replica needs.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReplicaRequirements {
     /// Node constraints.
@@ -211,7 +212,7 @@ pub struct ReplicaRequirements {
 }
 
 /// Node constraints of a replica.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeClaim {
     /// Required node affinity.
@@ -226,7 +227,7 @@ pub struct NodeClaim {
 }
 
 /// One pod template of a multi-template workload.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Component {
     /// Component name.
@@ -237,11 +238,26 @@ pub struct Component {
     pub replicas: i32,
     /// Per-replica needs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<ComponentReplicaRequirementsSchema>")]
     pub replica_requirements: Option<serde_json::Value>,
 }
 
+/// The shape of a component's `replicaRequirements`, for the published schema (the field is
+/// kept as JSON).
+#[derive(JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct ComponentReplicaRequirementsSchema {
+    /// Node constraints of each replica.
+    node_claim: Option<NodeClaim>,
+    /// Resources each replica requests.
+    resource_request: Option<ResourceList>,
+    /// The PriorityClass of each replica.
+    priority_class_name: Option<String>,
+}
+
 /// A cluster in the scheduling result.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TargetCluster {
     /// Cluster name.
@@ -266,7 +282,7 @@ impl TargetCluster {
 }
 
 /// Replicas of one component on a cluster.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TargetComponent {
     /// Component name.
     pub name: String,
@@ -276,7 +292,7 @@ pub struct TargetComponent {
 }
 
 /// A graceful eviction in progress.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GracefulEvictionTask {
     /// The cluster evicted from.
@@ -315,7 +331,7 @@ pub struct GracefulEvictionTask {
 }
 
 /// An independent binding's result, copied into dependency bindings.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct BindingSnapshot {
     /// Namespace.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -329,7 +345,7 @@ pub struct BindingSnapshot {
 }
 
 /// Binding suspension: the policy's plus `scheduling`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct BindingSuspension {
     /// The policy's suspension.
     #[serde(flatten)]
@@ -340,7 +356,7 @@ pub struct BindingSuspension {
 }
 
 /// Queue priority of a binding.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct BindingSchedulePriority {
     /// Priority (higher first).
     #[serde(default, skip_serializing_if = "is_zero_i32")]
@@ -348,7 +364,7 @@ pub struct BindingSchedulePriority {
 }
 
 /// Workload affinity groups.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkloadAffinityGroups {
     /// `<key>=<value>`.
@@ -383,7 +399,7 @@ impl WorkloadAffinityGroups {
 }
 
 /// `ResourceBindingStatus`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceBindingStatus {
     /// Generation the scheduler last handled.
@@ -404,7 +420,7 @@ pub struct ResourceBindingStatus {
 }
 
 /// One cluster's status of the workload.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AggregatedStatusItem {
     /// Cluster.

@@ -2,6 +2,7 @@
 //! `karmada-es-<cluster>`), and what the execution and work-status controllers observed there.
 //! Also the well-known labels and annotations Karmada stamps on member objects.
 
+use schemars::JsonSchema;
 use std::fmt;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
@@ -77,7 +78,7 @@ pub const CPP_CLAIM_LABELS: &[&str] = &["clusterpropagationpolicy.karmada.io/per
 pub const CPP_CLAIM_ANNOTATIONS: &[&str] = &["clusterpropagationpolicy.karmada.io/name"];
 
 /// A set of manifests for one member cluster.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Work {
     /// Always `work.karmada.io/v1alpha1`.
@@ -106,7 +107,7 @@ karmada_resource!(
 );
 
 /// `Work.spec`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkSpec {
     /// The manifests.
@@ -121,7 +122,7 @@ pub struct WorkSpec {
 }
 
 /// `Work.spec.workload`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkloadTemplate {
     /// Raw member objects (Karmada writes exactly one).
@@ -178,6 +179,22 @@ impl JsonText {
 
 fn null() -> Box<RawValue> {
     RawValue::from_string("null".to_owned()).expect("`null` is JSON")
+}
+
+/// Any JSON document (Karmada's `runtime.RawExtension`): a schema that keeps every field.
+impl schemars::JsonSchema for JsonText {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "JsonText".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "object",
+            "x-kubernetes-preserve-unknown-fields": true,
+        })
+    }
 }
 
 impl From<Value> for JsonText {
@@ -357,7 +374,7 @@ impl<'de> Visitor<'de> for Key<'_> {
 }
 
 /// `Work.status`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkStatus {
     /// `Applied`, `Dispatching`, ...
@@ -369,7 +386,7 @@ pub struct WorkStatus {
 }
 
 /// One member object's reflected status.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ManifestStatus {
     /// Which manifest.
@@ -384,7 +401,7 @@ pub struct ManifestStatus {
 }
 
 /// Identifies a manifest of a Work.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceIdentifier {
     /// Index in `spec.workload.manifests`.

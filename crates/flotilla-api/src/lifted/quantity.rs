@@ -423,3 +423,17 @@ impl Visitor<'_> for QuantityVisitor {
 
 #[cfg(test)]
 mod tests;
+
+/// The schema of a quantity: a number or a string (`x-kubernetes-int-or-string`), as
+/// k8s-openapi describes its own `Quantity`.
+impl schemars::JsonSchema for Quantity {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        <k8s_openapi::apimachinery::pkg::api::resource::Quantity as schemars::JsonSchema>::schema_name()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        <k8s_openapi::apimachinery::pkg::api::resource::Quantity as schemars::JsonSchema>::json_schema(generator)
+    }
+}

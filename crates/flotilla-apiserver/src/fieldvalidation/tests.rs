@@ -176,14 +176,19 @@ fn strip_unknown_reports_in_sorted_depth_first_order() {
 }
 
 #[test]
-fn kinds_without_a_schema_are_not_checked() {
+fn kinds_are_checked_when_they_have_a_schema() {
     let catalog = Catalog::with_builtins();
-    let karmada = catalog
+    let unschematized = catalog
+        .get("networking.karmada.io", "v1alpha1", "multiclusteringresses")
+        .expect("MultiClusterIngress is served");
+    assert!(for_resource(&unschematized).is_none());
+    for karmada in catalog
         .all()
         .into_iter()
-        .find(|i| i.group == "policy.karmada.io")
-        .expect("Karmada kinds are served");
-    assert!(for_resource(&karmada).is_none());
+        .filter(|i| i.group == "policy.karmada.io" || i.group == "work.karmada.io")
+    {
+        assert!(for_resource(&karmada).is_some(), "{}", karmada.kind);
+    }
     let deployments = catalog.get("apps", "v1", "deployments").unwrap();
     assert!(for_resource(&deployments).is_some());
     assert!(

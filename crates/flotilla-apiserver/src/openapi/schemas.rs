@@ -75,6 +75,102 @@ pub fn for_kind(group: &str, version: &str, kind: &str) -> Option<Value> {
         ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding") => {
             schema::<rbac::v1::ClusterRoleBinding>()
         }
+        _ => return karmada_kind(group, version, kind),
+    })
+}
+
+/// The schema of a Karmada kind served from Flotilla's own types (Karmada installs these as
+/// CRDs with structural schemas, so unknown fields are refused or pruned as for built-in kinds).
+fn karmada_kind(group: &str, version: &str, kind: &str) -> Option<Value> {
+    let mut schema = karmada_schema(group, version, kind)?;
+    preserve_untyped(&mut schema);
+    Some(schema)
+}
+
+/// Marks the schemas that say nothing of their value (free-form JSON fields, such as an
+/// overrider's `value`) `x-kubernetes-preserve-unknown-fields`, as Karmada's CRDs mark them: a
+/// structural schema names a type for every field or says that anything goes.
+fn preserve_untyped(schema: &mut Value) {
+    const SHAPED: [&str; 8] = [
+        "type",
+        "properties",
+        "$ref",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "x-kubernetes-int-or-string",
+        "x-kubernetes-preserve-unknown-fields",
+    ];
+    match schema {
+        Value::Bool(true) => {
+            *schema = serde_json::json!({"x-kubernetes-preserve-unknown-fields": true});
+        }
+        Value::Object(map) => {
+            if !SHAPED.iter().any(|key| map.contains_key(*key)) {
+                map.insert(
+                    "x-kubernetes-preserve-unknown-fields".to_owned(),
+                    Value::Bool(true),
+                );
+            }
+            if let Some(Value::Object(properties)) = map.get_mut("properties") {
+                properties.values_mut().for_each(preserve_untyped);
+            }
+            for key in ["items", "additionalProperties"] {
+                if let Some(child) = map.get_mut(key).filter(|child| !child.is_boolean()) {
+                    preserve_untyped(child);
+                }
+            }
+            for key in ["allOf", "anyOf", "oneOf"] {
+                if let Some(Value::Array(branches)) = map.get_mut(key) {
+                    branches.iter_mut().for_each(preserve_untyped);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn karmada_schema(group: &str, version: &str, kind: &str) -> Option<Value> {
+    use flotilla_api::karmada as k;
+    Some(match (group, version, kind) {
+        ("policy.karmada.io", "v1alpha1", "PropagationPolicy") => schema::<k::PropagationPolicy>(),
+        ("policy.karmada.io", "v1alpha1", "ClusterPropagationPolicy") => {
+            schema::<k::ClusterPropagationPolicy>()
+        }
+        ("policy.karmada.io", "v1alpha1", "OverridePolicy") => schema::<k::OverridePolicy>(),
+        ("policy.karmada.io", "v1alpha1", "ClusterOverridePolicy") => {
+            schema::<k::ClusterOverridePolicy>()
+        }
+        ("policy.karmada.io", "v1alpha1", "ClusterTaintPolicy") => {
+            schema::<k::ClusterTaintPolicy>()
+        }
+        ("policy.karmada.io", "v1alpha1", "FederatedResourceQuota") => {
+            schema::<k::quota::FederatedResourceQuota>()
+        }
+        ("work.karmada.io", "v1alpha2", "ResourceBinding") => schema::<k::ResourceBinding>(),
+        ("work.karmada.io", "v1alpha2", "ClusterResourceBinding") => {
+            schema::<k::ClusterResourceBinding>()
+        }
+        ("work.karmada.io", "v1alpha1", "Work") => schema::<k::Work>(),
+        ("cluster.karmada.io", "v1alpha1", "Cluster") => schema::<k::Cluster>(),
+        ("apps.karmada.io", "v1alpha1", "WorkloadRebalancer") => {
+            schema::<k::WorkloadRebalancer>()
+        }
+        ("autoscaling.karmada.io", "v1alpha1", "FederatedHPA") => schema::<k::FederatedHPA>(),
+        ("autoscaling.karmada.io", "v1alpha1", "CronFederatedHPA") => {
+            schema::<k::CronFederatedHPA>()
+        }
+        ("remedy.karmada.io", "v1alpha1", "Remedy") => schema::<k::Remedy>(),
+        ("config.karmada.io", "v1alpha1", "ResourceInterpreterCustomization") => {
+            schema::<k::ResourceInterpreterCustomization>()
+        }
+        ("config.karmada.io", "v1alpha1", "ResourceInterpreterWebhookConfiguration") => {
+            schema::<k::ResourceInterpreterWebhookConfiguration>()
+        }
+        ("networking.karmada.io", "v1alpha1", "MultiClusterService") => {
+            schema::<k::MultiClusterService>()
+        }
+        ("search.karmada.io", "v1alpha1", "ResourceRegistry") => schema::<k::ResourceRegistry>(),
         _ => return None,
     })
 }

@@ -268,24 +268,105 @@ async fn apply_with_an_unknown_field_under_strict_is_rejected() {
     );
 }
 
+const POLICIES: &str = "/apis/policy.karmada.io/v1alpha1/namespaces/default/propagationpolicies";
+
+/// A PropagationPolicy whose `placement` is misspelt: Karmada's CRD schema has no such field.
+fn misspelt_policy(name: &str) -> Value {
+    json!({
+        "apiVersion": "policy.karmada.io/v1alpha1",
+        "kind": "PropagationPolicy",
+        "metadata": {"name": name},
+        "spec": {
+            "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment"}],
+            "placment": {"clusterAffinity": {"clusterNames": ["member1"]}}
+        }
+    })
+}
+
+/// Karmada's kinds are CRDs with structural schemas there: a misspelt field is refused under
+/// Strict (what kubectl asks for) with kube-apiserver's message, and pruned with a warning
+/// otherwise — never stored, where it would silently mean "no placement".
 #[tokio::test]
-async fn kinds_without_a_schema_accept_unknown_fields() {
+async fn karmada_kinds_refuse_or_prune_unknown_fields_as_their_crds_do() {
+    let cp = control_plane().await;
+    let reply = send_with_headers(
+        &cp,
+        json(
+            "POST",
+            &format!("{POLICIES}?fieldValidation=Strict"),
+            &misspelt_policy("strict"),
+        ),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.body);
+    assert_eq!(
+        reply.body["message"],
+        r#"PropagationPolicy in version "v1alpha1" cannot be handled as a PropagationPolicy: strict decoding error: unknown field "spec.placment""#
+    );
+    let stored = send(&cp, get(&format!("{POLICIES}/strict"))).await;
+    assert_eq!(stored.status, StatusCode::NOT_FOUND);
+
+    let reply = send_with_headers(&cp, json("POST", POLICIES, &misspelt_policy("warned"))).await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
+    assert_eq!(
+        reply.warnings,
+        vec![r#"299 - "unknown field \"spec.placment\"""#]
+    );
+    let stored = send(&cp, get(&format!("{POLICIES}/warned"))).await;
+    assert!(stored.body["spec"].get("placment").is_none(), "{}", stored.body);
+    assert_eq!(stored.body["spec"]["resourceSelectors"][0]["kind"], "Deployment");
+}
+
+/// Free-form fields of Karmada's schemas (an overrider's `value`, a Work's manifests) keep
+/// whatever they hold, as `x-kubernetes-preserve-unknown-fields` does in Karmada's CRDs.
+#[tokio::test]
+async fn free_form_fields_of_karmada_kinds_keep_everything() {
     let cp = control_plane().await;
     let policy = json!({
         "apiVersion": "policy.karmada.io/v1alpha1",
-        "kind": "PropagationPolicy",
-        "metadata": {"name": "pp"},
+        "kind": "OverridePolicy",
+        "metadata": {"name": "op"},
         "spec": {
             "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment"}],
-            "flotillaExtra": true
+            "overrideRules": [{"overriders": {"plaintext": [{
+                "path": "/spec/template/metadata/annotations",
+                "operator": "add",
+                "value": {"anything": {"nested": [1, "two"]}}
+            }]}}]
         }
     });
     let reply = send_with_headers(
         &cp,
         json(
             "POST",
-            "/apis/policy.karmada.io/v1alpha1/namespaces/default/propagationpolicies?fieldValidation=Strict",
+            "/apis/policy.karmada.io/v1alpha1/namespaces/default/overridepolicies?fieldValidation=Strict",
             &policy,
+        ),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
+    assert!(reply.warnings.is_empty(), "{:?}", reply.warnings);
+    assert_eq!(
+        reply.body["spec"]["overrideRules"][0]["overriders"]["plaintext"][0]["value"],
+        json!({"anything": {"nested": [1, "two"]}})
+    );
+}
+
+#[tokio::test]
+async fn kinds_without_a_schema_accept_unknown_fields() {
+    let cp = control_plane().await;
+    let ingress = json!({
+        "apiVersion": "networking.karmada.io/v1alpha1",
+        "kind": "MultiClusterIngress",
+        "metadata": {"name": "mci"},
+        "spec": {"flotillaExtra": true}
+    });
+    let reply = send_with_headers(
+        &cp,
+        json(
+            "POST",
+            "/apis/networking.karmada.io/v1alpha1/namespaces/default/multiclusteringresses?fieldValidation=Strict",
+            &ingress,
         ),
     )
     .await;

@@ -125,6 +125,10 @@ fn describe_explain_and_api_resources() {
     let flotilla = Flotilla::start();
     let path = flotilla.file("d.yaml", DEPLOYMENT);
     flotilla.ok("1.33", &["apply", "-f", &path]);
+    let typo = flotilla.file(
+        "typo.yaml",
+        "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata:\n  name: typo\nspec:\n  resourceSelectors:\n  - {apiVersion: apps/v1, kind: Deployment, name: web}\n  placment:\n    clusterAffinity: {clusterNames: [member1]}\n",
+    );
     for version in VERSIONS {
         let described = flotilla.ok(version, &["describe", "deployment", "web"]);
         assert!(
@@ -135,6 +139,27 @@ fn describe_explain_and_api_resources() {
         assert!(
             explained.contains("replicas") && explained.contains("integer"),
             "kubectl.{version}: {explained}"
+        );
+        // Karmada's kinds publish their schemas, as their CRDs do in Karmada.
+        let explained = flotilla.ok(
+            version,
+            &["explain", "propagationpolicy.spec.placement.replicaScheduling"],
+        );
+        assert!(
+            explained.contains("replicaDivisionPreference")
+                && explained.contains("weightPreference")
+                && explained.contains("replicaSchedulingType"),
+            "kubectl.{version}: {explained}"
+        );
+        let explained = flotilla.ok(version, &["explain", "rb.spec.clusters"]);
+        assert!(
+            explained.contains("replicas") && explained.contains("name"),
+            "kubectl.{version}: {explained}"
+        );
+        let misspelt = flotilla.fails(version, &["apply", "-f", &typo]);
+        assert!(
+            misspelt.contains(r#"strict decoding error: unknown field "spec.placment""#),
+            "kubectl.{version}: {misspelt}"
         );
         let resources = flotilla.ok(version, &["api-resources"]);
         let pp = resources
