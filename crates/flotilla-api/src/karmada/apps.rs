@@ -50,7 +50,7 @@ pub struct WorkloadRebalancerSpec {
     /// The workloads to reschedule (at least one).
     #[serde(default)]
     pub workloads: Vec<WorkloadReference>,
-    /// Delete the rebalancer this long after it finished (`None`: keep it).
+    /// Delete the rebalancer this long after it finished (absent: keep it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttl_seconds_after_finished: Option<i32>,
 }

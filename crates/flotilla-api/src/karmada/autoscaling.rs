@@ -163,7 +163,7 @@ pub struct FederatedHPA {
     /// The target, the bounds, the metrics and the scaling behaviour (autoscaling/v2's).
     #[serde(default)]
     pub spec: FederatedHPASpec,
-    /// autoscaling/v2's HPA status (`None` until the controller first writes it; an empty
+    /// autoscaling/v2's HPA status (absent until the controller first writes it; an empty
     /// status reads as `desiredReplicas: 0`).
     #[serde(
         default,

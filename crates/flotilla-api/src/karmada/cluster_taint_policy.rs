@@ -44,7 +44,7 @@ karmada_resource!(
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterTaintPolicySpec {
-    /// The clusters the policy looks after (`None`: every cluster).
+    /// The clusters the policy looks after (absent: every cluster).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_clusters: Option<ClusterAffinity>,
     /// Conditions, ANDed, under which the taints are added (empty: never).

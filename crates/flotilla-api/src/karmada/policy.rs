@@ -157,8 +157,8 @@ pub struct Placement {
     /// A single affinity (exclusive with `clusterAffinities`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_affinity: Option<ClusterAffinity>,
-    /// Ordered affinity groups tried one after another. `Some(vec![])` and `None` differ, as in
-    /// Karmada (a present empty list schedules nothing).
+    /// Ordered affinity groups tried one after another. An empty list and an absent one differ,
+    /// as in Karmada (a present empty list schedules nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_affinities: Option<Vec<ClusterAffinityTerm>>,
     /// Tolerations of cluster taints.
@@ -167,7 +167,7 @@ pub struct Placement {
     /// Spread constraints.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub spread_constraints: Vec<SpreadConstraint>,
-    /// Replica scheduling; `None` means Duplicated.
+    /// Replica scheduling; absent means Duplicated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replica_scheduling: Option<ReplicaSchedulingStrategy>,
     /// Workload (anti-)affinity groups (feature gate WorkloadAffinity).

@@ -47,10 +47,10 @@ karmada_resource!(
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RemedySpec {
-    /// The clusters the rule looks at (`None`: every cluster).
+    /// The clusters the rule looks at (absent: every cluster).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_affinity: Option<RemedyClusterAffinity>,
-    /// Tests of which any one holding makes the actions apply. Absent (`None`) applies them
+    /// Tests of which any one holding makes the actions apply. Absent applies them
     /// at once; a present but empty list is kept apart because Karmada's controller never
     /// applies the actions for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -74,7 +74,7 @@ pub struct RemedyClusterAffinity {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DecisionMatch {
-    /// A test of one cluster condition (`None`: the entry never holds).
+    /// A test of one cluster condition (absent: the entry never holds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_condition_match: Option<ClusterConditionRequirement>,
 }

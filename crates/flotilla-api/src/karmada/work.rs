@@ -37,7 +37,7 @@ pub struct ResourceBinding {
     /// Always `ResourceBinding`.
     #[serde(default)]
     pub kind: Kind<ResourceBinding>,
-    /// Standard object metadata, decoded without `managedFields` (see [`crate::meta`]).
+    /// Standard object metadata (decoded here without `managedFields`: `crate::meta`).
     #[serde(default, deserialize_with = "crate::meta::without_managed_fields")]
     pub metadata: ObjectMeta,
     /// Desired state.
@@ -66,7 +66,7 @@ pub struct ClusterResourceBinding {
     /// Always `ClusterResourceBinding`.
     #[serde(default)]
     pub kind: Kind<ClusterResourceBinding>,
-    /// Standard object metadata, decoded without `managedFields` (see [`crate::meta`]).
+    /// Standard object metadata (decoded here without `managedFields`: `crate::meta`).
     #[serde(default, deserialize_with = "crate::meta::without_managed_fields")]
     pub metadata: ObjectMeta,
     /// Desired state.

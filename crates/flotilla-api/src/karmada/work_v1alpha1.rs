@@ -87,7 +87,7 @@ pub struct Work {
     /// Always `Work`.
     #[serde(default)]
     pub kind: Kind<Work>,
-    /// Standard object metadata, decoded without `managedFields` (see [`crate::meta`]).
+    /// Standard object metadata (decoded here without `managedFields`: `crate::meta`).
     #[serde(default, deserialize_with = "crate::meta::without_managed_fields")]
     pub metadata: ObjectMeta,
     /// Desired state.
