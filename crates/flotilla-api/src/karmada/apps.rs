@@ -1,8 +1,8 @@
 //! `apps.karmada.io/v1alpha1` `WorkloadRebalancer`: a one-shot request to reschedule the
 //! bindings of some workloads afresh, with the result per workload in its status.
 
-use schemars::JsonSchema;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{ApiVersion, Kind, is_zero_i64, karmada_resource};
@@ -57,7 +57,9 @@ pub struct WorkloadRebalancerSpec {
 
 /// A workload (resource template) by apiVersion, kind, namespace (empty: cluster-scoped)
 /// and name (Karmada's `appsv1alpha1.ObjectReference`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkloadReference {
     /// The workload's API version.

@@ -2,12 +2,12 @@
 //! replicas (or a FederatedHPA's bounds) at scheduled times, with each rule's execution history
 //! in its status.
 
-use schemars::JsonSchema;
 use k8s_openapi::api::autoscaling::v2::{
     CrossVersionObjectReference, HorizontalPodAutoscalerBehavior, HorizontalPodAutoscalerStatus,
     MetricSpec,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{ApiVersion, Kind, karmada_resource};

@@ -2,8 +2,8 @@
 //! controller adds to (or removes from) the Clusters it targets when their status conditions
 //! match.
 
-use schemars::JsonSchema;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::policy::ClusterAffinity;

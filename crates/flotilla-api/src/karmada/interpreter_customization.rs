@@ -2,8 +2,8 @@
 //! native interpreter's operations for one kind (Karmada's declarative interpreter). The Lua
 //! runtime is [`super::lua`]; the controllers pick the rules (`interpreter/customized.rs`).
 
-use schemars::JsonSchema;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{ApiVersion, Kind, karmada_resource};

@@ -3,10 +3,10 @@
 //! (webhook) interpreter, consulted before ResourceInterpreterCustomizations and the native
 //! rules. The controllers make the calls (`interpreter/webhook.rs`).
 
-use schemars::JsonSchema;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::admissionregistration::v1::WebhookClientConfig;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -2,8 +2,8 @@
 //! With exposure type `CrossCluster`, the Service goes to the provider and consumer clusters
 //! and the providers' EndpointSlices are copied into the consumers.
 
-use schemars::JsonSchema;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{ApiVersion, Kind, karmada_resource};

@@ -1,9 +1,9 @@
 //! `policy.karmada.io/v1alpha1` `PropagationPolicy` and `ClusterPropagationPolicy`: which
 //! resources go where, and how replicas are divided.
 
-use schemars::JsonSchema;
 use k8s_openapi::api::core::v1::{NodeSelectorRequirement, Toleration};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{ApiVersion, Kind, is_false, karmada_resource};

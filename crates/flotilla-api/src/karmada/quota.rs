@@ -3,8 +3,8 @@
 //! (Karmada's `CalculateResourceUsage`), sums, and the check of a usage change against
 //! `spec.overall` with Karmada's refusal message.
 
-use schemars::JsonSchema;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::work::ResourceBindingSpec;

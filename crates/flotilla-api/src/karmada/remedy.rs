@@ -2,8 +2,8 @@
 //! controller publishes in `Cluster.status.remedyActions` while a cluster's status conditions
 //! match. Systems outside the control plane read them and act.
 
-use schemars::JsonSchema;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{ApiVersion, Kind, karmada_resource};

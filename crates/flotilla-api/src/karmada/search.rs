@@ -1,8 +1,8 @@
 //! `search.karmada.io/v1alpha1` `ResourceRegistry`: which member clusters' objects of which
 //! kinds karmada-search caches, for the `search/cache` view and the `proxying` global proxy.
 
-use schemars::JsonSchema;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{ApiVersion, ClusterAffinity, Kind, karmada_resource};

@@ -8,6 +8,7 @@ fn cluster_round_trips_with_karmada_field_names() {
         "apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
         "metadata": {"name": "member1"},
         "spec": {"syncMode": "Push", "apiEndpoint": "https://x", "proxyURL": "http://p",
+                 "insecureSkipTLSVerification": true,
                  "zones": ["a"], "taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}],
                  "resourceModels": [{"grade": 0, "ranges": [{"name": "cpu", "min": "0", "max": "1"}]}]},
         "status": {
@@ -18,6 +19,7 @@ fn cluster_round_trips_with_karmada_field_names() {
     });
     let cluster: Cluster = serde_json::from_value(input.clone()).expect("decode");
     assert_eq!(cluster.spec.proxy_url, "http://p");
+    assert!(cluster.spec.insecure_skip_tls_verification);
     assert_eq!(serde_json::to_value(&cluster).expect("encode"), input);
 }
 

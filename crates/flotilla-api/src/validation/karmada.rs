@@ -33,6 +33,7 @@ pub use defaults::{
     PP_PERMANENT_ID, RB_PERMANENT_ID, WORK_PERMANENT_ID, default_resource_models,
 };
 pub use overrides::json_pointer;
+pub use schema::{Constraint, Rule};
 pub use work::{MANAGED_ANNOTATIONS, MANAGED_LABELS, prune as prune_manifest};
 
 /// The Karmada kinds that have admission rules.
@@ -104,6 +105,13 @@ impl Kind {
             }
             _ => return None,
         })
+    }
+
+    /// What Karmada's schema of the kind requires, enumerates, bounds and defaults, by path
+    /// (`[]`: every list item, `{}`: every map value): the rules admission applies, and the
+    /// published OpenAPI schema states.
+    pub fn constraints(self) -> &'static [&'static [schema::Constraint]] {
+        self.schema()
     }
 
     fn schema(self) -> &'static [&'static [schema::Constraint]] {

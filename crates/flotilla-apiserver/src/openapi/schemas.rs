@@ -84,7 +84,94 @@ pub fn for_kind(group: &str, version: &str, kind: &str) -> Option<Value> {
 fn karmada_kind(group: &str, version: &str, kind: &str) -> Option<Value> {
     let mut schema = karmada_schema(group, version, kind)?;
     preserve_untyped(&mut schema);
+    if let Some(kind) = flotilla_api::validation::karmada::Kind::of(group, kind) {
+        for table in kind.constraints() {
+            for (path, rule) in table.iter() {
+                if let Some(at) = at_path(&mut schema, path) {
+                    state(at, *rule);
+                }
+            }
+        }
+    }
     Some(schema)
+}
+
+/// The schema of the field at `path` (`spec.placement.clusterAffinities[].affinityName`; `[]`
+/// an item, `{}` a map value), when the schema declares it.
+fn at_path<'s>(schema: &'s mut Value, path: &str) -> Option<&'s mut Value> {
+    let mut at = schema;
+    for segment in path.split('.').filter(|s| !s.is_empty()) {
+        let name = segment.trim_end_matches(['[', ']', '{', '}']);
+        at = at.get_mut("properties")?.get_mut(name)?;
+        let mut rest = &segment[name.len()..];
+        while !rest.is_empty() {
+            let key = if rest.starts_with("[]") {
+                "items"
+            } else {
+                "additionalProperties"
+            };
+            at = at.get_mut(key).filter(|child| child.is_object())?;
+            rest = &rest[2..];
+        }
+    }
+    Some(at)
+}
+
+/// Writes one of the kind's constraints into its schema, as Karmada's CRD states it
+/// (`required`, `enum`, bounds, `default`), so `kubectl explain` shows them.
+fn state(schema: &mut Value, rule: flotilla_api::validation::karmada::Rule) {
+    use flotilla_api::validation::karmada::Rule;
+    use serde_json::json;
+    let Some(map) = schema.as_object_mut() else {
+        return;
+    };
+    match rule {
+        Rule::Required(keys) => {
+            let mut required: Vec<String> = map
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|list| {
+                    list.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default();
+            required.extend(keys.iter().map(|key| (*key).to_owned()));
+            required.sort();
+            required.dedup();
+            map.insert("required".to_owned(), json!(required));
+        }
+        Rule::Enum(values) => {
+            map.insert("enum".to_owned(), json!(values));
+        }
+        Rule::MinItems(n) => {
+            map.insert("minItems".to_owned(), json!(n));
+        }
+        Rule::Minimum(n) => {
+            map.insert("minimum".to_owned(), json!(n));
+        }
+        Rule::Maximum(n) => {
+            map.insert("maximum".to_owned(), json!(n));
+        }
+        Rule::MinLength(n) => {
+            map.insert("minLength".to_owned(), json!(n));
+        }
+        Rule::MaxLength(n) => {
+            map.insert("maxLength".to_owned(), json!(n));
+        }
+        // Quantities are already int-or-string.
+        Rule::Quantity => {}
+        Rule::DefaultStr(value) => {
+            map.insert("default".to_owned(), json!(value));
+        }
+        Rule::DefaultInt(value) => {
+            map.insert("default".to_owned(), json!(value));
+        }
+        Rule::DefaultBool(value) => {
+            map.insert("default".to_owned(), json!(value));
+        }
+    }
 }
 
 /// Marks the schemas that say nothing of their value (free-form JSON fields, such as an
@@ -153,9 +240,7 @@ fn karmada_schema(group: &str, version: &str, kind: &str) -> Option<Value> {
         }
         ("work.karmada.io", "v1alpha1", "Work") => schema::<k::Work>(),
         ("cluster.karmada.io", "v1alpha1", "Cluster") => schema::<k::Cluster>(),
-        ("apps.karmada.io", "v1alpha1", "WorkloadRebalancer") => {
-            schema::<k::WorkloadRebalancer>()
-        }
+        ("apps.karmada.io", "v1alpha1", "WorkloadRebalancer") => schema::<k::WorkloadRebalancer>(),
         ("autoscaling.karmada.io", "v1alpha1", "FederatedHPA") => schema::<k::FederatedHPA>(),
         ("autoscaling.karmada.io", "v1alpha1", "CronFederatedHPA") => {
             schema::<k::CronFederatedHPA>()
@@ -173,4 +258,45 @@ fn karmada_schema(group: &str, version: &str, kind: &str) -> Option<Value> {
         ("search.karmada.io", "v1alpha1", "ResourceRegistry") => schema::<k::ResourceRegistry>(),
         _ => return None,
     })
+}
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::for_kind;
+
+    /// Karmada's kinds are published with their shape and with what Karmada's CRDs state about
+    /// it: required fields, enums, defaults and bounds, and free-form fields kept free-form.
+    #[test]
+    fn karmada_kinds_publish_their_crd_constraints() {
+        let pp = for_kind("policy.karmada.io", "v1alpha1", "PropagationPolicy").expect("PP");
+        let spec = &pp["properties"]["spec"];
+        assert_eq!(spec["required"], json!(["resourceSelectors"]));
+        let scheduling = &spec["properties"]["placement"]["properties"]["replicaScheduling"];
+        let kind = &scheduling["properties"]["replicaSchedulingType"];
+        assert_eq!(kind["type"], "string");
+        assert_eq!(kind["enum"], json!(["Duplicated", "Divided"]));
+        assert_eq!(kind["default"], "Divided");
+        let weight = &scheduling["properties"]["weightPreference"]["properties"]["staticWeightList"]
+            ["items"];
+        assert_eq!(weight["required"], json!(["targetCluster", "weight"]));
+        assert_eq!(weight["properties"]["weight"]["minimum"], 1);
+
+        let op = for_kind("policy.karmada.io", "v1alpha1", "OverridePolicy").expect("OP");
+        let plaintext = &op["properties"]["spec"]["properties"]["overrideRules"]["items"]["properties"]
+            ["overriders"]["properties"]["plaintext"]["items"];
+        assert_eq!(
+            plaintext["properties"]["value"]["x-kubernetes-preserve-unknown-fields"],
+            true
+        );
+        let work = for_kind("work.karmada.io", "v1alpha1", "Work").expect("Work");
+        let manifest = &work["properties"]["spec"]["properties"]["workload"]["properties"]["manifests"]
+            ["items"];
+        assert_eq!(manifest["x-kubernetes-preserve-unknown-fields"], true);
+
+        let cluster = for_kind("cluster.karmada.io", "v1alpha1", "Cluster").expect("Cluster");
+        let spec = &cluster["properties"]["spec"]["properties"];
+        assert_eq!(spec["insecureSkipTLSVerification"]["type"], "boolean");
+        assert!(spec.get("insecureSkipTlsVerification").is_none());
+    }
 }

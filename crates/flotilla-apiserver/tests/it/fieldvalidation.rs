@@ -313,8 +313,15 @@ async fn karmada_kinds_refuse_or_prune_unknown_fields_as_their_crds_do() {
         vec![r#"299 - "unknown field \"spec.placment\"""#]
     );
     let stored = send(&cp, get(&format!("{POLICIES}/warned"))).await;
-    assert!(stored.body["spec"].get("placment").is_none(), "{}", stored.body);
-    assert_eq!(stored.body["spec"]["resourceSelectors"][0]["kind"], "Deployment");
+    assert!(
+        stored.body["spec"].get("placment").is_none(),
+        "{}",
+        stored.body
+    );
+    assert_eq!(
+        stored.body["spec"]["resourceSelectors"][0]["kind"],
+        "Deployment"
+    );
 }
 
 /// Free-form fields of Karmada's schemas (an overrider's `value`, a Work's manifests) keep

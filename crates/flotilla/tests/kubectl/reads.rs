@@ -143,13 +143,25 @@ fn describe_explain_and_api_resources() {
         // Karmada's kinds publish their schemas, as their CRDs do in Karmada.
         let explained = flotilla.ok(
             version,
-            &["explain", "propagationpolicy.spec.placement.replicaScheduling"],
+            &[
+                "explain",
+                "propagationpolicy.spec.placement.replicaScheduling",
+            ],
         );
         assert!(
             explained.contains("replicaDivisionPreference")
                 && explained.contains("weightPreference")
                 && explained.contains("replicaSchedulingType"),
             "kubectl.{version}: {explained}"
+        );
+        let explained = flotilla.ok(version, &["explain", "pp.spec"]);
+        let selectors = explained
+            .lines()
+            .find(|l| l.trim_start().starts_with("resourceSelectors"))
+            .unwrap_or_else(|| panic!("kubectl.{version}: {explained}"));
+        assert!(
+            selectors.contains("-required-"),
+            "kubectl.{version}: {selectors}"
         );
         let explained = flotilla.ok(version, &["explain", "rb.spec.clusters"]);
         assert!(
