@@ -122,26 +122,20 @@ fn at_path<'s>(schema: &'s mut Value, path: &str) -> Option<&'s mut Value> {
 fn state(schema: &mut Value, rule: flotilla_api::validation::karmada::Rule) {
     use flotilla_api::validation::karmada::Rule;
     use serde_json::json;
+    if let Rule::Required(keys) = rule {
+        let mut required = super::v2::convert::strings(schema, "required");
+        required.extend(keys.iter().map(|key| (*key).to_owned()));
+        required.sort();
+        required.dedup();
+        if let Some(map) = schema.as_object_mut() {
+            map.insert("required".to_owned(), json!(required));
+        }
+        return;
+    }
     let Some(map) = schema.as_object_mut() else {
         return;
     };
     match rule {
-        Rule::Required(keys) => {
-            let mut required: Vec<String> = map
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|list| {
-                    list.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned)
-                        .collect()
-                })
-                .unwrap_or_default();
-            required.extend(keys.iter().map(|key| (*key).to_owned()));
-            required.sort();
-            required.dedup();
-            map.insert("required".to_owned(), json!(required));
-        }
         Rule::Enum(values) => {
             map.insert("enum".to_owned(), json!(values));
         }
@@ -160,8 +154,8 @@ fn state(schema: &mut Value, rule: flotilla_api::validation::karmada::Rule) {
         Rule::MaxLength(n) => {
             map.insert("maxLength".to_owned(), json!(n));
         }
-        // Quantities are already int-or-string.
-        Rule::Quantity => {}
+        // Required is stated above; quantities are already int-or-string.
+        Rule::Required(_) | Rule::Quantity => {}
         Rule::DefaultStr(value) => {
             map.insert("default".to_owned(), json!(value));
         }

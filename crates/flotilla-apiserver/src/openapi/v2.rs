@@ -4,7 +4,7 @@
 //! `explain`, and to choose the patch type of client-side apply. Built from the same per-kind
 //! parts as the v3 documents; encoded once per catalog state.
 
-mod convert;
+pub(crate) mod convert;
 mod downgrade;
 pub mod proto;
 

@@ -277,7 +277,8 @@ fn string(value: &Value, key: &str) -> String {
         .to_owned()
 }
 
-fn strings(value: &Value, key: &str) -> Vec<String> {
+/// The strings of the list at `key` of `value` (none when it is not a list).
+pub(crate) fn strings(value: &Value, key: &str) -> Vec<String> {
     value
         .get(key)
         .and_then(Value::as_array)
