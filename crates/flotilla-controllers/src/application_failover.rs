@@ -49,7 +49,7 @@ pub enum FailoverError {
     State(#[from] EvictionError),
     #[error("GracefulEviction featureGate must be enabled when purgeMode is Gracefully")]
     GracefulEvictionOff,
-    #[error(transparent)]
+    #[error("{}", flotilla_runtime::errors::message(.0))]
     Kube(#[from] kube::Error),
 }
 

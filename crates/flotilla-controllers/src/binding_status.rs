@@ -52,7 +52,7 @@ const WORKERS: usize = 8;
 /// Why a status could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum StatusError {
-    #[error("{0}")]
+    #[error("{}", flotilla_runtime::errors::message(.0))]
     Kube(#[from] kube::Error),
     #[error("{0}")]
     Resolve(#[from] ResolveError),
@@ -517,7 +517,7 @@ impl BindingStatusController {
                         reference,
                         EventType::Warning,
                         "AggregateStatusFailed",
-                        error.to_string(),
+                        flotilla_runtime::errors::describe(&error),
                     );
                 }
                 return Err(error.into());
@@ -619,7 +619,7 @@ impl BindingStatusController {
                     reference,
                     EventType::Warning,
                     "AggregateStatusFailed",
-                    error.to_string(),
+                    flotilla_runtime::errors::describe(&error),
                 );
             }
             return Err(error.into());

@@ -282,7 +282,7 @@ impl Controller {
                 &cluster,
                 EventType::Warning,
                 EVENT_CREATE_EXECUTION_SPACE_FAILED,
-                error.to_string(),
+                flotilla_runtime::errors::describe(&error),
             )
             .await;
             return Err(error);
@@ -330,7 +330,7 @@ impl Controller {
                     .await
                 }
                 Err(error) => {
-                    let note = error.to_string();
+                    let note = flotilla_runtime::errors::describe(error);
                     self.publish(
                         &cluster,
                         EventType::Warning,
@@ -404,7 +404,7 @@ impl Controller {
                 .await;
             }
             Err(error) => {
-                let note = error.to_string();
+                let note = flotilla_runtime::errors::describe(&error);
                 self.publish(
                     cluster,
                     EventType::Warning,

@@ -53,7 +53,7 @@ const CONFLICT_ATTEMPTS: usize = 5;
 pub enum CronError {
     #[error(transparent)]
     Schedule(#[from] ScheduleError),
-    #[error(transparent)]
+    #[error("{}", flotilla_runtime::errors::message(.0))]
     Kube(#[from] kube::Error),
     #[error(transparent)]
     Resolve(#[from] ResolveError),
@@ -253,8 +253,12 @@ impl Controller {
             };
             cron.status.execution_histories.remove(index);
             if let Err(error) = self.write_status(&mut cron).await {
-                self.event(&cron, "UpdateCronFederatedHPAFailed", error.to_string())
-                    .await;
+                self.event(
+                    &cron,
+                    "UpdateCronFederatedHPAFailed",
+                    flotilla_runtime::errors::describe(&error),
+                )
+                .await;
                 return Err(error);
             }
         }
@@ -282,7 +286,12 @@ impl Controller {
             match self.start_rule(key, &rule) {
                 Ok(at) => next = Some(Time(at)),
                 Err(error) => {
-                    self.event(cron, "StartRuleFailed", error.to_string()).await;
+                    self.event(
+                        cron,
+                        "StartRuleFailed",
+                        flotilla_runtime::errors::describe(&error),
+                    )
+                    .await;
                     return Err(error);
                 }
             }
@@ -301,8 +310,12 @@ impl Controller {
             }),
         }
         if let Err(error) = self.write_status(cron).await {
-            self.event(cron, "UpdateCronFederatedHPAFailed", error.to_string())
-                .await;
+            self.event(
+                cron,
+                "UpdateCronFederatedHPAFailed",
+                flotilla_runtime::errors::describe(&error),
+            )
+            .await;
             return Err(error);
         }
         Ok(())
@@ -386,8 +399,12 @@ impl Controller {
             }
         };
         if let Err(error) = recorded {
-            self.event(&cron, "UpdateStatusFailed", error.to_string())
-                .await;
+            self.event(
+                &cron,
+                "UpdateStatusFailed",
+                flotilla_runtime::errors::describe(&error),
+            )
+            .await;
         }
     }
 

@@ -76,7 +76,7 @@ pub const DEPENDENCY_POLICY_CONFLICT: &str = "DependencyPolicyConflict";
 /// Why a distribution failed.
 #[derive(Debug, thiserror::Error)]
 pub enum DistributeError {
-    #[error("{0}")]
+    #[error("{}", flotilla_runtime::errors::message(.0))]
     Kube(#[from] kube::Error),
     #[error("{0}")]
     Resolve(#[from] ResolveError),
@@ -378,7 +378,7 @@ impl Distributor {
                         &reference,
                         EventType::Warning,
                         SYNC_FAILED,
-                        error.to_string(),
+                        flotilla_runtime::errors::describe(error),
                     )
                     .await
                 }

@@ -110,7 +110,7 @@ pub enum PolicyKey {
 /// Why a template could not be handled (retried with backoff).
 #[derive(Debug, thiserror::Error)]
 pub enum DetectorError {
-    #[error("{0}")]
+    #[error("{}", flotilla_runtime::errors::message(.0))]
     Kube(#[from] kube::Error),
     #[error("interpreting replicas: {0}")]
     Interpret(#[from] flotilla_api::karmada::replicas::InterpretError),

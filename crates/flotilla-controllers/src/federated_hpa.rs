@@ -168,7 +168,7 @@ async fn run(context: Context, shutdown: Shutdown) {
 pub enum FhpaError {
     #[error("{0}")]
     Failed(String),
-    #[error(transparent)]
+    #[error("{}", flotilla_runtime::errors::message(.0))]
     Kube(#[from] kube::Error),
 }
 
@@ -358,7 +358,8 @@ impl Controller {
         let templates = self.resources.api(&served, &key.0);
         let mut template_scale = templates.get_scale(&target.name).await.map_err(|error| {
             FhpaError::Failed(format!(
-                "failed to get scale subresource for resource template {reference}: {error}"
+                "failed to get scale subresource for resource template {reference}: {}",
+                flotilla_runtime::errors::describe(&error)
             ))
         })?;
         let current = template_scale
@@ -450,7 +451,10 @@ impl Controller {
                     &fhpa,
                     EventType::Warning,
                     "FailedRescale",
-                    format!("New size: {desired}; reason: {reason}; error: {error}"),
+                    format!(
+                        "New size: {desired}; reason: {reason}; error: {}",
+                        flotilla_runtime::errors::describe(&error)
+                    ),
                 )
                 .await;
                 let status = fhpa.status.get_or_insert_with(Default::default);
@@ -459,13 +463,17 @@ impl Controller {
                     "AbleToScale",
                     "False",
                     "FailedUpdateScale",
-                    format!("the HPA controller was unable to update the target scale: {error}"),
+                    format!(
+                        "the HPA controller was unable to update the target scale: {}",
+                        flotilla_runtime::errors::describe(&error)
+                    ),
                     &now,
                 );
                 status.current_replicas = Some(current);
                 self.write_status_if_changed(&mut fhpa, &original).await?;
                 return Err(FhpaError::Failed(format!(
-                    "failed to rescale {reference}: {error}"
+                    "failed to rescale {reference}: {}",
+                    flotilla_runtime::errors::describe(&error)
                 )));
             }
             set_condition(
@@ -624,11 +632,12 @@ impl Controller {
                     fhpa,
                     EventType::Warning,
                     "FailedUpdateStatus",
-                    error.to_string(),
+                    flotilla_runtime::errors::describe(&error),
                 )
                 .await;
                 Err(FhpaError::Failed(format!(
-                    "failed to update status for {name}: {error}"
+                    "failed to update status for {name}: {}",
+                    flotilla_runtime::errors::describe(&error)
                 )))
             }
         }

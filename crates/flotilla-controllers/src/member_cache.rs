@@ -74,7 +74,10 @@ pub enum ResolveError {
     ApiVersion(String),
     #[error("no matches for kind \"{kind}\" in version \"{api_version}\"")]
     NoMatch { api_version: String, kind: String },
-    #[error("discovery of {api_version}: {source}")]
+    #[error(
+        "discovery of {api_version}: {}",
+        flotilla_runtime::errors::message(source)
+    )]
     Discovery {
         api_version: String,
         #[source]

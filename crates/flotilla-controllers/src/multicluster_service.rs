@@ -75,7 +75,7 @@ const POLICY_ANNOTATIONS: &[&str] = &[
 pub enum McsError {
     #[error("services {name:?} not found")]
     ServiceNotFound { name: String },
-    #[error("{0}")]
+    #[error("{}", flotilla_runtime::errors::message(.0))]
     Api(#[from] kube::Error),
 }
 
@@ -417,7 +417,7 @@ impl Controller {
                     .await;
             }
             Err(error) => {
-                let message = error.to_string();
+                let message = flotilla_runtime::errors::describe(error);
                 set_condition(
                     &self.client,
                     &mcs,
@@ -469,12 +469,18 @@ impl Controller {
     async fn delete(&self, mcs: &MultiClusterService) -> Result<(), McsError> {
         let reference = mcs.object_ref(&());
         if let Err(error) = self.release_service(mcs).await {
-            let message = format!("failed to delete service work :{error}");
+            let message = format!(
+                "failed to delete service work :{}",
+                flotilla_runtime::errors::describe(&error)
+            );
             self.warn(&reference, "SyncServiceFailed", message).await;
             return Err(error);
         }
         if let Err(error) = self.remove_marker_works(mcs, None).await {
-            let message = format!("failed to delete MultiClusterService work :{error}");
+            let message = format!(
+                "failed to delete MultiClusterService work :{}",
+                flotilla_runtime::errors::describe(&error)
+            );
             self.warn(&reference, "SyncServiceFailed", message).await;
             return Err(error);
         }

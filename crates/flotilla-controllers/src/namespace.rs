@@ -108,7 +108,7 @@ pub fn namespace_work(
 /// Why syncing a namespace to the clusters failed.
 #[derive(Debug, thiserror::Error)]
 pub enum NamespaceSyncError {
-    #[error("{0}")]
+    #[error("{}", flotilla_runtime::errors::message(.0))]
     Kube(#[from] kube::Error),
     #[error("applying overrides for cluster {cluster}: {source}")]
     Override {

@@ -20,7 +20,7 @@ pub struct ServedKind {
 /// Why a kind could not be resolved.
 #[derive(Debug, thiserror::Error)]
 pub enum ResolveError {
-    #[error("discovery failed: {0}")]
+    #[error("discovery failed: {}", flotilla_runtime::errors::message(.0))]
     Discovery(#[source] kube::Error),
     #[error("the server does not serve {api_version} {kind}")]
     NotServed { api_version: String, kind: String },

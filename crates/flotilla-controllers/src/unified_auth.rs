@@ -254,7 +254,7 @@ async fn run(context: Context, shutdown: Shutdown) {
             async move { me.reconcile(&name).await }
         },
         |name, error: &kube::Error| {
-            warn!(cluster = %name, %error, "syncing the impersonation config failed")
+            warn!(cluster = %name, error = %flotilla_runtime::errors::message(&error), "syncing the impersonation config failed")
         },
     );
     info!("unified auth controller running");
@@ -354,7 +354,7 @@ impl UnifiedAuth {
                         EventType::Warning,
                         "SyncImpersonationConfigFailed",
                         "SyncImpersonationConfig",
-                        error.to_string(),
+                        flotilla_runtime::errors::describe(&error),
                     )
                     .await;
                 Err(error)

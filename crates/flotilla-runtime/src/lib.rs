@@ -7,6 +7,7 @@
 //! talk to the control plane only through a `kube::Client`.
 
 pub mod controller;
+pub mod errors;
 pub mod estimator_metrics;
 pub mod events;
 pub mod informer;

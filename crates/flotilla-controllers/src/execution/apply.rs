@@ -69,12 +69,7 @@ fn not_served(error: &ResolveError) -> bool {
 }
 
 /// The Go client's rendering of an API error: the Status message.
-pub fn api_message(error: &kube::Error) -> String {
-    match error {
-        kube::Error::Api(status) if !status.message.is_empty() => status.message.clone(),
-        other => other.to_string(),
-    }
-}
+pub use flotilla_runtime::errors::message as api_message;
 
 fn code(error: &kube::Error) -> Option<u16> {
     match error {

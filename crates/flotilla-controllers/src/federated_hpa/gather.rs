@@ -38,12 +38,7 @@ pub(super) fn parse_group_version(api_version: &str) -> Result<GroupVersion, Str
 }
 
 /// An API error as Kubernetes prints it (its message), anything else as itself.
-pub(super) fn kube_message(error: &kube::Error) -> String {
-    match error {
-        kube::Error::Api(status) => status.message.clone(),
-        other => other.to_string(),
-    }
-}
+pub(super) use flotilla_runtime::errors::message as kube_message;
 
 /// A selector the target's scale reported that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -208,7 +203,7 @@ async fn member_resource(
     let gv = parse_group_version(api_version)?;
     let group = discovery::oneshot::pinned_group(client, &gv)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| kube_message(&e))?;
     group
         .recommended_kind(kind)
         .map(|(resource, _)| resource)

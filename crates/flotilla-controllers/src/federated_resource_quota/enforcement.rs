@@ -129,7 +129,7 @@ impl Enforcement {
                         EventType::Warning,
                         REASON_OVERALL_FAILED,
                         "CollectOverallStatus",
-                        error.to_string(),
+                        flotilla_runtime::errors::describe(&error),
                     )
                     .await;
                 return Err(error);

@@ -27,7 +27,7 @@ use crate::manager::{Context, ControllerTask};
 pub enum StatusError {
     #[error(transparent)]
     Aggregate(#[from] AggregateError),
-    #[error("updating the FederatedResourceQuota status: {0}")]
+    #[error("updating the FederatedResourceQuota status: {}", flotilla_runtime::errors::message(.0))]
     Write(#[from] kube::Error),
 }
 
@@ -132,7 +132,7 @@ impl Status {
                         EventType::Warning,
                         REASON_STATUS_FAILED,
                         "AggregateStatus",
-                        error.to_string(),
+                        flotilla_runtime::errors::describe(error),
                     )
                     .await
             }

@@ -144,7 +144,7 @@ impl Sync {
                         EventType::Warning,
                         REASON_SYNC_FAILED,
                         "Sync",
-                        error.to_string(),
+                        flotilla_runtime::errors::describe(&error),
                     )
                     .await;
                 Err(error)

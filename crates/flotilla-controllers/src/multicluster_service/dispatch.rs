@@ -230,7 +230,7 @@ impl Dispatch {
                     .await;
             }
             Err(error) => {
-                let message = error.to_string();
+                let message = flotilla_runtime::errors::describe(error);
                 set_condition(
                     &self.client,
                     &mcs,

@@ -45,7 +45,7 @@ pub fn imported_slice_name(slice: &str, cluster: &str) -> String {
 /// Why a reported slice could not be imported.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
-    #[error("{0}")]
+    #[error("{}", flotilla_runtime::errors::message(.0))]
     Kube(#[from] kube::Error),
     #[error("work {0} is not in an execution namespace")]
     NotExecutionSpace(String),

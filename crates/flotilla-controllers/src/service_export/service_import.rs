@@ -212,7 +212,7 @@ impl Controller {
                         EventType::Warning,
                         SYNC_FAILED,
                         SYNC_FAILED,
-                        error.to_string(),
+                        flotilla_runtime::errors::describe(&error),
                     )
                     .await;
                 Err(error)
