@@ -254,7 +254,7 @@ async fn run(context: Context, shutdown: Shutdown) {
             async move { me.reconcile(&name).await }
         },
         |name, error: &kube::Error| {
-            warn!(cluster = %name, error = %flotilla_runtime::errors::message(&error), "syncing the impersonation config failed")
+            warn!(cluster = %name, error = %flotilla_runtime::errors::message(error), "syncing the impersonation config failed")
         },
     );
     info!("unified auth controller running");
