@@ -131,3 +131,44 @@ struct ExposureRangeSchema {
     /// The clusters the service is exposed to.
     cluster_names: Option<Vec<String>>,
 }
+
+/// The shape of a `MultiClusterIngress` (`networking.karmada.io/v1alpha1`), for the published
+/// schema only: no controller of Flotilla reads the kind, which the API server stores as sent.
+#[derive(Debug, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct MultiClusterIngressSchema {
+    /// `networking.karmada.io/v1alpha1`.
+    api_version: Option<String>,
+    /// `MultiClusterIngress`.
+    kind: Option<String>,
+    /// Standard object metadata.
+    metadata: Option<ObjectMeta>,
+    /// The ingress wanted, as a `networking.k8s.io/v1` Ingress's spec.
+    spec: Option<k8s_openapi::api::networking::v1::IngressSpec>,
+    /// What the clusters report.
+    status: Option<MultiClusterIngressStatusSchema>,
+}
+
+/// `MultiClusterIngress.status`.
+#[derive(Debug, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct MultiClusterIngressStatusSchema {
+    /// The load balancer's addresses.
+    load_balancer: Option<k8s_openapi::api::networking::v1::IngressLoadBalancerStatus>,
+    /// Clusters whose traffic is blocked.
+    traffic_block_clusters: Option<Vec<String>>,
+    /// Where each backend Service runs.
+    service_locations: Option<Vec<ServiceLocationSchema>>,
+}
+
+/// One entry of `MultiClusterIngress.status.serviceLocations`.
+#[derive(Debug, JsonSchema)]
+#[allow(dead_code)]
+struct ServiceLocationSchema {
+    /// The Service's name.
+    name: String,
+    /// The clusters it runs in.
+    clusters: Option<Vec<String>>,
+}

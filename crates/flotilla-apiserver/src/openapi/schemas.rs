@@ -42,7 +42,8 @@ fn schema<T: schemars::JsonSchema>() -> Value {
 /// The schema of a built-in kind, if k8s-openapi has its type.
 pub fn for_kind(group: &str, version: &str, kind: &str) -> Option<Value> {
     use k8s_openapi::api::{
-        apps, batch, core, discovery, events, networking, policy, rbac, scheduling,
+        apps, autoscaling, batch, certificates, coordination, core, discovery, events, networking,
+        policy, rbac, scheduling,
     };
     Some(match (group, version, kind) {
         ("", "v1", "Namespace") => schema::<core::v1::Namespace>(),
@@ -75,6 +76,17 @@ pub fn for_kind(group: &str, version: &str, kind: &str) -> Option<Value> {
         ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding") => {
             schema::<rbac::v1::ClusterRoleBinding>()
         }
+        ("", "v1", "PersistentVolume") => schema::<core::v1::PersistentVolume>(),
+        ("", "v1", "PodTemplate") => schema::<core::v1::PodTemplate>(),
+        ("apps", "v1", "ControllerRevision") => schema::<apps::v1::ControllerRevision>(),
+        ("autoscaling", "v2", "HorizontalPodAutoscaler") => {
+            schema::<autoscaling::v2::HorizontalPodAutoscaler>()
+        }
+        ("certificates.k8s.io", "v1", "CertificateSigningRequest") => {
+            schema::<certificates::v1::CertificateSigningRequest>()
+        }
+        ("coordination.k8s.io", "v1", "Lease") => schema::<coordination::v1::Lease>(),
+        ("networking.k8s.io", "v1", "IngressClass") => schema::<networking::v1::IngressClass>(),
         _ => return karmada_kind(group, version, kind),
     })
 }
@@ -250,6 +262,9 @@ fn karmada_schema(group: &str, version: &str, kind: &str) -> Option<Value> {
             schema::<k::MultiClusterService>()
         }
         ("search.karmada.io", "v1alpha1", "ResourceRegistry") => schema::<k::ResourceRegistry>(),
+        ("networking.karmada.io", "v1alpha1", "MultiClusterIngress") => {
+            schema::<k::networking::MultiClusterIngressSchema>()
+        }
         _ => return None,
     })
 }

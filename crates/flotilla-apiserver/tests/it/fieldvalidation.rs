@@ -359,26 +359,55 @@ async fn free_form_fields_of_karmada_kinds_keep_everything() {
     );
 }
 
+/// A MultiClusterIngress (an Ingress spec across clusters; no Flotilla controller reads it) is
+/// checked against the CRD's shape too: an Ingress field is kept, a misspelt one refused.
 #[tokio::test]
-async fn kinds_without_a_schema_accept_unknown_fields() {
+async fn multi_cluster_ingresses_are_checked_as_ingresses() {
     let cp = control_plane().await;
-    let ingress = json!({
-        "apiVersion": "networking.karmada.io/v1alpha1",
-        "kind": "MultiClusterIngress",
-        "metadata": {"name": "mci"},
-        "spec": {"flotillaExtra": true}
-    });
+    let ingress = |name: &str, rules: &str| {
+        json!({
+            "apiVersion": "networking.karmada.io/v1alpha1",
+            "kind": "MultiClusterIngress",
+            "metadata": {"name": name},
+            "spec": {
+                "ingressClassName": "nginx",
+                rules: [{"host": "demo.example.com", "http": {"paths": [{
+                    "path": "/", "pathType": "Prefix",
+                    "backend": {"service": {"name": "web", "port": {"number": 80}}}
+                }]}}]
+            }
+        })
+    };
+    const INGRESSES: &str =
+        "/apis/networking.karmada.io/v1alpha1/namespaces/default/multiclusteringresses";
     let reply = send_with_headers(
         &cp,
         json(
             "POST",
-            "/apis/networking.karmada.io/v1alpha1/namespaces/default/multiclusteringresses?fieldValidation=Strict",
-            &ingress,
+            &format!("{INGRESSES}?fieldValidation=Strict"),
+            &ingress("good", "rules"),
         ),
     )
     .await;
     assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
-    assert!(reply.warnings.is_empty());
+    assert_eq!(reply.body["spec"]["rules"][0]["host"], "demo.example.com");
+    let reply = send_with_headers(
+        &cp,
+        json(
+            "POST",
+            &format!("{INGRESSES}?fieldValidation=Strict"),
+            &ingress("typo", "rulez"),
+        ),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.body);
+    assert!(
+        reply.body["message"]
+            .as_str()
+            .is_some_and(|m| m.ends_with(r#"strict decoding error: unknown field "spec.rulez""#)),
+        "{}",
+        reply.body
+    );
 }
 
 /// A value its field's type cannot hold is refused as kube-apiserver's typed decoding refuses
