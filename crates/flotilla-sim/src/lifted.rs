@@ -2,6 +2,7 @@
 //! and version whose behaviour it follows.
 
 pub mod affinity;
+pub mod cronjob;
 pub mod deployment;
 pub mod expansion;
 pub mod fit_error;

@@ -24,11 +24,12 @@ use serde_json::{Value, json};
 use super::{Workloads, controller_of, owner_reference};
 use crate::cluster::{Ctx, Stores};
 use crate::events::{Involved, record_about};
+use crate::lifted::cronjob::most_recent;
 
 /// The annotation with the time a Job was scheduled for (kube 1.28+).
 pub const SCHEDULED_TIMESTAMP: &str = "batch.kubernetes.io/cronjob-scheduled-timestamp";
 /// More missed times than this since the last one run is reported (`TooManyMissedTimes`).
-const MANY_MISSED: usize = 100;
+const MANY_MISSED: i64 = 100;
 
 pub async fn run(w: Arc<Workloads>, ctx: Arc<Ctx>, stores: Stores) {
     loop {
@@ -64,28 +65,6 @@ fn time(value: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>) ->
 /// The Job name for a scheduled time (kube's `getJobName`).
 pub fn job_name(cronjob: &str, scheduled: Timestamp) -> String {
     format!("{cronjob}-{}", scheduled.as_second().div_euclid(60))
-}
-
-/// The most recent scheduled time in `(earliest, now]` and how many there were.
-fn most_recent(
-    schedule: &Schedule,
-    earliest: Timestamp,
-    now: Timestamp,
-) -> (Option<Timestamp>, usize) {
-    let (mut latest, mut missed) = (None, 0usize);
-    let mut at = earliest;
-    while let Ok(next) = schedule.next_after(at) {
-        if next > now {
-            break;
-        }
-        latest = Some(next);
-        missed += 1;
-        at = next;
-        if missed > 100_000 {
-            break;
-        }
-    }
-    (latest, missed)
 }
 
 async fn event(ctx: &Ctx, cronjob: &CronJob, kind: &str, reason: &str, message: &str) {
@@ -219,12 +198,20 @@ async fn sync(
                 let floor = now - jiff::SignedDuration::from_secs(deadline);
                 earliest = earliest.max(floor);
             }
-            let (due, missed) = most_recent(schedule, earliest, now);
-            if missed > MANY_MISSED {
-                let message = "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew";
-                event(ctx, cronjob, "Warning", "TooManyMissedTimes", message).await;
+            match most_recent(schedule, earliest, now) {
+                Ok(due) => {
+                    if due.missed > MANY_MISSED {
+                        let message = "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew";
+                        event(ctx, cronjob, "Warning", "TooManyMissedTimes", message).await;
+                    }
+                    scheduled_now = due.time;
+                }
+                Err(error) => {
+                    let message = format!("invalid schedule: {} : {error}", spec.schedule);
+                    event(ctx, cronjob, "Warning", "InvalidSchedule", &message).await;
+                    later = None;
+                }
             }
-            scheduled_now = due;
         }
     }
     let mut created = None;
@@ -369,23 +356,5 @@ mod tests {
             job_name("hello", at),
             format!("hello-{}", at.as_second() / 60)
         );
-    }
-
-    #[test]
-    fn only_the_most_recent_missed_time_is_run() {
-        let schedule = Schedule::parse("*/5 * * * *", TimeZone::UTC).expect("a schedule");
-        let at = |t: &str| t.parse::<Timestamp>().expect("a time");
-        let (due, missed) = most_recent(
-            &schedule,
-            at("2026-12-07T10:00:00Z"),
-            at("2026-12-07T10:17:30Z"),
-        );
-        assert_eq!((due, missed), (Some(at("2026-12-07T10:15:00Z")), 3));
-        let (due, missed) = most_recent(
-            &schedule,
-            at("2026-12-07T10:15:00Z"),
-            at("2026-12-07T10:17:30Z"),
-        );
-        assert_eq!((due, missed), (None, 0));
     }
 }
