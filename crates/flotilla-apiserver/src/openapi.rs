@@ -7,6 +7,10 @@
 pub(crate) mod schemas;
 pub mod v2;
 
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
+
+use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
 
 use crate::catalog::ResourceInfo;
@@ -24,7 +28,7 @@ pub fn serve(registry: &Registry, rest: &str) -> Result<Value, ApiError> {
                 let key = group_version_path(&group, &version);
                 paths.insert(
                     key.clone(),
-                    json!({"serverRelativeURL": format!("/openapi/v3/{key}?hash={}", hash(&key, registry))}),
+                    json!({"serverRelativeURL": format!("/openapi/v3/{key}?hash={}", group_document(registry, &group, &version).1)}),
                 );
             }
         }
@@ -38,7 +42,47 @@ pub fn serve(registry: &Registry, rest: &str) -> Result<Value, ApiError> {
     if !catalog.serves(&group, &version) {
         return Err(ApiError::no_route());
     }
-    Ok(document(&catalog.resources(&group, &version)))
+    Ok(Value::clone(&group_document(registry, &group, &version).0))
+}
+
+/// One group-version's document and the hash of its content, built once per state of the
+/// group-version's resources.
+type Built = (u64, Arc<Value>, String);
+
+static DOCUMENTS: LazyLock<Mutex<HashMap<String, Built>>> = LazyLock::new(Default::default);
+
+/// The document of `group`/`version` and its content hash (what the index's `?hash=` says:
+/// kubectl keeps a document for as long as its URL is unchanged, so the hash must change with
+/// the schemas, not only with the set of resources).
+fn group_document(registry: &Registry, group: &str, version: &str) -> (Arc<Value>, String) {
+    use std::hash::{Hash, Hasher};
+    let resources = registry.catalog().resources(group, version);
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for info in &resources {
+        format!("{info:?}").hash(&mut hasher);
+    }
+    let state = hasher.finish();
+    let key = group_version_path(group, version);
+    if let Some((built, doc, hash)) = DOCUMENTS.lock().get(&key)
+        && *built == state
+    {
+        return (doc.clone(), hash.clone());
+    }
+    let doc = Arc::new(document(&resources));
+    let bytes = serde_json::to_vec(&*doc).unwrap_or_default();
+    let hash = format!("{:016X}", content_hash(&bytes));
+    DOCUMENTS
+        .lock()
+        .insert(key, (state, doc.clone(), hash.clone()));
+    (doc, hash)
+}
+
+/// A hash of a document's bytes (for ETags and the index's `?hash=`).
+pub fn content_hash(bytes: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut hasher);
+    hasher.finish()
 }
 
 fn group_version_path(group: &str, version: &str) -> String {
@@ -47,19 +91,6 @@ fn group_version_path(group: &str, version: &str) -> String {
     } else {
         format!("apis/{group}/{version}")
     }
-}
-
-/// A content hash of a group-version's resources, so clients can cache documents.
-fn hash(key: &str, registry: &Registry) -> String {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    key.hash(&mut hasher);
-    for info in registry.catalog().all() {
-        if group_version_path(&info.group, &info.version) == key {
-            format!("{info:?}").hash(&mut hasher);
-        }
-    }
-    format!("{:016X}", hasher.finish())
 }
 
 /// The definition name kube-apiserver gives a kind: Go package paths for the built-in groups

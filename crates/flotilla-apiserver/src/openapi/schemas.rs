@@ -96,6 +96,9 @@ pub fn for_kind(group: &str, version: &str, kind: &str) -> Option<Value> {
 fn karmada_kind(group: &str, version: &str, kind: &str) -> Option<Value> {
     let mut schema = karmada_schema(group, version, kind)?;
     preserve_untyped(&mut schema);
+    // schemars states Rust's defaults (`""`, `[]`, `{}` for every field the types default);
+    // the CRDs state their own, written in below from the tables.
+    strip_defaults(&mut schema);
     if let Some(kind) = flotilla_api::validation::karmada::Kind::of(group, kind) {
         for table in kind.constraints() {
             for (path, rule) in table.iter() {
@@ -223,6 +226,28 @@ fn preserve_untyped(schema: &mut Value) {
     }
 }
 
+/// Removes every `default` of a schema (of its own and of the schemas within it; a property
+/// named `default` stays).
+fn strip_defaults(schema: &mut Value) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    map.remove("default");
+    if let Some(Value::Object(properties)) = map.get_mut("properties") {
+        properties.values_mut().for_each(strip_defaults);
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(child) = map.get_mut(key) {
+            strip_defaults(child);
+        }
+    }
+    for key in ["allOf", "anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = map.get_mut(key) {
+            branches.iter_mut().for_each(strip_defaults);
+        }
+    }
+}
+
 fn karmada_schema(group: &str, version: &str, kind: &str) -> Option<Value> {
     use flotilla_api::karmada as k;
     Some(match (group, version, kind) {
@@ -286,6 +311,11 @@ mod tests {
         assert_eq!(kind["type"], "string");
         assert_eq!(kind["enum"], json!(["Duplicated", "Divided"]));
         assert_eq!(kind["default"], "Divided");
+        assert!(
+            pp["properties"]["spec"].get("default").is_none(),
+            "no Rust defaults"
+        );
+        assert!(pp["properties"]["metadata"].get("default").is_none());
         let weight = &scheduling["properties"]["weightPreference"]["properties"]["staticWeightList"]
             ["items"];
         assert_eq!(weight["required"], json!(["targetCluster", "weight"]));

@@ -202,6 +202,9 @@ fn operation_id(verb: &str, info: &ResourceInfo) -> String {
 #[derive(Debug)]
 struct Encoded {
     key: u64,
+    /// A hash of the document's content: the ETag's, so that a client holding the document of
+    /// another Flotilla build (other schemas, same resources) fetches it again.
+    content: u64,
     json: Bytes,
     protobuf: Bytes,
 }
@@ -227,11 +230,13 @@ fn encoded(catalog: &Catalog) -> Arc<Encoded> {
     }
     // Built outside the lock: concurrent first requests may both build, and agree.
     let doc = document(catalog);
+    let json: Bytes = serde_json::to_vec(&doc)
+        .expect("JSON values serialize")
+        .into();
     let encoded = Arc::new(Encoded {
         key,
-        json: serde_json::to_vec(&doc)
-            .expect("JSON values serialize")
-            .into(),
+        content: super::content_hash(&json),
+        json,
         protobuf: convert::document(&doc).encode_to_vec().into(),
     });
     *CACHE.lock() = Some(encoded.clone());
@@ -251,7 +256,7 @@ pub(crate) fn respond(catalog: &Catalog, path: &str, headers: &HeaderMap) -> Opt
     let encoded = encoded(catalog);
     let etag = format!(
         "\"{:016X}{}\"",
-        encoded.key,
+        encoded.content,
         if format == Format::Json { "J" } else { "P" }
     );
     let not_modified = header_text(header::IF_NONE_MATCH) == etag;

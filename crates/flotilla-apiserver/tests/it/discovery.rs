@@ -120,6 +120,24 @@ async fn openapi_v3_documents_carry_the_field_validation_parameter() {
     assert!(deployment["properties"]["spec"].is_object(), "{deployment}");
 }
 
+/// The index's `?hash=` of a group-version is its document's content hash: kubectl keeps a
+/// document as long as its URL is unchanged, so another build's schemas must give another URL.
+#[tokio::test]
+async fn openapi_v3_hashes_follow_the_documents_content() {
+    let cp = control_plane().await;
+    let index = send(&cp, get("/openapi/v3")).await;
+    for key in ["apis/apps/v1", "apis/policy.karmada.io/v1alpha1"] {
+        let url = index.body["paths"][key]["serverRelativeURL"]
+            .as_str()
+            .expect("in the index");
+        let doc = send(&cp, get(url)).await;
+        assert_eq!(doc.status, StatusCode::OK);
+        let bytes = serde_json::to_vec(&doc.body).expect("JSON");
+        let hash = format!("{:016X}", flotilla_apiserver::openapi::content_hash(&bytes));
+        assert!(url.ends_with(&format!("?hash={hash}")), "{url} vs {hash}");
+    }
+}
+
 #[tokio::test]
 async fn anonymous_requests_get_401() {
     let cp = control_plane().await;

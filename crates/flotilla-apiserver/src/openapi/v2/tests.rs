@@ -345,3 +345,30 @@ fn accept_negotiation_follows_preference() {
     // Go's mime.ParseMediaType, which client-go runs on every reply, rejects '@'.
     assert!(!PROTOBUF_CONTENT_TYPE.contains('@'));
 }
+
+/// The ETag is the document's content hash, so a client that cached the document of another
+/// Flotilla build (the same resources, other schemas) gets the new one instead of a 304; and a
+/// matching `If-None-Match` is answered 304.
+#[test]
+fn the_etag_follows_the_content() {
+    use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+    let catalog = Catalog::with_builtins();
+    let response = super::respond(&catalog, "/openapi/v2", &HeaderMap::new()).expect("served");
+    let etag = response.headers()[header::ETAG]
+        .to_str()
+        .expect("ASCII")
+        .to_owned();
+    let body = futures::executor::block_on(axum::body::to_bytes(response.into_body(), usize::MAX))
+        .expect("the body");
+    assert_eq!(
+        etag,
+        format!("\"{:016X}J\"", crate::openapi::content_hash(&body))
+    );
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::IF_NONE_MATCH,
+        HeaderValue::from_str(&etag).expect("a header"),
+    );
+    let again = super::respond(&catalog, "/openapi/v2", &headers).expect("served");
+    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+}
