@@ -285,7 +285,6 @@ impl Kubelet {
         if let Some(known) = self.pods.lock().get(uid).and_then(|s| s.follows_programs) {
             return known;
         }
-        let hostname = pod.metadata.name.as_deref().unwrap_or_default();
         let statuses = pod
             .status
             .as_ref()
@@ -295,7 +294,7 @@ impl Kubelet {
         let follows = pod.spec.as_ref().is_some_and(|spec| {
             !spec.containers.is_empty()
                 && spec.containers.iter().all(|c| {
-                    if !crate::runtime::is_modelled(hostname, c) {
+                    if !crate::runtime::is_modelled(pod, c) {
                         return false;
                     }
                     let started = statuses
@@ -307,7 +306,7 @@ impl Kubelet {
                         .ok()
                         .and_then(|d| started.checked_add(d).ok())
                         .unwrap_or(jiff::Timestamp::MAX);
-                    crate::runtime::exit_of(hostname, c, started, horizon).is_some()
+                    crate::runtime::exit_of(pod, c, started, horizon).is_some()
                 })
         });
         if let Some(state) = self.pods.lock().get_mut(uid) {
@@ -336,14 +335,13 @@ impl Kubelet {
             return None;
         }
         let policy = spec.restart_policy.as_deref().unwrap_or("Always");
-        let hostname = pod.metadata.name.as_deref().unwrap_or_default();
         let now = jiff::Timestamp::now();
         let program = |c: &k8s_openapi::api::core::v1::Container, start: jiff::Timestamp| {
             let horizon = jiff::SignedDuration::try_from(crash::HORIZON)
                 .ok()
                 .and_then(|h| start.checked_add(h).ok())
                 .unwrap_or(jiff::Timestamp::MAX);
-            crate::runtime::exit_of(hostname, c, start, horizon)
+            crate::runtime::exit_of(pod, c, start, horizon)
         };
         // Computed outside the lock: a program may take a while to run to its end.
         let taken = self.pods.lock().get_mut(uid)?.lives.take();

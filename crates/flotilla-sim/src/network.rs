@@ -332,7 +332,6 @@ fn through_service(
 /// What answers at a pod: a running container listening with `nc -l` on `port`/`protocol`,
 /// or a refusal.
 fn at_pod(pod: &Pod, address: Ipv4Addr, port: u16, protocol: Protocol) -> Reach {
-    let hostname = pod.metadata.name.as_deref().unwrap_or("");
     let statuses = pod
         .status
         .as_ref()
@@ -346,7 +345,7 @@ fn at_pod(pod: &Pod, address: Ipv4Addr, port: u16, protocol: Protocol) -> Reach 
         else {
             continue;
         };
-        let context = crate::runtime::context_for(hostname, container);
+        let context = crate::runtime::context_of(pod, container);
         let argv = crate::runtime::argv_of(container, &context);
         let Some(options) = nc::listener(&argv) else {
             continue;

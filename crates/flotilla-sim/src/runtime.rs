@@ -106,15 +106,109 @@ fn container<'a>(pod: &'a Pod, name: &str) -> Option<&'a Container> {
         .find(|c| c.name == name)
 }
 
-/// The process environment of a container: `PATH`, `HOSTNAME`, its literal env values (with
-/// `$(VAR)` references to earlier ones expanded; `valueFrom` is not modelled), `HOME`.
-pub fn context_of(pod: &Pod, container: &Container) -> Context {
-    context_for(pod.metadata.name.as_deref().unwrap_or_default(), container)
+/// What the downward API (`env[].valueFrom.fieldRef`) reads of a pod: the slim cached pod the
+/// kubelet holds, or the API's pod `pods/log` and `pods/exec` are served for.
+pub trait PodFields {
+    /// `metadata.name`, the container's hostname.
+    fn name(&self) -> &str;
+    /// The value at `path` (kube's `fieldRef` paths: `metadata.name`, `metadata.namespace`,
+    /// `metadata.uid`, `metadata.labels['k']`, `metadata.annotations['k']`, `spec.nodeName`,
+    /// `spec.serviceAccountName`, `status.podIP`); `None` for a path not modelled.
+    fn field(&self, path: &str) -> Option<String>;
 }
 
-/// [`context_of`] a container of the pod named `hostname`.
-pub fn context_for(hostname: &str, container: &Container) -> Context {
-    let hostname = hostname.to_owned();
+/// The key of a `metadata.labels['k']` or `metadata.annotations['k']` path under `prefix`.
+fn subscript<'p>(path: &'p str, prefix: &str) -> Option<&'p str> {
+    path.strip_prefix(prefix)?
+        .strip_prefix("['")?
+        .strip_suffix("']")
+}
+
+/// kube's downward API over the parts of a pod: a missing label or annotation reads as `""`.
+fn downward(
+    path: &str,
+    metadata: [Option<&str>; 3],
+    labels: Option<&std::collections::BTreeMap<String, String>>,
+    annotations: Option<&std::collections::BTreeMap<String, String>>,
+    spec: [Option<&str>; 2],
+    pod_ip: Option<String>,
+) -> Option<String> {
+    let [name, namespace, uid] = metadata;
+    let [node_name, service_account] = spec;
+    let text = |value: Option<&str>| Some(value.unwrap_or_default().to_owned());
+    match path {
+        "metadata.name" => text(name),
+        "metadata.namespace" => text(namespace),
+        "metadata.uid" => text(uid),
+        "spec.nodeName" => text(node_name),
+        "spec.serviceAccountName" => text(service_account),
+        "status.podIP" => Some(pod_ip.unwrap_or_default()),
+        _ => {
+            if let Some(key) = subscript(path, "metadata.labels") {
+                return text(labels.and_then(|l| l.get(key)).map(String::as_str));
+            }
+            let key = subscript(path, "metadata.annotations")?;
+            text(annotations.and_then(|a| a.get(key)).map(String::as_str))
+        }
+    }
+}
+
+impl PodFields for Pod {
+    fn name(&self) -> &str {
+        self.metadata.name.as_deref().unwrap_or_default()
+    }
+    fn field(&self, path: &str) -> Option<String> {
+        let spec = self.spec.as_ref();
+        downward(
+            path,
+            [
+                self.metadata.name.as_deref(),
+                self.metadata.namespace.as_deref(),
+                self.metadata.uid.as_deref(),
+            ],
+            self.metadata.labels.as_ref(),
+            self.metadata.annotations.as_ref(),
+            [
+                spec.and_then(|s| s.node_name.as_deref()),
+                spec.and_then(|s| s.service_account_name.as_deref()),
+            ],
+            self.status.as_ref().and_then(|s| s.pod_ip.clone()),
+        )
+    }
+}
+
+impl PodFields for crate::pod::Pod {
+    fn name(&self) -> &str {
+        self.metadata.name.as_deref().unwrap_or_default()
+    }
+    fn field(&self, path: &str) -> Option<String> {
+        let spec = self.spec.as_ref();
+        downward(
+            path,
+            [
+                self.metadata.name.as_deref(),
+                self.metadata.namespace.as_deref(),
+                self.metadata.uid.as_deref(),
+            ],
+            self.metadata.labels(),
+            self.metadata.annotations(),
+            [
+                spec.and_then(|s| s.node_name.as_deref()),
+                spec.and_then(|s| s.service_account_name.as_deref()),
+            ],
+            self.status
+                .as_ref()
+                .and_then(|s| s.pod_ip)
+                .map(|ip| ip.to_string()),
+        )
+    }
+}
+
+/// The process environment of a container: `PATH`, `HOSTNAME`, its env values in order (literal
+/// ones with `$(VAR)` references to earlier ones expanded; `valueFrom.fieldRef` read from the
+/// pod, as the kubelet's downward API does; other `valueFrom` sources are not modelled), `HOME`.
+pub fn context_of(pod: &dyn PodFields, container: &Container) -> Context {
+    let hostname = pod.name().to_owned();
     let mut env: Vec<(String, String)> = vec![
         (
             "PATH".into(),
@@ -123,15 +217,24 @@ pub fn context_for(hostname: &str, container: &Container) -> Context {
         ("HOSTNAME".into(), hostname.clone()),
     ];
     for var in container.env.iter().flatten() {
-        if var.value_from.is_some() {
-            continue;
-        }
-        let value = crate::lifted::expansion::expand(var.value.as_deref().unwrap_or(""), |n| {
-            env.iter()
-                .rev()
-                .find(|(k, _)| k == n)
-                .map(|(_, v)| v.clone())
-        });
+        let value = match &var.value_from {
+            Some(source) => {
+                let Some(value) = source
+                    .field_ref
+                    .as_ref()
+                    .and_then(|field| pod.field(&field.field_path))
+                else {
+                    continue;
+                };
+                value
+            }
+            None => crate::lifted::expansion::expand(var.value.as_deref().unwrap_or(""), |n| {
+                env.iter()
+                    .rev()
+                    .find(|(k, _)| k == n)
+                    .map(|(_, v)| v.clone())
+            }),
+        };
         env.retain(|(k, _)| *k != var.name);
         env.push((var.name.clone(), value));
     }
@@ -289,27 +392,27 @@ pub struct Run {
     pub ended: bool,
 }
 
-/// Whether the shell models the program of `container` (of the pod named `hostname`): a
-/// container without a command, or running a program the shell does not know, is not.
-pub fn is_modelled(hostname: &str, container: &Container) -> bool {
+/// Whether the shell models the program of `container` (of `pod`): a container without a
+/// command, or running a program the shell does not know, is not.
+pub fn is_modelled(pod: &dyn PodFields, container: &Container) -> bool {
     if container.command.is_none() && container.args.is_none() {
         return false;
     }
-    let argv = argv_of(container, &context_for(hostname, container));
+    let argv = argv_of(container, &context_of(pod, container));
     argv.first()
         .is_some_and(|program| shell::is_modelled(program))
 }
 
-/// When and with which exit code the program of `container` (of the pod named `hostname`),
+/// When and with which exit code the program of `container` (of `pod`),
 /// started at `start`, ends, if it does before `horizon`: a container without a command, or
 /// whose program the shell does not model, runs until stopped.
 pub fn exit_of(
-    hostname: &str,
+    pod: &dyn PodFields,
     container: &Container,
     start: jiff::Timestamp,
     horizon: jiff::Timestamp,
 ) -> Option<(jiff::Timestamp, i32)> {
-    let context = context_for(hostname, container);
+    let context = context_of(pod, container);
     let argv = argv_of(container, &context);
     if argv.is_empty() || !shell::is_modelled(&argv[0]) {
         return None;
@@ -451,7 +554,7 @@ impl KubeletBackend for SimRuntime {
             let Some(spec) = container(&request.pod, &request.container).cloned() else {
                 return ExecExit::Error(format!("container {:?} not found", request.container));
             };
-            let mut context = context_of(&request.pod, &spec);
+            let mut context = context_of(&*request.pod, &spec);
             context.net = net;
             let task = tokio::task::spawn_blocking(move || {
                 let mut io = Live {

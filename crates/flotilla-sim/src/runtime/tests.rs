@@ -73,10 +73,49 @@ fn env_references_expand_in_command_args_and_values() {
     let context = context_of(&pod, &c);
     assert_eq!(argv_of(&c, &context), ["echo", "x-y", "$(MISSING)"]);
     let names: Vec<&str> = context.env.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(names, ["PATH", "HOSTNAME", "A", "B", "POD", "HOME"]);
+}
+
+/// `valueFrom.fieldRef` reads the pod as the kubelet's downward API does: a missing label or
+/// annotation is empty; sources that are not modelled (a Secret's key) leave the variable out.
+#[test]
+fn field_refs_read_the_pod() {
+    let (mut pod, c) = pod(json!({"name": "c", "image": "busybox", "env": [
+        {"name": "NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+        {"name": "NS", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+        {"name": "INDEX", "valueFrom": {"fieldRef": {"fieldPath":
+            "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
+        {"name": "TIER", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['tier']"}}},
+        {"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+        {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
+        {"name": "SHOWN", "value": "$(INDEX)/$(NODE)"}]}));
+    pod.metadata.namespace = Some("batch".into());
+    pod.metadata.annotations = Some(
+        [(
+            "batch.kubernetes.io/job-completion-index".to_owned(),
+            "2".to_owned(),
+        )]
+        .into(),
+    );
+    pod.spec.as_mut().expect("spec").node_name = Some("gpu-node-7".into());
+    let context = context_of(&pod, &c);
+    let env: Vec<(&str, &str)> = context
+        .env
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .filter(|(k, _)| !matches!(*k, "PATH" | "HOSTNAME" | "HOME"))
+        .collect();
+    let name = pod.metadata.name.clone().expect("a name");
     assert_eq!(
-        names,
-        ["PATH", "HOSTNAME", "A", "B", "HOME"],
-        "valueFrom is not modelled"
+        env,
+        [
+            ("NAME", name.as_str()),
+            ("NS", "batch"),
+            ("INDEX", "2"),
+            ("TIER", ""),
+            ("NODE", "gpu-node-7"),
+            ("SHOWN", "2/gpu-node-7"),
+        ]
     );
 }
 

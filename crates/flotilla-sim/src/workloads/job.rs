@@ -28,6 +28,37 @@ use super::{Workloads, create_pod, delete_pod, is_active, is_ready, owner_refere
 use crate::cluster::{Ctx, Stores, now};
 
 pub const COMPLETION_INDEX: &str = "batch.kubernetes.io/job-completion-index";
+
+/// The variable an Indexed Job's containers read their index from.
+pub const COMPLETION_INDEX_ENV: &str = "JOB_COMPLETION_INDEX";
+
+/// kube's `addCompletionIndexEnvVariables`: every container and init container of an Indexed
+/// Job's pod gets `JOB_COMPLETION_INDEX` from the pod's completion-index annotation (downward
+/// API), unless it sets the variable itself.
+fn add_completion_index_env(spec: &mut k8s_openapi::api::core::v1::PodSpec) {
+    use k8s_openapi::api::core::v1::{EnvVar, EnvVarSource, ObjectFieldSelector};
+    let containers = spec
+        .containers
+        .iter_mut()
+        .chain(spec.init_containers.iter_mut().flatten());
+    for container in containers {
+        let env = container.env.get_or_insert_with(Vec::new);
+        if env.iter().any(|var| var.name == COMPLETION_INDEX_ENV) {
+            continue;
+        }
+        env.push(EnvVar {
+            name: COMPLETION_INDEX_ENV.to_owned(),
+            value_from: Some(EnvVarSource {
+                field_ref: Some(ObjectFieldSelector {
+                    field_path: format!("metadata.annotations['{COMPLETION_INDEX}']"),
+                    ..ObjectFieldSelector::default()
+                }),
+                ..EnvVarSource::default()
+            }),
+            ..EnvVar::default()
+        });
+    }
+}
 const COMPLETIONS_REACHED: &str = "CompletionsReached";
 const COMPLETIONS_MESSAGE: &str = "Reached expected number of succeeded pods";
 /// `spec.backoffLimit` when unset.
@@ -382,10 +413,11 @@ async fn sync(
                     &annotations,
                     owner_reference(job),
                     |pod| {
-                        if let (Some(i), Some(spec)) = (index, pod.spec.as_mut())
-                            && spec.subdomain.is_some()
-                        {
-                            spec.hostname = Some(format!("{name}-{i}"));
+                        if let (Some(i), Some(spec)) = (index, pod.spec.as_mut()) {
+                            if spec.subdomain.is_some() {
+                                spec.hostname = Some(format!("{name}-{i}"));
+                            }
+                            add_completion_index_env(spec);
                         }
                     },
                 )

@@ -480,3 +480,72 @@ async fn cronjobs_create_jobs_for_their_schedule_and_keep_their_history() {
         "a suspended CronJob created a Job"
     );
 }
+
+/// An Indexed Job's pods carry their index (annotation, label) and read it as
+/// `JOB_COMPLETION_INDEX` through the downward API, as kube's Job controller and kubelet give
+/// it: each pod's script exits with its index, so index 0 succeeds and 1 and 2 fail with 1 and 2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn indexed_job_pods_read_their_index_from_the_downward_api() {
+    let world = World::cpu(2, "startLatency: '0'\njobDuration: 1h").await;
+    let client = world.client();
+    create::<Job>(
+        &client,
+        "default",
+        json!({
+            "metadata": {"name": "shards"},
+            "spec": {"completions": 3, "parallelism": 3, "completionMode": "Indexed",
+                "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "work",
+                    "image": "busybox", "command": ["sh", "-c", "exit $JOB_COMPLETION_INDEX"]}]}}},
+        }),
+    )
+    .await;
+    let outcomes = eventually(PATIENCE, "each index's first pod ended", || async {
+        let mut seen = std::collections::BTreeMap::new();
+        for pod in pods(&client, "default").await {
+            let index = pod
+                .metadata
+                .annotations
+                .as_ref()?
+                .get("batch.kubernetes.io/job-completion-index")?
+                .clone();
+            let env = &pod.spec.as_ref()?.containers[0].env;
+            let from = env
+                .iter()
+                .flatten()
+                .find(|v| v.name == "JOB_COMPLETION_INDEX")?
+                .value_from
+                .as_ref()?
+                .field_ref
+                .as_ref()?
+                .field_path
+                .clone();
+            assert_eq!(
+                from,
+                "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+            );
+            let status = pod.status.as_ref()?;
+            let code = status
+                .container_statuses
+                .as_ref()?
+                .first()?
+                .state
+                .as_ref()?
+                .terminated
+                .as_ref()
+                .map(|t| t.exit_code);
+            if let Some(code) = code {
+                seen.entry(index)
+                    .or_insert((code, status.phase.clone().unwrap_or_default()));
+            }
+        }
+        (seen.len() == 3).then_some(seen)
+    })
+    .await;
+    let expected: std::collections::BTreeMap<String, (i32, String)> = [
+        ("0".to_owned(), (0, "Succeeded".to_owned())),
+        ("1".to_owned(), (1, "Failed".to_owned())),
+        ("2".to_owned(), (2, "Failed".to_owned())),
+    ]
+    .into();
+    assert_eq!(outcomes, expected);
+}
