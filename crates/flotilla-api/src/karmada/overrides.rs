@@ -26,7 +26,7 @@ pub struct OverridePolicy {
     /// Standard object metadata.
     #[serde(default)]
     pub metadata: ObjectMeta,
-    /// The rules.
+    /// Which resources to change, and how, per target cluster.
     #[serde(default)]
     pub spec: OverrideSpec,
 }
@@ -52,7 +52,7 @@ pub struct ClusterOverridePolicy {
     /// Standard object metadata.
     #[serde(default)]
     pub metadata: ObjectMeta,
-    /// The rules.
+    /// Which resources to change, and how, per target cluster.
     #[serde(default)]
     pub spec: OverrideSpec,
 }
@@ -69,10 +69,12 @@ karmada_resource!(
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OverrideSpec {
-    /// Resources overridden (empty: all).
+    /// The resource templates the overrides apply to (empty: every propagated resource the
+    /// policy can see).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resource_selectors: Vec<ResourceSelector>,
-    /// Rules, each for the clusters its `targetCluster` matches.
+    /// Override rules, applied in order, each to the clusters its `targetCluster` matches (all
+    /// clusters when absent).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub override_rules: Vec<RuleWithCluster>,
     /// Deprecated: the target of `overriders`.
@@ -87,10 +89,11 @@ pub struct OverrideSpec {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RuleWithCluster {
-    /// Target clusters.
+    /// The clusters the rule applies to (names, labels, fields; every cluster when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_cluster: Option<ClusterAffinity>,
-    /// What to change.
+    /// The changes, applied in Karmada's order: image, command, args, labels, annotations,
+    /// field overriders, then plaintext.
     #[serde(default)]
     pub overriders: Overriders,
 }
@@ -100,25 +103,25 @@ pub struct RuleWithCluster {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Overriders {
-    /// RFC 6902 operations.
+    /// JSON patch operations (RFC 6902) on the object.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plaintext: Vec<PlaintextOverrider>,
-    /// Image components.
+    /// Changes to container images: registry, repository or tag.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub image_overrider: Vec<ImageOverrider>,
-    /// Container commands.
+    /// Entries added to or removed from a container's `command`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub command_overrider: Vec<CommandArgsOverrider>,
-    /// Container args.
+    /// Entries added to or removed from a container's `args`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args_overrider: Vec<CommandArgsOverrider>,
-    /// Labels.
+    /// Labels added, replaced or removed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub labels_overrider: Vec<LabelAnnotationOverrider>,
-    /// Annotations.
+    /// Annotations added, replaced or removed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub annotations_overrider: Vec<LabelAnnotationOverrider>,
-    /// Fields holding JSON or YAML text.
+    /// Changes inside fields that hold JSON or YAML text (such as a ConfigMap's data).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub field_overrider: Vec<FieldOverrider>,
 }

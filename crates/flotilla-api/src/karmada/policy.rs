@@ -42,7 +42,7 @@ pub struct PropagationPolicy {
     /// Standard object metadata.
     #[serde(default)]
     pub metadata: ObjectMeta,
-    /// The policy.
+    /// What the policy selects and how it places it.
     #[serde(default)]
     pub spec: PropagationSpec,
 }
@@ -68,7 +68,7 @@ pub struct ClusterPropagationPolicy {
     /// Standard object metadata.
     #[serde(default)]
     pub metadata: ObjectMeta,
-    /// The policy.
+    /// What the policy selects and how it places it.
     #[serde(default)]
     pub spec: PropagationSpec,
 }
@@ -85,46 +85,51 @@ karmada_resource!(
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PropagationSpec {
-    /// Resources the policy selects.
+    /// The resource templates the policy propagates, by apiVersion and kind, and optionally by
+    /// namespace, name or labels.
     #[serde(default)]
     pub resource_selectors: Vec<ResourceSelector>,
     /// Deprecated alias of `propagateDeps`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub association: bool,
-    /// Propagate dependencies.
+    /// Also propagate what the selected workloads use (ConfigMaps, Secrets, ServiceAccounts,
+    /// PersistentVolumeClaims named in their pod templates) to the same clusters.
     #[serde(default, skip_serializing_if = "is_false")]
     pub propagate_deps: bool,
-    /// Where and how.
+    /// Which member clusters receive the resources and how replicas are shared among them.
     #[serde(default)]
     pub placement: Placement,
-    /// Explicit priority.
+    /// Explicit priority: of several policies matching a template, the highest wins (ties go to
+    /// the one with the more specific selector, then by name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<i32>,
-    /// `Always` or `Never`.
+    /// Whether this policy may take templates already claimed by a lower-priority policy:
+    /// `Always` or `Never` (the default).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub preemption: String,
-    /// Overrides that must exist first.
+    /// OverridePolicies that must exist before the resources are propagated.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dependent_overrides: Vec<String>,
-    /// The scheduler that handles the bindings.
+    /// The scheduler that places the bindings (`default-scheduler` unless set).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub scheduler_name: String,
-    /// Failover behaviour.
+    /// What happens when a cluster or an application in it fails.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failover: Option<FailoverBehavior>,
-    /// `Abort` or `Overwrite`.
+    /// What to do when a member already has an object of the same name that Karmada did not
+    /// create: `Abort` (the default: report a conflict and leave it) or `Overwrite` (take it over).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub conflict_resolution: String,
-    /// `""` or `Lazy`.
+    /// `Lazy`: a policy change takes effect only when the template next changes; empty: at once.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub activation_preference: String,
-    /// Dispatch suspension.
+    /// Stop (some or all) dispatching of the resources to member clusters, keeping what is there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suspension: Option<Suspension>,
-    /// Keep member objects when the template is deleted.
+    /// Keep the member clusters' copies when the template is deleted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preserve_resources_on_deletion: Option<bool>,
-    /// Scheduling priority source.
+    /// Where the bindings' scheduling priority comes from (a Kubernetes PriorityClass).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule_priority: Option<SchedulePriority>,
 }
@@ -154,20 +159,23 @@ pub struct ResourceSelector {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Placement {
-    /// A single affinity (exclusive with `clusterAffinities`).
+    /// The clusters that may receive the resources (names, labels, fields; exclusive with
+    /// `clusterAffinities`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_affinity: Option<ClusterAffinity>,
     /// Ordered affinity groups tried one after another. An empty list and an absent one differ,
     /// as in Karmada (a present empty list schedules nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_affinities: Option<Vec<ClusterAffinityTerm>>,
-    /// Tolerations of cluster taints.
+    /// Cluster taints the resources tolerate.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cluster_tolerations: Vec<Toleration>,
-    /// Spread constraints.
+    /// How the chosen clusters are spread over clusters, regions, zones or providers (minimum
+    /// and maximum groups).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub spread_constraints: Vec<SpreadConstraint>,
-    /// Replica scheduling; absent means Duplicated.
+    /// How replicas are scheduled: `Duplicated` (every cluster runs all of them; the default
+    /// when absent) or `Divided` (shared among the clusters, by weight or by capacity).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replica_scheduling: Option<ReplicaSchedulingStrategy>,
     /// Workload (anti-)affinity groups (feature gate WorkloadAffinity).
@@ -287,13 +295,16 @@ fn is_zero_usize(value: &usize) -> bool {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReplicaSchedulingStrategy {
-    /// `Duplicated` or `Divided`.
+    /// `Duplicated` (every cluster runs all replicas) or `Divided` (replicas are shared among the
+    /// clusters; the default when `replicaScheduling` is given).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub replica_scheduling_type: String,
-    /// `Aggregated` or `Weighted`.
+    /// For `Divided`: `Aggregated` (as few clusters as capacity allows) or `Weighted` (by
+    /// `weightPreference`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub replica_division_preference: String,
-    /// Weights.
+    /// For `Weighted`: static weights per cluster, or dynamic weights from each cluster's
+    /// available replicas.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight_preference: Option<ClusterPreferences>,
 }
@@ -302,10 +313,10 @@ pub struct ReplicaSchedulingStrategy {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterPreferences {
-    /// Static weights per cluster group.
+    /// Weights per group of clusters; replicas are divided in proportion.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub static_weight_list: Vec<StaticClusterWeight>,
-    /// `AvailableReplicas`.
+    /// `AvailableReplicas`: weights follow how many replicas each cluster can still run.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub dynamic_weight: String,
 }
@@ -314,7 +325,7 @@ pub struct ClusterPreferences {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StaticClusterWeight {
-    /// Which clusters.
+    /// The clusters this weight applies to.
     #[serde(default)]
     pub target_cluster: ClusterAffinity,
     /// The weight (≥ 1).
