@@ -55,13 +55,8 @@ static DOCUMENTS: LazyLock<Mutex<HashMap<String, Built>>> = LazyLock::new(Defaul
 /// kubectl keeps a document for as long as its URL is unchanged, so the hash must change with
 /// the schemas, not only with the set of resources).
 fn group_document(registry: &Registry, group: &str, version: &str) -> (Arc<Value>, String) {
-    use std::hash::{Hash, Hasher};
     let resources = registry.catalog().resources(group, version);
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    for info in &resources {
-        format!("{info:?}").hash(&mut hasher);
-    }
-    let state = hasher.finish();
+    let state = resources_key(resources.iter().map(|info| &**info));
     let key = group_version_path(group, version);
     if let Some((built, doc, hash)) = DOCUMENTS.lock().get(&key)
         && *built == state
@@ -75,6 +70,17 @@ fn group_document(registry: &Registry, group: &str, version: &str) -> (Arc<Value
         .lock()
         .insert(key, (state, doc.clone(), hash.clone()));
     (doc, hash)
+}
+
+/// A hash of a set of resources as served (what a document is built from): a document built
+/// for one key is reused until the key changes.
+pub(crate) fn resources_key<'a>(resources: impl IntoIterator<Item = &'a ResourceInfo>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for info in resources {
+        format!("{info:?}").hash(&mut hasher);
+    }
+    hasher.finish()
 }
 
 /// A hash of a document's bytes (for ETags and the index's `?hash=`).

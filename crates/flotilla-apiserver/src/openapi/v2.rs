@@ -215,12 +215,7 @@ struct Encoded {
 static CACHE: Mutex<Option<Arc<Encoded>>> = Mutex::new(None);
 
 fn catalog_key(catalog: &Catalog) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    for info in catalog.all() {
-        format!("{info:?}").hash(&mut hasher);
-    }
-    hasher.finish()
+    super::resources_key(catalog.all().iter().map(|info| &**info))
 }
 
 fn encoded(catalog: &Catalog) -> Arc<Encoded> {
