@@ -37,22 +37,24 @@ pub async fn run(registry: Registry) {
     let info_key =
         format!("/registry/core/configmaps/{CLUSTER_INFO_NAMESPACE}/{CLUSTER_INFO_NAME}");
     loop {
-        let (Ok(secrets), Ok(maps)) = (
-            registry.cache().subscribe(secrets_prefix.as_bytes(), None),
-            registry.cache().subscribe(info_key.as_bytes(), None),
-        ) else {
+        // One feed of every change in the store (the subscription's prefix only chooses its
+        // backlog, unused here): sign again for a Secret of the namespace or for cluster-info
+        // itself, and for nothing else.
+        let Ok(subscription) = registry.cache().subscribe(secrets_prefix.as_bytes(), None) else {
             tokio::time::sleep(Duration::from_millis(500)).await;
             continue;
         };
-        let (mut secrets, mut maps) = (secrets.live, maps.live);
+        let mut live = subscription.live;
         sign(&registry, &configmaps, &secrets_prefix, &info_key).await;
         loop {
-            let received = tokio::select! {
-                r = secrets.recv() => r.map(|_| ()),
-                r = maps.recv() => r.map(|_| ()),
-            };
-            match received {
-                Ok(()) => sign(&registry, &configmaps, &secrets_prefix, &info_key).await,
+            match live.recv().await {
+                Ok(change)
+                    if change.object.key.starts_with(secrets_prefix.as_bytes())
+                        || change.object.key == info_key.as_bytes() =>
+                {
+                    sign(&registry, &configmaps, &secrets_prefix, &info_key).await;
+                }
+                Ok(_) => {}
                 Err(RecvError::Lagged(_)) => break,
                 Err(RecvError::Closed) => return,
             }

@@ -49,7 +49,12 @@ pub async fn run(registry: Registry) {
             let wait = cleaner.until_next();
             tokio::select! {
                 received = live.recv() => match received {
-                    Ok(change) if change.kind != ChangeKind::Deleted => {
+                    // The live feed carries every change in the store: decode only the
+                    // Secrets of the prefix.
+                    Ok(change)
+                        if change.kind != ChangeKind::Deleted
+                            && change.object.key.starts_with(prefix.as_bytes()) =>
+                    {
                         cleaner.eval(&change.object.value()).await;
                     }
                     Ok(_) => {}

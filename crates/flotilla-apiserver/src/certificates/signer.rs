@@ -52,7 +52,11 @@ pub async fn run(registry: Registry, config: SigningConfig) {
         let mut live = subscription.live;
         loop {
             match live.recv().await {
-                Ok(change) if change.kind != ChangeKind::Deleted => {
+                // The live feed carries every change in the store: decode only the requests.
+                Ok(change)
+                    if change.kind != ChangeKind::Deleted
+                        && change.object.key.starts_with(prefix.as_bytes()) =>
+                {
                     handle(&registry, &info, &config, &change.object).await;
                 }
                 Ok(_) => {}
