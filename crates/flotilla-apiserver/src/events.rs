@@ -9,6 +9,8 @@
 pub mod lifted;
 pub mod ttl;
 
+use std::borrow::Cow;
+
 use flotilla_api::selector::field::{FieldRequirement, FieldSelector};
 use flotilla_api::validation::FieldError;
 use serde_json::Value;
@@ -87,14 +89,19 @@ pub fn errors(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Vec<F
     if !is_event(info) {
         return Vec::new();
     }
+    // Core Events are validated as they are (no copy: every Event write passes here).
     let (version, core, old_core) = if is_events_view(info) {
         (
             RequestVersion::EventsV1,
-            lifted::events_to_core(object),
-            old.map(lifted::events_to_core),
+            Cow::Owned(lifted::events_to_core(object)),
+            old.map(|old| Cow::Owned(lifted::events_to_core(old))),
         )
     } else {
-        (RequestVersion::Core, object.clone(), old.cloned())
+        (
+            RequestVersion::Core,
+            Cow::Borrowed(object),
+            old.map(Cow::Borrowed),
+        )
     };
     match old_core {
         Some(old) => lifted::validate_update(&core, &old, version),

@@ -156,10 +156,12 @@ async fn run(context: Context, shutdown: Shutdown) {
                 if me.context.handles(c) && !me.watches.lock().contains_key(c.name()) =>
             {
                 let space = execution_space_name(c.name());
-                let exported = me.works.state().iter().any(|w| {
+                // `find` walks the cache under its lock (this runs for every status write of
+                // every cluster not watched yet: no copy of the 30,000 Works of a burst).
+                let exported = me.works.find(|w| {
                     w.metadata.namespace.as_deref() == Some(space.as_str()) && applied_export(w)
                 });
-                if exported {
+                if exported.is_some() {
                     me.queue.add(Key::Cluster(c.name().to_owned()));
                 }
             }

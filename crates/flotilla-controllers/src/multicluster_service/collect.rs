@@ -489,14 +489,20 @@ impl Collect {
         }
         let service = service_of(&slice);
         let space = execution_space_name(cluster);
-        let exposed = self.works.state().iter().any(|work| {
-            let labels = work.metadata.labels.clone().unwrap_or_default();
+        fn label<'a>(work: &'a Work, key: &str) -> Option<&'a str> {
+            work.metadata
+                .labels
+                .as_ref()
+                .and_then(|labels| labels.get(key))
+                .map(String::as_str)
+        }
+        let exposed = self.works.find(|work| {
             work.metadata.namespace.as_deref() == Some(space.as_str())
-                && labels.get(MCS_NAMESPACE_LABEL).map(String::as_str) == Some(namespace)
-                && labels.get(MCS_NAME_LABEL) == Some(&service)
+                && label(work, MCS_NAMESPACE_LABEL) == Some(namespace)
+                && label(work, MCS_NAME_LABEL) == Some(service.as_str())
                 && is_marker(work)
         });
-        if !exposed {
+        if exposed.is_none() {
             return Ok(());
         }
         self.report(cluster, &slice).await
