@@ -489,13 +489,7 @@ impl Collect {
         }
         let service = service_of(&slice);
         let space = execution_space_name(cluster);
-        fn label<'a>(work: &'a Work, key: &str) -> Option<&'a str> {
-            work.metadata
-                .labels
-                .as_ref()
-                .and_then(|labels| labels.get(key))
-                .map(String::as_str)
-        }
+        let label = super::dispatch::label;
         let exposed = self.works.find(|work| {
             work.metadata.namespace.as_deref() == Some(space.as_str())
                 && label(work, MCS_NAMESPACE_LABEL) == Some(namespace)

@@ -64,7 +64,8 @@ pub fn start(context: Context, shutdown: Shutdown) -> ControllerTask {
     })
 }
 
-fn label<'a>(work: &'a Work, key: &str) -> Option<&'a str> {
+/// A label of `work`, if set and not empty.
+pub(super) fn label<'a>(work: &'a Work, key: &str) -> Option<&'a str> {
     work.metadata
         .labels
         .as_ref()
