@@ -94,7 +94,11 @@ struct State {
 #[derive(Debug)]
 pub struct Subscription {
     pub revision: Revision,
+    /// The current objects under the prefix.
     pub backlog: Vec<Arc<Change>>,
+    /// Every later change in the store, under the prefix or not (one broadcast for all
+    /// subscribers): check `change.object.key` before decoding anything, as every write of the
+    /// store passes here (Events, Works and bindings by the hundred thousand in a burst).
     pub live: broadcast::Receiver<Arc<Change>>,
 }
 
