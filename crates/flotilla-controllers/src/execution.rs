@@ -200,7 +200,14 @@ impl Execution {
                 let me = me.clone();
                 async move { me.reconcile(&key).await }
             },
-            |key, error| tracing::warn!(work = %key, %error, "syncing work failed"),
+            |key, error| match error {
+                // Queued again when the cluster turns Ready (`cluster_event`); right after a
+                // join every Work of the cluster meets this, so it is no warning.
+                SyncError::ClusterNotReady(_) => {
+                    tracing::debug!(work = %key, %error, "waiting for the cluster to be ready")
+                }
+                _ => tracing::warn!(work = %key, %error, "syncing work failed"),
+            },
         );
         shutdown.cancelled().await;
         self.queue.shut_down();

@@ -29,7 +29,7 @@ use kube::Resource as _;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher::Event as WatchEvent;
 use serde_json::json;
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use crate::binding::render::{EXECUTION_FINALIZER, MANAGED_LABEL};
 use crate::binding::works::{WorkWrite, ensure_work};
@@ -254,7 +254,14 @@ async fn run(context: Context, shutdown: Shutdown) {
             async move { me.reconcile(&name).await }
         },
         |name, error: &kube::Error| {
-            warn!(cluster = %name, error = %flotilla_runtime::errors::message(error), "syncing the impersonation config failed")
+            let message = flotilla_runtime::errors::message(error);
+            // Right after a join the cluster controller may not have created the execution
+            // namespace yet: retried with backoff, not worth a warning.
+            if namespace_missing(error) {
+                debug!(cluster = %name, error = %message, "execution namespace not there yet; will retry");
+            } else {
+                warn!(cluster = %name, error = %message, "syncing the impersonation config failed");
+            }
         },
     );
     info!("unified auth controller running");
@@ -361,6 +368,14 @@ impl UnifiedAuth {
             }
         }
     }
+}
+
+/// Whether `error` is the API server's `404` for a namespace (the execution namespace, which the
+/// cluster controller creates when the cluster appears).
+fn namespace_missing(error: &kube::Error) -> bool {
+    matches!(error, kube::Error::Api(status)
+        if status.code == 404
+            && status.details.as_ref().is_some_and(|d| d.kind == "namespaces"))
 }
 
 #[cfg(test)]

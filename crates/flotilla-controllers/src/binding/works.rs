@@ -20,9 +20,16 @@ pub enum WorkWrite {
     Unchanged,
 }
 
-/// Creates `desired`, or updates the stored Work (`existing`) when they differ. A Work being
-/// deleted is not written (Karmada's `CreateOrUpdateWork` fails the same way): the binding is
-/// retried and recreates the Work once it is gone.
+/// How many times a write that lost a race (`409`) is tried again from the server's copy
+/// (client-go's `retry.DefaultRetry`, which Karmada's `CreateOrUpdateWork` uses).
+const CONFLICT_ATTEMPTS: usize = 5;
+
+/// Creates `desired`, or updates the stored Work (`existing`, usually the informer's copy) when
+/// they differ. A write that loses a race (a stale copy's update conflicts, or the Work was
+/// created since the copy was taken) is decided again from the server's current Work, as
+/// Karmada's `CreateOrUpdateWork` does under `retry.RetryOnConflict`. A Work being deleted is
+/// not written (Karmada's fails the same way): the binding is retried and recreates the Work
+/// once it is gone.
 pub async fn ensure_work(
     client: &kube::Client,
     desired: Work,
@@ -31,12 +38,43 @@ pub async fn ensure_work(
     let namespace = desired.metadata.namespace.clone().unwrap_or_default();
     let name = desired.metadata.name.clone().unwrap_or_default();
     let api = Api::<Work>::namespaced(client.clone(), &namespace);
+    let mut fresh: Option<Option<Work>> = None;
+    for attempt in 1..=CONFLICT_ATTEMPTS {
+        let current = match &fresh {
+            Some(read) => read.as_ref(),
+            None => existing,
+        };
+        let result = write_once(&api, &desired, current, &namespace, &name).await;
+        match result {
+            Err(kube::Error::Api(status))
+                if status.code == 409
+                    && (status.reason == "Conflict" || status.reason == "AlreadyExists")
+                    && !current.is_some_and(|w| w.is_deleting())
+                    && attempt < CONFLICT_ATTEMPTS =>
+            {
+                tracing::debug!(work = %format!("{namespace}/{name}"), reason = %status.reason, "work write raced; retrying from the server's copy");
+                fresh = Some(api.get_opt(&name).await?);
+            }
+            other => return other,
+        }
+    }
+    unreachable!("the last attempt returns")
+}
+
+/// One attempt of [`ensure_work`] against `existing`.
+async fn write_once(
+    api: &Api<Work>,
+    desired: &Work,
+    existing: Option<&Work>,
+    namespace: &str,
+    name: &str,
+) -> Result<WorkWrite, kube::Error> {
     let Some(existing) = existing else {
-        api.create(&PostParams::default(), &desired).await?;
+        api.create(&PostParams::default(), desired).await?;
         return Ok(WorkWrite::Created);
     };
     if existing.is_deleting() {
-        return Err(being_deleted(&namespace, &name));
+        return Err(being_deleted(namespace, name));
     }
     let mut updated = existing.clone();
     let labels = updated.metadata.labels.get_or_insert_with(Default::default);
@@ -66,12 +104,12 @@ pub async fn ensure_work(
     if desired.metadata.owner_references.is_some() {
         updated.metadata.owner_references = desired.metadata.owner_references.clone();
     }
-    updated.spec = desired.spec;
+    updated.spec = desired.spec.clone();
     let updated = admitted(updated);
     if &updated == existing {
         return Ok(WorkWrite::Unchanged);
     }
-    api.replace(&name, &PostParams::default(), &updated).await?;
+    api.replace(name, &PostParams::default(), &updated).await?;
     Ok(WorkWrite::Updated)
 }
 
@@ -212,5 +250,123 @@ mod tests {
             status.message,
             "work karmada-es-member1/nginx-687f7fb96f is being deleted"
         );
+    }
+
+    /// A client answering each request with the next of `answers` (status, JSON body) and
+    /// recording every request (method, path, body).
+    fn scripted(
+        answers: Vec<(u16, serde_json::Value)>,
+    ) -> (
+        kube::Client,
+        std::sync::Arc<Mutex<Vec<(String, String, serde_json::Value)>>>,
+    ) {
+        use http_body_util::BodyExt as _;
+        let seen = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let answers = std::sync::Arc::new(Mutex::new(std::collections::VecDeque::from(answers)));
+        let log = seen.clone();
+        let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
+            let log = log.clone();
+            let answers = answers.clone();
+            async move {
+                let (parts, body) = request.into_parts();
+                let bytes = body
+                    .collect()
+                    .await
+                    .map(|b| b.to_bytes())
+                    .unwrap_or_default();
+                let body = serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null);
+                log.lock()
+                    .push((parts.method.to_string(), parts.uri.path().to_owned(), body));
+                let (code, answer) = answers.lock().pop_front().expect("an answer left");
+                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(
+                    http::Response::builder()
+                        .status(code)
+                        .header("content-type", "application/json")
+                        .body(kube::client::Body::from(answer.to_string().into_bytes()))
+                        .expect("response"),
+                )
+            }
+        });
+        (kube::Client::new(service, "default"), seen)
+    }
+
+    fn status(code: u16, reason: &str) -> serde_json::Value {
+        serde_json::json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+            "message": "lost a race", "reason": reason, "code": code})
+    }
+
+    fn work(version: &str, suspend: bool) -> Work {
+        let mut work = Work::default();
+        work.metadata.name = Some("nginx-687f7fb96f".into());
+        work.metadata.namespace = Some("karmada-es-member1".into());
+        work.metadata.resource_version = Some(version.into());
+        work.metadata.finalizers = Some(vec![EXECUTION_FINALIZER.to_owned()]);
+        work.spec.suspend_dispatching = Some(suspend);
+        work
+    }
+
+    #[tokio::test]
+    async fn an_update_from_a_stale_copy_is_decided_again_from_the_servers() {
+        let stale = work("1", false);
+        let current = work("2", false);
+        let written = work("3", true);
+        let (client, seen) = scripted(vec![
+            (409, status(409, "Conflict")),
+            (200, serde_json::to_value(&current).expect("json")),
+            (200, serde_json::to_value(&written).expect("json")),
+        ]);
+        let outcome = ensure_work(&client, work("", true), Some(&stale))
+            .await
+            .expect("written on the second attempt");
+        assert_eq!(outcome, WorkWrite::Updated);
+        let seen = seen.lock();
+        let calls: Vec<(&str, &str)> = seen
+            .iter()
+            .map(|(m, p, _)| (m.as_str(), p.as_str()))
+            .collect();
+        let path =
+            "/apis/work.karmada.io/v1alpha1/namespaces/karmada-es-member1/works/nginx-687f7fb96f";
+        assert_eq!(calls, [("PUT", path), ("GET", path), ("PUT", path)]);
+        assert_eq!(seen[0].2["metadata"]["resourceVersion"], "1");
+        assert_eq!(seen[2].2["metadata"]["resourceVersion"], "2");
+        assert_eq!(seen[2].2["spec"]["suspendDispatching"], true);
+    }
+
+    #[tokio::test]
+    async fn a_create_that_finds_the_work_updates_it() {
+        let current = work("7", false);
+        let (client, seen) = scripted(vec![
+            (409, status(409, "AlreadyExists")),
+            (200, serde_json::to_value(&current).expect("json")),
+            (200, serde_json::to_value(work("8", true)).expect("json")),
+        ]);
+        let outcome = ensure_work(&client, work("", true), None)
+            .await
+            .expect("updated");
+        assert_eq!(outcome, WorkWrite::Updated);
+        let seen = seen.lock();
+        let methods: Vec<&str> = seen.iter().map(|(m, _, _)| m.as_str()).collect();
+        assert_eq!(methods, ["POST", "GET", "PUT"]);
+        assert_eq!(seen[2].2["metadata"]["resourceVersion"], "7");
+    }
+
+    #[tokio::test]
+    async fn conflicts_stop_after_five_attempts() {
+        let mut answers = Vec::new();
+        for _ in 0..4 {
+            answers.push((409, status(409, "Conflict")));
+            answers.push((200, serde_json::to_value(work("2", false)).expect("json")));
+        }
+        answers.push((409, status(409, "Conflict")));
+        let (client, seen) = scripted(answers);
+        let error = ensure_work(&client, work("", true), Some(&work("1", false)))
+            .await
+            .expect_err("gives up");
+        let kube::Error::Api(status) = error else {
+            panic!("not an API error: {error}");
+        };
+        assert_eq!(status.code, 409);
+        let puts = seen.lock().iter().filter(|(m, _, _)| m == "PUT").count();
+        assert_eq!(puts, 5);
     }
 }
