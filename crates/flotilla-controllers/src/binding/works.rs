@@ -252,14 +252,12 @@ mod tests {
         );
     }
 
+    /// The requests a scripted client received: method, path, JSON body.
+    type Seen = std::sync::Arc<Mutex<Vec<(String, String, serde_json::Value)>>>;
+
     /// A client answering each request with the next of `answers` (status, JSON body) and
-    /// recording every request (method, path, body).
-    fn scripted(
-        answers: Vec<(u16, serde_json::Value)>,
-    ) -> (
-        kube::Client,
-        std::sync::Arc<Mutex<Vec<(String, String, serde_json::Value)>>>,
-    ) {
+    /// recording every request.
+    fn scripted(answers: Vec<(u16, serde_json::Value)>) -> (kube::Client, Seen) {
         use http_body_util::BodyExt as _;
         let seen = std::sync::Arc::new(Mutex::new(Vec::new()));
         let answers = std::sync::Arc::new(Mutex::new(std::collections::VecDeque::from(answers)));
