@@ -170,12 +170,29 @@ pub fn convert_bytes(info: &ResourceInfo, json: &Bytes) -> Bytes {
         .unwrap_or_else(|_| json.clone())
 }
 
-/// Admission of a custom resource before validation: defaults, then pruning of unknown fields.
+/// Admission of a custom resource before validation: defaults, then pruning of unknown fields
+/// (and of the `metadata` fields ObjectMeta does not declare).
 pub fn default_and_prune(info: &ResourceInfo, object: &mut Value) {
     if let Some(schema) = info.schema.as_deref() {
         lifted::defaulting::default(&schema.root, object);
         lifted::pruning::prune(&schema.root, object);
     }
+    if let Some(metadata) = object.get_mut("metadata") {
+        crate::fieldvalidation::strip_unknown_metadata(metadata);
+    }
+}
+
+/// The fields of a custom resource that its version's schema does not specify (what admission's
+/// pruning drops), as kube-apiserver reports them for `fieldValidation`: sorted, in kube's path
+/// form (`spec.items[0].foo`). `apiVersion`, `kind` and `metadata` are not among them.
+pub fn unknown_fields(info: &ResourceInfo, object: &Value) -> Vec<String> {
+    let Some(schema) = info.schema.as_deref() else {
+        return Vec::new();
+    };
+    let mut copy = object.clone();
+    let mut paths = lifted::pruning::prune(&schema.root, &mut copy);
+    paths.sort();
+    paths
 }
 
 /// How a custom resource breaks its version's schema.

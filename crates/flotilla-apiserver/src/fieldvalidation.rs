@@ -5,7 +5,10 @@
 //! unknown field "spec.foo", duplicate field "spec.replicas"`), `Warn` (the default) into
 //! `Warning: 299 - "…"` response headers, `Ignore` into nothing. Unknown fields never reach the
 //! store, whatever the directive: kube-apiserver drops them when it decodes into its types.
-//! Kinds without a schema (Karmada's kinds, CRDs) get duplicate detection only.
+//! Built-in and Karmada kinds are checked against their compiled-in schemas while the body is
+//! decoded; custom resources after decoding, against their CRD version's structural schema
+//! (apiextensions-apiserver's decoder: unknown `metadata` fields, then the fields pruning drops,
+//! sorted; [`custom_resource_findings`]).
 //!
 //! Follows k8s.io/apiserver `pkg/endpoints/handlers` (create.go, update.go, patch.go:
 //! `transformDecodeError`, `addStrictDecodingWarnings`), sigs.k8s.io/json's strict decoding
@@ -99,6 +102,45 @@ pub fn resolve(
         FieldValidation::Warn => Ok(findings.iter().map(Finding::to_string).collect()),
         FieldValidation::Strict => Err(strict(findings)),
     }
+}
+
+/// The unknown fields of a custom resource (nothing for other kinds), in the order kube's
+/// custom-resource decoder reports them: `metadata` fields ObjectMeta does not declare, then the
+/// fields the version's structural schema does not specify (sorted).
+pub fn custom_resource_findings(info: &ResourceInfo, object: &Value) -> Vec<Finding> {
+    if info.crd.is_none() {
+        return Vec::new();
+    }
+    let mut findings = match object.get("metadata") {
+        Some(metadata) => strip_unknown_metadata(&mut metadata.clone()),
+        None => Vec::new(),
+    };
+    findings.extend(
+        crate::crd::unknown_fields(info, object)
+            .into_iter()
+            .map(Finding::unknown),
+    );
+    findings
+}
+
+/// Removes from `metadata` (an object's) the fields ObjectMeta does not declare and returns them
+/// as `metadata.<path>`, as kube's custom-resource decoder drops and reports them (built-in
+/// kinds get the same from their decoding).
+pub fn strip_unknown_metadata(metadata: &mut Value) -> Vec<Finding> {
+    // Every kind's `metadata` is ObjectMeta; a ConfigMap's schema carries it.
+    let Some(meta_schema) = crate::openapi::schemas::cached("", "v1", "ConfigMap")
+        .and_then(|s| s.pointer("/properties/metadata"))
+    else {
+        return Vec::new();
+    };
+    if !metadata.is_object() {
+        return Vec::new();
+    }
+    let mut findings = schema::strip_unknown(metadata, meta_schema);
+    for finding in &mut findings {
+        finding.path = format!("metadata.{}", finding.path);
+    }
+    findings
 }
 
 /// The 400 a create or update body fails with (create.go's `transformDecodeError`):

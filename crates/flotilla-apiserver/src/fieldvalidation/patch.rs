@@ -65,6 +65,11 @@ impl PatchCheck {
         {
             early.extend(schema::strip_unknown(&mut config.clone(), schema));
         }
+        if kind == PatchKind::Apply
+            && let Some(config) = &patch
+        {
+            early.extend(super::custom_resource_findings(info, config));
+        }
         PatchCheck {
             kind,
             schema,
@@ -119,6 +124,11 @@ impl PatchCheck {
                 };
                 return Err(super::patch_invalid(rendered, mismatch.message(&info.kind)));
             }
+        }
+        if self.kind != PatchKind::Apply
+            && options.field_validation != crate::request::FieldValidation::Ignore
+        {
+            findings.extend(super::custom_resource_findings(info, object));
         }
         resolve(options.field_validation, &findings, |findings| {
             match self.kind {

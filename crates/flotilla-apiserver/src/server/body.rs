@@ -90,6 +90,10 @@ pub fn decode_object_validated(
     if let Some(mismatch) = mismatch {
         return Err(fieldvalidation::type_error(info, &mismatch));
     }
+    let mut findings = findings;
+    if mode != FieldValidation::Ignore {
+        findings.extend(fieldvalidation::custom_resource_findings(info, &object));
+    }
     let warnings = fieldvalidation::resolve(mode, &findings, |findings| {
         fieldvalidation::decode_error(info, findings)
     })?;

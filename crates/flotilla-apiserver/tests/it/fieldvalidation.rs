@@ -504,3 +504,193 @@ async fn values_of_the_wrong_type_are_refused_naming_the_field() {
     let read = send(&cp, get(&format!("{DEPLOYMENTS}/web"))).await;
     assert_eq!(read.body["spec"]["replicas"], 2);
 }
+
+const GADGETS: &str = "/apis/example.com/v1/namespaces/default/gadgets";
+
+/// A CRD with a list of objects and a free-form subtree, created on `cp`.
+async fn gadget_crd(cp: &Running) {
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "gadgets", "kind": "Gadget"},
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {"spec": {
+                        "type": "object",
+                        "properties": {
+                            "size": {"type": "integer"},
+                            "parts": {"type": "array", "items": {
+                                "type": "object",
+                                "properties": {"name": {"type": "string"}},
+                            }},
+                            "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                        },
+                    }},
+                }},
+            }],
+        },
+    });
+    let created = send(
+        cp,
+        json(
+            "POST",
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            &crd,
+        ),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+}
+
+/// A Gadget with a misspelt field at each level, a metadata field ObjectMeta lacks, and
+/// anything under the free-form `extra`.
+fn misspelt_gadget(name: &str) -> Value {
+    json!({
+        "apiVersion": "example.com/v1",
+        "kind": "Gadget",
+        "metadata": {"name": name, "lables": {"a": "b"}},
+        "spec": {
+            "size": 2,
+            "colour": "red",
+            "parts": [{"name": "a"}, {"name": "b", "weight": 3}],
+            "extra": {"anything": {"goes": true}},
+        },
+    })
+}
+
+#[tokio::test]
+async fn custom_resources_have_their_unknown_fields_reported_as_kube_does() {
+    let cp = control_plane().await;
+    gadget_crd(&cp).await;
+
+    // Strict: refused, naming metadata's field first, then the schema's in sorted order.
+    let reply = send_with_headers(
+        &cp,
+        json(
+            "POST",
+            &format!("{GADGETS}?fieldValidation=Strict"),
+            &misspelt_gadget("strict"),
+        ),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.body);
+    assert_eq!(
+        reply.body["message"],
+        r#"Gadget in version "v1" cannot be handled as a Gadget: strict decoding error: unknown field "metadata.lables", unknown field "spec.colour", unknown field "spec.parts[1].weight""#
+    );
+    let stored = send(&cp, get(&format!("{GADGETS}/strict"))).await;
+    assert_eq!(stored.status, StatusCode::NOT_FOUND);
+
+    // Warn (the default): created without them, one warning each; `extra` kept whole.
+    let reply = send_with_headers(&cp, json("POST", GADGETS, &misspelt_gadget("warned"))).await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
+    assert_eq!(
+        reply.warnings,
+        vec![
+            r#"299 - "unknown field \"metadata.lables\"""#,
+            r#"299 - "unknown field \"spec.colour\"""#,
+            r#"299 - "unknown field \"spec.parts[1].weight\"""#,
+        ]
+    );
+    let stored = send(&cp, get(&format!("{GADGETS}/warned"))).await;
+    assert_eq!(
+        stored.body["spec"],
+        json!({"size": 2, "parts": [{"name": "a"}, {"name": "b"}], "extra": {"anything": {"goes": true}}})
+    );
+    assert!(stored.body["metadata"].get("lables").is_none());
+
+    // Ignore: silent.
+    let reply = send_with_headers(
+        &cp,
+        json(
+            "POST",
+            &format!("{GADGETS}?fieldValidation=Ignore"),
+            &misspelt_gadget("ignored"),
+        ),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
+    assert!(reply.warnings.is_empty(), "{:?}", reply.warnings);
+
+    // A merge patch: only what it adds is reported; Strict refuses it as kube's patch handler.
+    let patch = r#"{"spec": {"size": 3, "shape": "round"}}"#;
+    let merge = |query: &str| {
+        with_body(
+            "PATCH",
+            &format!("{GADGETS}/warned{query}"),
+            "application/merge-patch+json",
+            patch,
+        )
+    };
+    let reply = send_with_headers(&cp, merge("?fieldValidation=Strict")).await;
+    assert_eq!(
+        reply.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        reply.body
+    );
+    let message = reply.body["message"].as_str().unwrap_or("");
+    assert!(
+        message.ends_with(r#"strict decoding error: unknown field "spec.shape""#),
+        "{message}"
+    );
+    let stored = send(&cp, get(&format!("{GADGETS}/warned"))).await;
+    assert_eq!(stored.body["spec"]["size"], 2, "nothing was written");
+    let reply = send_with_headers(&cp, merge("")).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    assert_eq!(
+        reply.warnings,
+        vec![r#"299 - "unknown field \"spec.shape\"""#]
+    );
+    assert_eq!(reply.body["spec"]["size"], 3);
+    assert!(reply.body["spec"].get("shape").is_none());
+
+    // An update (PUT) carrying an unknown field under Strict is refused too.
+    let mut current = send(&cp, get(&format!("{GADGETS}/warned"))).await.body;
+    current["spec"]["parts"][0]["colour"] = json!("blue");
+    let reply = send_with_headers(
+        &cp,
+        json(
+            "PUT",
+            &format!("{GADGETS}/warned?fieldValidation=Strict"),
+            &current,
+        ),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.body);
+    assert_eq!(
+        reply.body["message"],
+        r#"Gadget in version "v1" cannot be handled as a Gadget: strict decoding error: unknown field "spec.parts[0].colour""#
+    );
+
+    // A server-side apply: Strict names the field as kube's typed conversion does, Warn warns.
+    let config = "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: applied}\nspec: {size: 1, colour: red}\n";
+    let apply = |query: &str| {
+        with_body(
+            "PATCH",
+            &format!("{GADGETS}/applied?fieldManager=test{query}"),
+            "application/apply-patch+yaml",
+            config,
+        )
+    };
+    let reply = send_with_headers(&cp, apply("&fieldValidation=Strict")).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.body);
+    let message = reply.body["message"].as_str().unwrap_or("");
+    assert!(
+        message.ends_with(".spec.colour: field not declared in schema"),
+        "{message}"
+    );
+    let reply = send_with_headers(&cp, apply("")).await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
+    assert_eq!(
+        reply.warnings,
+        vec![r#"299 - "unknown field \"spec.colour\"""#]
+    );
+    assert_eq!(reply.body["spec"], json!({"size": 1}));
+}
