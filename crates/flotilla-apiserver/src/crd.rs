@@ -46,7 +46,9 @@ pub struct NamesConflict {
 }
 
 /// Serves `crd`'s versions from `catalog`, unless its names clash with another CRD of the
-/// same group. A version a built-in resource already serves stays built in.
+/// same group. A CRD for a resource the server serves natively (its group and plural are a
+/// built-in's, such as Karmada's own CRDs applied from a Karmada chart) serves nothing: the
+/// built-in resource keeps every version, and its objects are not the CRD's.
 pub fn register(catalog: &Catalog, crd: &Value) -> Result<(), NamesConflict> {
     let Some(infos) = definition::resource_infos(crd) else {
         return Ok(());
@@ -55,12 +57,27 @@ pub fn register(catalog: &Catalog, crd: &Value) -> Result<(), NamesConflict> {
         catalog.replace_crd(crate::object::name(crd).unwrap_or(""), Vec::new());
         return Ok(());
     };
+    if overlaps_built_in(catalog, first) {
+        catalog.replace_crd(crate::object::name(crd).unwrap_or(""), Vec::new());
+        return Ok(());
+    }
     if let Some(conflict) = names_conflict(catalog, first) {
         return Err(conflict);
     }
     let name = first.crd.clone().unwrap_or_default();
     catalog.replace_crd(&name, infos);
     Ok(())
+}
+
+/// Whether the custom resources `info` describes would be stored where a built-in resource
+/// keeps its objects (kube's `OverlappingBuiltInResources`, which for Flotilla are every
+/// natively served kind: Karmada's included).
+pub fn overlaps_built_in(catalog: &Catalog, info: &ResourceInfo) -> bool {
+    let prefix = info.storage_prefix();
+    catalog
+        .all()
+        .iter()
+        .any(|other| other.crd.is_none() && other.storage_prefix() == prefix)
 }
 
 /// Checked in the order of kube's naming controller: plural, singular, short names, kind,

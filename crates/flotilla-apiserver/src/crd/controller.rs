@@ -182,17 +182,6 @@ async fn finalize(registry: &Registry, name: &str) {
         .get("status")
         .cloned()
         .unwrap_or_else(|| serde_json::json!({}));
-    definition::set_condition(
-        &mut status,
-        definition::condition(
-            "Terminating",
-            true,
-            "InstanceDeletionInProgress",
-            "CustomResource deletion is in progress",
-            &now,
-        ),
-    );
-    write_status(registry, &info, crd.clone(), status).await;
     let resource = registry
         .catalog()
         .all()
@@ -204,7 +193,32 @@ async fn finalize(registry: &Registry, name: &str) {
                 .next()
                 .map(Arc::new)
         });
-    if let Some(resource) = resource {
+    // As kube's CRD finalizer: the objects of a built-in resource under the same group and
+    // plural (Karmada's kinds, whose CRDs a Karmada chart brings) are never the CRD's to
+    // delete. (Unlike kube, a CRD not yet marked Established has its instances deleted too:
+    // here its kind is served from the moment it is stored.)
+    let skip = match &resource {
+        Some(resource) if super::overlaps_built_in(registry.catalog(), resource) => Some((
+            "OverlappingBuiltInResource",
+            "instances overlap with built-in resources in storage",
+        )),
+        _ => None,
+    };
+    let terminating = match skip {
+        Some((reason, message)) => {
+            definition::condition("Terminating", false, reason, message, &now)
+        }
+        None => definition::condition(
+            "Terminating",
+            true,
+            "InstanceDeletionInProgress",
+            "CustomResource deletion is in progress",
+            &now,
+        ),
+    };
+    definition::set_condition(&mut status, terminating);
+    write_status(registry, &info, crd.clone(), status).await;
+    if let (None, Some(resource)) = (skip, resource) {
         delete_all(registry, &resource).await;
     }
     for _ in 0..8 {

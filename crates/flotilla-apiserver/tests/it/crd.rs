@@ -439,3 +439,88 @@ async fn a_crd_whose_names_clash_is_not_established() {
     let gizmos = send(&cp, get("/apis/example.com/v1/namespaces/default/gizmos")).await;
     assert_eq!(gizmos.status, StatusCode::OK, "{}", gizmos.body);
 }
+
+/// A Karmada chart's CRD for a kind Flotilla serves natively: accepted, but it serves nothing
+/// (not even a version the built-in lacks), and deleting it leaves the built-in's objects alone
+/// (kube's `OverlappingBuiltInResource`).
+#[tokio::test]
+async fn a_crd_for_a_built_in_kind_never_takes_its_objects() {
+    let cp = control_plane().await;
+    let pps = "/apis/policy.karmada.io/v1alpha1/namespaces/default/propagationpolicies";
+    let policy = json!({
+        "apiVersion": "policy.karmada.io/v1alpha1",
+        "kind": "PropagationPolicy",
+        "metadata": {"name": "keep-me"},
+        "spec": {
+            "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}],
+            "placement": {"clusterAffinity": {"clusterNames": ["m1"]}},
+        },
+    });
+    let created = send(&cp, json("POST", pps, &policy)).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+
+    let version = |name: &str| {
+        json!({"name": name, "served": true, "storage": name == "v1alpha1",
+            "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}})
+    };
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "propagationpolicies.policy.karmada.io"},
+        "spec": {
+            "group": "policy.karmada.io",
+            "scope": "Namespaced",
+            "names": {"plural": "propagationpolicies", "singular": "propagationpolicy",
+                "kind": "PropagationPolicy", "shortNames": ["pp"]},
+            "versions": [version("v1alpha1"), version("v1beta9")],
+        },
+    });
+    let created = send(&cp, json("POST", CRDS, &crd)).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+
+    // The built-in still answers, with its own validation; the CRD's extra version is not served.
+    let misspelt = json!({
+        "apiVersion": "policy.karmada.io/v1alpha1",
+        "kind": "PropagationPolicy",
+        "metadata": {"name": "typo"},
+        "spec": {"resourceSelectors": [{"apiVersion": "v1", "kind": "ConfigMap"}], "placment": {}},
+    });
+    let refused = send(
+        &cp,
+        json("POST", &format!("{pps}?fieldValidation=Strict"), &misspelt),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+    let other_version = send(
+        &cp,
+        get("/apis/policy.karmada.io/v1beta9/namespaces/default/propagationpolicies"),
+    )
+    .await;
+    assert_eq!(other_version.status, StatusCode::NOT_FOUND);
+
+    // Deleting the CRD releases it without touching the PropagationPolicy.
+    let deleted = send(
+        &cp,
+        with_body(
+            "DELETE",
+            &format!("{CRDS}/propagationpolicies.policy.karmada.io"),
+            "application/json",
+            "",
+        ),
+    )
+    .await;
+    assert!(deleted.status.is_success(), "{}", deleted.body);
+    eventually(PATIENCE, || async {
+        send(
+            &cp,
+            get(&format!("{CRDS}/propagationpolicies.policy.karmada.io")),
+        )
+        .await
+        .status
+            == StatusCode::NOT_FOUND
+    })
+    .await;
+    let kept = send(&cp, get(&format!("{pps}/keep-me"))).await;
+    assert_eq!(kept.status, StatusCode::OK, "{}", kept.body);
+    assert_eq!(kept.body["metadata"]["name"], "keep-me");
+}
