@@ -380,19 +380,7 @@ impl BindingController {
         };
         let template = serde_json::to_value(&template)?;
         let started = Instant::now();
-        let mut targets: Vec<(String, Option<i32>)> = binding
-            .spec
-            .clusters
-            .iter()
-            .map(|c| (c.name.clone(), Some(c.replicas)))
-            .collect();
-        for required in &binding.spec.required_by {
-            for cluster in &required.clusters {
-                if !targets.iter().any(|(n, _)| *n == cluster.name) {
-                    targets.push((cluster.name.clone(), None));
-                }
-            }
-        }
+        let targets = render_targets(&binding.spec);
         let overrides: Vec<Arc<OverridePolicy>> = self
             .overrides
             .state()
@@ -786,6 +774,25 @@ pub fn expected_clusters(spec: &ResourceBindingSpec) -> BTreeSet<String> {
         }
     }
     clusters
+}
+
+/// The clusters a binding's Works are rendered for, each with the replicas a workload is
+/// revised to there: the scheduled clusters, then (Karmada's `mergeTargetClusters`) each
+/// `requiredBy` cluster not already among them, with the requiring binding's replicas there.
+fn render_targets(spec: &ResourceBindingSpec) -> Vec<(String, Option<i32>)> {
+    let mut targets: Vec<(String, Option<i32>)> = spec
+        .clusters
+        .iter()
+        .map(|c| (c.name.clone(), Some(c.replicas)))
+        .collect();
+    for required in &spec.required_by {
+        for cluster in &required.clusters {
+            if !targets.iter().any(|(n, _)| *n == cluster.name) {
+                targets.push((cluster.name.clone(), Some(cluster.replicas)));
+            }
+        }
+    }
+    targets
 }
 
 #[cfg(test)]

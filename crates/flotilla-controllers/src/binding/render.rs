@@ -83,7 +83,8 @@ pub struct RenderInput<'a> {
     pub binding: &'a BindingRef,
     pub spec: &'a ResourceBindingSpec,
     pub cluster: &'a Cluster,
-    /// Replicas for this cluster (from `spec.clusters`; `None` for a `requiredBy` target).
+    /// Replicas for this cluster (from `spec.clusters`, or for a `requiredBy` target the
+    /// requiring binding's there); `None`: the template's replicas are kept.
     pub replicas: Option<i32>,
     pub cluster_overrides: Vec<PolicyRef<'a>>,
     pub overrides: Vec<PolicyRef<'a>>,
