@@ -14,7 +14,7 @@ use flotilla_apiserver::auth::pki::Pki;
 use flotilla_apiserver::auth::tls;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 
 use crate::informer::Cache;
@@ -243,6 +243,9 @@ impl SimCluster {
         let mut pod_informer = Informer::<Pod>::new(Api::all(client.clone()));
         scheduler.watch(&mut node_informer, &mut pod_informer);
         kubelet.watch(&mut pod_informer);
+        let mut config_map_informer = Informer::<ConfigMap>::new(Api::all(client.clone()));
+        let mut secret_informer = Informer::<Secret>::new(Api::all(client.clone()));
+        kubelet.watch_sources(&mut config_map_informer, &mut secret_informer);
         let mut informers = workloads::Informers::new(&client);
         let workloads = Workloads::new();
         workloads.watch(&mut informers, &mut node_informer, &mut pod_informer);
@@ -264,6 +267,16 @@ impl SimCluster {
             store.wait_until_ready().await;
         }
         stores.nodes.wait_until_ready().await;
+        let (config_maps, t) = config_map_informer.start();
+        tasks.push(AbortOnDrop(t));
+        let (secrets, t) = secret_informer.start();
+        tasks.push(AbortOnDrop(t));
+        config_maps.wait_until_ready().await;
+        secrets.wait_until_ready().await;
+        kubelet.attach_sources(crate::kubelet::config::Sources {
+            config_maps,
+            secrets,
+        });
         tasks.push(AbortOnDrop(tokio::spawn(
             scheduler.clone().run(ctx.clone(), stores.pods.clone()),
         )));

@@ -51,6 +51,8 @@ macro_rules! cached_as_decoded {
 cached_as_decoded!(
     crate::node::Node,
     k8s_openapi::api::discovery::v1::EndpointSlice,
+    k8s_openapi::api::core::v1::ConfigMap,
+    k8s_openapi::api::core::v1::Secret,
 );
 
 /// Workload kinds whose watch decodes them without `metadata.managedFields`, skipped while
@@ -368,6 +370,17 @@ impl<K: Lookup> Cache<K> {
 
     fn set_ready(&self) {
         self.shared.ready.send_replace(true);
+    }
+
+    /// A ready cache holding `objects` (tests of code that reads caches).
+    #[cfg(test)]
+    pub(crate) fn of(objects: impl IntoIterator<Item = K>) -> Self {
+        let cache = Cache::new();
+        for k in objects {
+            cache.insert(Arc::new(k));
+        }
+        cache.set_ready();
+        cache
     }
 
     fn insert(&self, k: Arc<K>) {

@@ -12,11 +12,12 @@
 //! (Succeeded or Failed). Pods on NotReady nodes make no progress. Timers live in one wheel, not
 //! one task per pod.
 
+pub mod config;
 mod crash;
 mod status;
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use crate::informer::Cache;
@@ -33,7 +34,8 @@ use crate::queue::{Queue, Timers};
 use crate::rng::mix;
 use crate::scheduler::{PodKey, is_terminal, key_of};
 use status::{
-    containers, creating_status, lives_status, pull_failed_status, running_status, succeeded_status,
+    config_error_status, containers, creating_status, lives_status, pull_failed_status,
+    running_status, succeeded_status,
 };
 
 /// Annotation that makes any pod succeed after the given duration (`30s`, `2m`).
@@ -84,6 +86,12 @@ pub struct Kubelet {
     table: Arc<NodeTable>,
     /// Pods with a status write in flight, and whether each was queued again meanwhile.
     writing: Mutex<HashMap<PodKey, bool>>,
+    /// The cluster's ConfigMaps and Secrets, which pods' volumes and environments need
+    /// ([`config`]); without them nothing is checked.
+    sources: OnceLock<config::Sources>,
+    /// Pods waiting for a ConfigMap or Secret, by namespace: looked at again when one there
+    /// changes.
+    waiting_config: Mutex<HashMap<String, HashSet<PodKey>>>,
 }
 
 /// Status writes in flight at once (per cluster).
@@ -98,7 +106,66 @@ impl Kubelet {
             slots: Mutex::new(HashMap::new()),
             table,
             writing: Mutex::new(HashMap::new()),
+            sources: OnceLock::new(),
+            waiting_config: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Lets the kubelets check pods' ConfigMaps and Secrets, and look again at the pods waiting
+    /// for one when it is created or changed.
+    pub fn watch_sources(
+        self: &Arc<Self>,
+        config_maps: &mut Informer<k8s_openapi::api::core::v1::ConfigMap>,
+        secrets: &mut Informer<k8s_openapi::api::core::v1::Secret>,
+    ) {
+        let this = self.clone();
+        config_maps.on(move |change| match change {
+            Change::Applied(object) => this.sources_changed(object.metadata.namespace.as_deref()),
+            Change::Synced => this.sources_changed(None),
+            Change::Deleted(_) => {}
+        });
+        let this = self.clone();
+        secrets.on(move |change| match change {
+            Change::Applied(object) => this.sources_changed(object.metadata.namespace.as_deref()),
+            Change::Synced => this.sources_changed(None),
+            Change::Deleted(_) => {}
+        });
+    }
+
+    /// The caches behind [`Kubelet::watch_sources`], before the kubelets run.
+    pub fn attach_sources(&self, sources: config::Sources) {
+        let _ = self.sources.set(sources);
+    }
+
+    /// Queues the pods waiting for a ConfigMap or Secret in `namespace` (all when `None`).
+    fn sources_changed(&self, namespace: Option<&str>) {
+        let waiting = self.waiting_config.lock();
+        let keys: Vec<PodKey> = match namespace {
+            Some(ns) => waiting.get(ns).into_iter().flatten().cloned().collect(),
+            None => waiting.values().flatten().cloned().collect(),
+        };
+        drop(waiting);
+        for key in keys {
+            self.queue.add(key);
+        }
+    }
+
+    /// What keeps `pod`'s containers from starting, remembering the pod as waiting if so.
+    fn config_blocked(&self, pod: &Pod, key: &PodKey) -> Option<config::Blocked> {
+        let blocked = self.sources.get()?.blocked(pod);
+        let mut waiting = self.waiting_config.lock();
+        if blocked.is_some() {
+            waiting
+                .entry(key.0.clone())
+                .or_default()
+                .insert(key.clone());
+        } else if let Some(pods) = waiting.get_mut(&key.0) {
+            pods.remove(key);
+            if pods.is_empty() {
+                waiting.remove(&key.0);
+            }
+        }
+        blocked
     }
 
     pub fn watch(self: &Arc<Self>, pods: &mut Informer<Pod>) {
@@ -114,7 +181,13 @@ impl Kubelet {
                     this.queue.add(key_of(pod));
                 }
             }
-            Change::Deleted(pod) => this.forget(pod.metadata.uid.as_deref().unwrap_or("")),
+            Change::Deleted(pod) => {
+                let key = key_of(pod);
+                if let Some(pods) = this.waiting_config.lock().get_mut(&key.0) {
+                    pods.remove(&key);
+                }
+                this.forget(pod.metadata.uid.as_deref().unwrap_or(""));
+            }
             Change::Synced => {}
         });
     }
@@ -243,6 +316,17 @@ impl Kubelet {
                 return None;
             }
             let pod_ip = node.pod_ip(slot);
+            match self.config_blocked(pod, key) {
+                Some(config::Blocked::Volume(_)) => {
+                    return (phase_reason(pod) != Some("ContainerCreating"))
+                        .then(|| creating_status(pod, &node.internal_ip));
+                }
+                Some(config::Blocked::Containers(errors)) => {
+                    return (!waits_for_config(pod, &errors))
+                        .then(|| config_error_status(pod, &errors, &node.internal_ip, &pod_ip));
+                }
+                None => {}
+            }
             if refuses_any(ctx, pod) {
                 return self.pull_failed(ctx, pod, key, &uid, &scope, &node.internal_ip, &pod_ip);
             }
@@ -491,6 +575,28 @@ fn run_duration(ctx: &Ctx, pod: &Pod) -> Option<Duration> {
         .iter()
         .any(|o| o.kind == "Job" && o.controller == Some(true));
     owned_by_job.then_some(ctx.settings.job_duration)
+}
+
+/// Whether `pod`'s status already shows exactly `errors`' containers waiting in
+/// `CreateContainerConfigError` with those messages.
+fn waits_for_config(pod: &Pod, errors: &std::collections::BTreeMap<String, String>) -> bool {
+    let statuses = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_deref())
+        .unwrap_or_default();
+    let waiting: std::collections::BTreeMap<&str, &str> = statuses
+        .iter()
+        .filter_map(|c| {
+            let waiting = c.state.as_ref()?.waiting.as_ref()?;
+            (waiting.reason.as_deref() == Some("CreateContainerConfigError"))
+                .then(|| (c.name.as_str(), waiting.message.as_deref().unwrap_or("")))
+        })
+        .collect();
+    waiting.len() == errors.len()
+        && errors
+            .iter()
+            .all(|(name, message)| waiting.get(name.as_str()) == Some(&message.as_str()))
 }
 
 fn phase_reason(pod: &Pod) -> Option<&str> {

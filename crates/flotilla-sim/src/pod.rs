@@ -317,6 +317,9 @@ pub struct ContainerStateRunning {
 pub struct ContainerStateWaiting {
     #[serde(default)]
     pub reason: Option<String>,
+    /// Kept for the kubelet's `CreateContainerConfigError`, whose message it compares.
+    #[serde(default)]
+    pub message: Option<String>,
 }
 
 mod metadata;

@@ -15,8 +15,6 @@ use kube::api::{Api, DeleteParams, PostParams};
 use super::{Cached, Change, Informer, WireDeployment};
 use k8s_openapi::api::apps::v1::Deployment;
 
-cached_as_decoded!(ConfigMap);
-
 fn configmap(name: &str) -> ConfigMap {
     ConfigMap {
         metadata: kube::api::ObjectMeta {

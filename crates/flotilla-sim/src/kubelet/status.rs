@@ -306,6 +306,50 @@ pub(super) fn pull_failed_status(
     host_ip: &str,
     pod_ip: &str,
 ) -> Value {
+    waiting_status(
+        pod,
+        |_, image| {
+            let refusal = rules.refusal(image)?;
+            Some(match state {
+                PullState::ErrImagePull => json!({"reason": "ErrImagePull",
+                    "message": image::pull_error(image, refusal)}),
+                PullState::ImagePullBackOff => json!({"reason": "ImagePullBackOff",
+                    "message": image::back_off_message(image)}),
+            })
+        },
+        host_ip,
+        pod_ip,
+    )
+}
+
+/// The status of a pod some of whose containers cannot be given their environment: those wait
+/// in `CreateContainerConfigError` with the kubelet's message (`errors`, by container), the
+/// others run.
+pub(super) fn config_error_status(
+    pod: &Pod,
+    errors: &std::collections::BTreeMap<String, String>,
+    host_ip: &str,
+    pod_ip: &str,
+) -> Value {
+    waiting_status(
+        pod,
+        |name, _| {
+            let message = errors.get(name)?;
+            Some(json!({"reason": "CreateContainerConfigError", "message": message}))
+        },
+        host_ip,
+        pod_ip,
+    )
+}
+
+/// A Pending pod whose containers for which `waiting` (name, image) says so wait in that state,
+/// the others running (started at the first such write).
+fn waiting_status(
+    pod: &Pod,
+    waiting: impl Fn(&str, &str) -> Option<Value>,
+    host_ip: &str,
+    pod_ip: &str,
+) -> Value {
     let at = now();
     let uid = pod.metadata.uid.as_deref().unwrap_or("");
     let previous = pod
@@ -317,8 +361,8 @@ pub(super) fn pull_failed_status(
     let statuses: Vec<Value> = containers(pod)
         .into_iter()
         .map(|(name, image)| {
-            let Some(refusal) = rules.refusal(&image) else {
-                // Started when the pod's first pull failed; the same start at every write.
+            let Some(waiting) = waiting(&name, &image) else {
+                // Started when the pod was first written so; the same start at every write.
                 let started = previous
                     .iter()
                     .find(|c| c.name == name)
@@ -330,12 +374,6 @@ pub(super) fn pull_failed_status(
                     "containerID": container_id(uid, &name),
                     "ready": true, "started": true, "restartCount": 0, "lastState": {},
                     "state": {"running": {"startedAt": started}}});
-            };
-            let waiting = match state {
-                PullState::ErrImagePull => json!({"reason": "ErrImagePull",
-                    "message": image::pull_error(&image, refusal)}),
-                PullState::ImagePullBackOff => json!({"reason": "ImagePullBackOff",
-                    "message": image::back_off_message(&image)}),
             };
             unready.push(name.clone());
             json!({"name": name, "image": image, "imageID": "", "ready": false,

@@ -3,6 +3,7 @@
 
 mod support;
 
+mod config_refs;
 mod determinism;
 mod endpoint_slices;
 mod faults;
