@@ -277,7 +277,16 @@ impl BindingController {
                 let me = me.clone();
                 async move { me.reconcile(&key).await }
             },
-            |key, error| warn!(binding = %key, %error, "syncing Works failed; backing off"),
+            |key, error| match error {
+                // An optimistic write that lost a race (the binding or a Work changed since the
+                // cached copy): retried from a fresher copy, nothing a user must act on.
+                SyncError::Kube(kube::Error::Api(status))
+                    if status.code == 409 && status.reason == "Conflict" =>
+                {
+                    debug!(binding = %key, %error, "a write raced another; retrying")
+                }
+                _ => warn!(binding = %key, %error, "syncing Works failed; backing off"),
+            },
         );
         info!("binding controller running");
         shutdown.cancelled().await;
