@@ -128,51 +128,59 @@ impl Sources {
                 continue;
             };
             if let Some(key_ref) = &from.config_map_key_ref {
-                let optional = key_ref.optional == Some(true);
-                let name = key_ref.name.as_str();
-                match self.config_map(namespace, name) {
-                    Err(_) if optional => {}
-                    Err(message) => return Some(message),
-                    Ok(cm) => {
-                        let has = cm
-                            .data
-                            .as_ref()
-                            .is_some_and(|d| d.contains_key(&key_ref.key));
-                        if !has && !optional {
-                            return Some(format!(
-                                "couldn't find key {} in ConfigMap {namespace}/{name}",
-                                key_ref.key
-                            ));
-                        }
-                    }
+                let found = self.config_map(namespace, &key_ref.name).map(|cm| {
+                    cm.data
+                        .as_ref()
+                        .is_some_and(|d| d.contains_key(&key_ref.key))
+                });
+                let error = key_error(found, key_ref.optional, || {
+                    format!(
+                        "couldn't find key {} in ConfigMap {namespace}/{}",
+                        key_ref.key, key_ref.name
+                    )
+                });
+                if error.is_some() {
+                    return error;
                 }
             }
             if let Some(key_ref) = &from.secret_key_ref {
-                let optional = key_ref.optional == Some(true);
-                let name = key_ref.name.as_str();
-                match self.secret(namespace, name) {
-                    Err(_) if optional => {}
-                    Err(message) => return Some(message),
-                    Ok(secret) => {
-                        let has = secret
-                            .data
+                let found = self.secret(namespace, &key_ref.name).map(|secret| {
+                    let key = &key_ref.key;
+                    secret.data.as_ref().is_some_and(|d| d.contains_key(key))
+                        || secret
+                            .string_data
                             .as_ref()
-                            .is_some_and(|d| d.contains_key(&key_ref.key))
-                            || secret
-                                .string_data
-                                .as_ref()
-                                .is_some_and(|d| d.contains_key(&key_ref.key));
-                        if !has && !optional {
-                            return Some(format!(
-                                "couldn't find key {} in Secret {namespace}/{name}",
-                                key_ref.key
-                            ));
-                        }
-                    }
+                            .is_some_and(|d| d.contains_key(key))
+                });
+                let error = key_error(found, key_ref.optional, || {
+                    format!(
+                        "couldn't find key {} in Secret {namespace}/{}",
+                        key_ref.key, key_ref.name
+                    )
+                });
+                if error.is_some() {
+                    return error;
                 }
             }
         }
         None
+    }
+}
+
+/// The error of an `env` value read from a key (`found`: whether the object holds it, or the
+/// object's own error), unless the reference is `optional`.
+fn key_error(
+    found: Result<bool, String>,
+    optional: Option<bool>,
+    missing_key: impl FnOnce() -> String,
+) -> Option<String> {
+    if optional == Some(true) {
+        return None;
+    }
+    match found {
+        Err(message) => Some(message),
+        Ok(false) => Some(missing_key()),
+        Ok(true) => None,
     }
 }
 

@@ -4,20 +4,11 @@
 //! `CreateContainerConfigError` with the kubelet's message — and start them as soon as it
 //! arrives (what makes propagating a workload's dependencies matter). Paused clock.
 
-use k8s_openapi::api::core::v1::{ConfigMap, ContainerStatus, Pod, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use kube::api::Api;
 use serde_json::json;
 
-use crate::support::{PATIENCE, World, create, eventually};
-
-fn container<'a>(pod: &'a Pod, name: &str) -> Option<&'a ContainerStatus> {
-    pod.status
-        .as_ref()?
-        .container_statuses
-        .as_ref()?
-        .iter()
-        .find(|c| c.name == name)
-}
+use crate::support::{PATIENCE, World, container, create, eventually};
 
 fn waiting(pod: &Pod, name: &str) -> Option<(String, String)> {
     let w = container(pod, name)?.state.as_ref()?.waiting.as_ref()?;

@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 use kube::api::{Api, ListParams, Patch, PatchParams, WatchEvent, WatchParams};
 use serde_json::json;
 
-use crate::support::{PATIENCE, World, condition, create, eventually, pods};
+use crate::support::{PATIENCE, World, condition, container, create, eventually, pods};
 
 const FAKE: &str = "fake/nginx:1.19.0";
 
@@ -27,15 +27,6 @@ fn deployment(name: &str, replicas: i32, image: &str) -> serde_json::Value {
 fn template(app: &str, image: &str) -> serde_json::Value {
     json!({"metadata": {"labels": {"app": app}},
            "spec": {"containers": [{"name": "nginx", "image": image}]}})
-}
-
-fn container<'a>(pod: &'a Pod, name: &str) -> Option<&'a ContainerStatus> {
-    pod.status
-        .as_ref()?
-        .container_statuses
-        .as_ref()?
-        .iter()
-        .find(|c| c.name == name)
 }
 
 fn waiting(c: &ContainerStatus) -> Option<(&str, &str)> {

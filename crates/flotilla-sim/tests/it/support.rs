@@ -5,7 +5,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
 use flotilla_sim::{Sim, SimConfig};
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 use kube::api::{Api, PostParams};
 use serde_json::Value;
 
@@ -98,4 +98,14 @@ pub fn condition<'a>(
         .as_ref()?
         .iter()
         .find(|c| c.type_ == kind)
+}
+
+/// The status of `pod`'s container `name`.
+pub fn container<'a>(pod: &'a Pod, name: &str) -> Option<&'a ContainerStatus> {
+    pod.status
+        .as_ref()?
+        .container_statuses
+        .as_ref()?
+        .iter()
+        .find(|c| c.name == name)
 }
