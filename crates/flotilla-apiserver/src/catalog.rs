@@ -138,9 +138,9 @@ impl ResourceInfo {
         }
     }
 
-    /// Verbs served on the main resource.
+    /// Verbs served on the main resource. Namespaces have no `deletecollection`, as in kube.
     pub fn verbs(&self) -> Vec<&'static str> {
-        vec![
+        let mut verbs = vec![
             "create",
             "delete",
             "deletecollection",
@@ -149,7 +149,17 @@ impl ResourceInfo {
             "patch",
             "update",
             "watch",
-        ]
+        ];
+        if !self.deletes_collections() {
+            verbs.retain(|v| *v != "deletecollection");
+        }
+        verbs
+    }
+
+    /// Whether a `DELETE` of the whole collection is served (not for Namespaces: kube's
+    /// namespace storage has no DeleteCollection).
+    pub fn deletes_collections(&self) -> bool {
+        !(self.group.is_empty() && self.kind == "Namespace")
     }
 }
 

@@ -83,6 +83,20 @@ fn check_deletion_protection(info: &ResourceInfo, obj: &Value, name: &str) -> Re
     Err(ApiError::forbidden(message))
 }
 
+/// The namespaces kube-apiserver's `NamespaceLifecycle` admission never lets anyone delete.
+pub const IMMORTAL_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
+
+/// kube's `NamespaceLifecycle` refusal to delete an immortal namespace (`403`, `namespaces
+/// "default" is forbidden: this namespace may not be deleted`).
+fn check_immortal(info: &ResourceInfo, name: &str) -> Result<(), ApiError> {
+    if info.group.is_empty() && info.kind == "Namespace" && IMMORTAL_NAMESPACES.contains(&name) {
+        return Err(ApiError::forbidden(format!(
+            "namespaces {name:?} is forbidden: this namespace may not be deleted"
+        )));
+    }
+    Ok(())
+}
+
 impl Registry {
     /// Deletes an object: at once when nothing holds it, else marks it with a deletion
     /// timestamp and leaves it to its finalizers. Returns the object and whether it is gone.
@@ -93,6 +107,7 @@ impl Registry {
         name: &str,
         options: &DeleteOptions,
     ) -> Result<(Value, bool), ApiError> {
+        check_immortal(info, name)?;
         for _ in 0..MAX_PATCH_RETRIES {
             let current = self.read_kv(info, namespace, name).await?;
             let mut obj = object::decode(&current)?;

@@ -275,6 +275,9 @@ async fn handle_inner(
             };
             Ok(json_response(status, &object))
         }
+        ("DELETE", None) if !info.deletes_collections() => Err(ApiError::method_not_allowed(
+            "the server does not allow this method on the requested resource",
+        )),
         ("DELETE", None) => {
             let bytes = body::read(request.into_body()).await?;
             let options = delete_options(query, &headers, &bytes)?;

@@ -680,3 +680,61 @@ async fn a_cluster_scoped_resource_has_no_route_under_a_namespace() {
     .await;
     assert_eq!(listed.status, http::StatusCode::NOT_FOUND);
 }
+
+/// kube's `NamespaceLifecycle`: `default`, `kube-system` and `kube-public` can never be deleted
+/// (they hold what the control plane itself relies on); other namespaces can.
+#[tokio::test]
+async fn immortal_namespaces_may_not_be_deleted() {
+    let cp = control_plane().await;
+    for name in ["default", "kube-system", "kube-public"] {
+        let refused = send(
+            &cp,
+            with_body(
+                "DELETE",
+                &format!("/api/v1/namespaces/{name}"),
+                "application/json",
+                "",
+            ),
+        )
+        .await;
+        assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.body);
+        assert_eq!(refused.body["reason"], "Forbidden");
+        assert_eq!(
+            refused.body["message"],
+            format!("namespaces {name:?} is forbidden: this namespace may not be deleted")
+        );
+        let kept = send(&cp, get(&format!("/api/v1/namespaces/{name}"))).await;
+        assert_eq!(kept.status, StatusCode::OK);
+        assert!(kept.body["metadata"].get("deletionTimestamp").is_none());
+    }
+    let created = send(
+        &cp,
+        json(
+            "POST",
+            "/api/v1/namespaces",
+            &json!({"metadata": {"name": "kube-mine"}}),
+        ),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let deleted = send(
+        &cp,
+        with_body(
+            "DELETE",
+            "/api/v1/namespaces/kube-mine",
+            "application/json",
+            "",
+        ),
+    )
+    .await;
+    assert!(deleted.status.is_success(), "{}", deleted.body);
+    // Namespaces have no deletecollection (kube's namespace storage has none).
+    let collection = send(
+        &cp,
+        with_body("DELETE", "/api/v1/namespaces", "application/json", ""),
+    )
+    .await;
+    assert_eq!(collection.status, StatusCode::METHOD_NOT_ALLOWED);
+    let kept = send(&cp, get("/api/v1/namespaces/default")).await;
+    assert_eq!(kept.status, StatusCode::OK);
+}
