@@ -531,11 +531,16 @@ impl BindingController {
                 &template,
                 EventType::Normal,
                 "SyncWorkSucceed",
-                format!(
-                    "Sync work of {} to {} succeed.",
-                    binding.key,
-                    written.join(",")
-                ),
+                // Karmada's wording (`syncBinding`); it records this after every sync, Flotilla
+                // after the syncs that wrote a Work.
+                match &binding.key {
+                    BindingKey::Namespaced { namespace, name } => {
+                        format!("Sync work of ResourceBinding({namespace}/{name}) successful.")
+                    }
+                    BindingKey::Cluster { name } => {
+                        format!("Sync work of ClusterResourceBinding({name}) successful.")
+                    }
+                },
             )
             .await;
         }
