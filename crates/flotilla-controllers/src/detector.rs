@@ -528,7 +528,10 @@ impl Detector {
         self.check_dependent_overrides(&claim, &spec).await?;
         self.metrics.observe_match_policy(matching.elapsed());
         let applying = std::time::Instant::now();
-        let result = match self.desired_spec(key, template, &claim, &spec).await {
+        let result = match self
+            .desired_spec(key, &object, template, &claim, &spec)
+            .await
+        {
             Ok((template, desired)) => {
                 let extensions = self.policies.lock().extension_annotations(&claim);
                 self.ensure_binding(&template, &claim, desired, &extensions, cluster_scoped)
@@ -560,6 +563,7 @@ impl Detector {
     async fn desired_spec(
         &self,
         key: &TemplateKey,
+        object: &DynamicObject,
         mut template: Value,
         claim: &PolicyClaim,
         spec: &PropagationSpec,
@@ -569,31 +573,56 @@ impl Detector {
         }
         let schedule_priority = self.schedule_priority(spec).await?;
         // Karmada's `applyReplicaInterpretation`: with gate `MultiplePodTemplatesScheduling`, a
-        // kind with components gets them instead of replicas.
+        // kind with components gets them instead of replicas. Each interpretation a hook
+        // exists for is reported on the template (`GetComponents…`, `GetReplicas…`).
         let components = if self.multiple_templates {
             match self.interpreter.interpret_components(&template) {
-                Some(customized) => Some(customized?),
+                Some(Ok(components)) => Some(components),
+                Some(Err(error)) => {
+                    let note = error.to_string();
+                    self.publish(key, object, EventType::Warning, "GetComponentsFailed", note)
+                        .await;
+                    return Err(error.into());
+                }
                 None => interpreter::thirdparty::components(&template),
             }
         } else {
             None
         };
+        if components.is_some() {
+            let note = "Get components of resource template successfully.".to_owned();
+            self.publish(key, object, EventType::Normal, "GetComponentsSucceed", note)
+                .await;
+        }
         let customized = match components {
             Some(_) => None,
             None => self.interpreter.interpret_replica(&template).await,
         };
         let native = customized.is_none();
-        let mut interpreted = match (&components, customized) {
-            (Some(_), _) => flotilla_api::karmada::replicas::InterpretedReplicas {
+        let hooked = customized.is_some() || replica_hook(&template);
+        let interpreted = match (&components, customized) {
+            (Some(_), _) => Ok(flotilla_api::karmada::replicas::InterpretedReplicas {
                 replicas: 0,
                 requirements: None,
-            },
-            (None, Some(customized)) => customized?,
+            }),
+            (None, Some(customized)) => customized.map_err(DetectorError::from),
             (None, None) => match interpreter::thirdparty::interpret_replica(&template) {
-                Some(interpreted) => interpreted,
-                None => interpreter::interpret_replica(&template)?,
+                Some(interpreted) => Ok(interpreted),
+                None => interpreter::interpret_replica(&template).map_err(DetectorError::from),
             },
         };
+        if components.is_none() && hooked {
+            let (type_, reason, note) = match &interpreted {
+                Ok(_) => (
+                    EventType::Normal,
+                    "GetReplicasSucceed",
+                    "Get replicas of resource template successfully.".to_owned(),
+                ),
+                Err(error) => (EventType::Warning, "GetReplicasFailed", error.to_string()),
+            };
+            self.publish(key, object, type_, reason, note).await;
+        }
+        let mut interpreted = interpreted?;
         if self.quota_estimate && components.is_none() {
             build::quota_estimate_requirements(&template, &mut interpreted, native);
         }
@@ -707,6 +736,19 @@ impl Detector {
             debug!(%error, "publishing an event failed");
         }
     }
+}
+
+/// Whether Karmada has a replica interpreter for `template` without customizations: its native
+/// ones (Deployment, ReplicaSet, StatefulSet, Job, Pod) and its bundled third-party rules.
+fn replica_hook(template: &Value) -> bool {
+    let api_version = template["apiVersion"].as_str().unwrap_or("");
+    let kind = template["kind"].as_str().unwrap_or("");
+    matches!(
+        (api_version, kind),
+        ("apps/v1", "Deployment" | "ReplicaSet" | "StatefulSet")
+            | ("batch/v1", "Job")
+            | ("v1", "Pod")
+    ) || interpreter::thirdparty::interpret_replica(template).is_some()
 }
 
 fn template_id(key: &TemplateKey) -> TemplateId {

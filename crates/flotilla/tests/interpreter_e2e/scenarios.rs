@@ -182,6 +182,10 @@ end";
             },
         )
         .await;
+        // As Karmada's detector, each interpretation is reported on the template.
+        plane
+            .await_events(ns, "Deployment", "web", &["GetReplicasSucceed"])
+            .await;
     })
     .await;
 }

@@ -116,6 +116,7 @@ pub async fn duplicated_overridden_then_deleted(plane: &ControlPlane) {
             "Deployment",
             "web",
             &[
+                "GetReplicasSucceed",
                 "ApplyPolicySucceed",
                 "ScheduleBindingSucceed",
                 "SyncWorkSucceed",
@@ -151,6 +152,17 @@ pub async fn duplicated_overridden_then_deleted(plane: &ControlPlane) {
             "describe shows {reason}:\n{described}"
         );
     }
+    // In Karmada's words.
+    assert!(
+        events.contains("Get replicas of resource template successfully."),
+        "{described}"
+    );
+    assert!(
+        events.contains(&format!(
+            "Sync work of ResourceBinding({ns}/web-deployment) successful."
+        )),
+        "{described}"
+    );
 
     // An OverridePolicy for cn-shanghai: only that member changes.
     let image_and_tier = "{.spec.template.spec.containers[0].image} {.metadata.labels.tier}";
