@@ -356,7 +356,19 @@ impl BindingController {
             let cluster = cluster_name(namespace).unwrap_or_default();
             if !expected.contains(cluster) {
                 info!(binding = %key, %cluster, "cluster no longer targeted; deleting its Work");
-                delete_work(&self.client, namespace, name).await?;
+                if let Err(error) = delete_work(&self.client, namespace, name).await {
+                    // Karmada's `removeOrphanWorks` reports the failure on the binding.
+                    self.recorder
+                        .note(
+                            &binding_reference(&binding),
+                            EventType::Warning,
+                            "CleanupWorkFailed",
+                            "CleanupWork",
+                            flotilla_runtime::errors::message(&error),
+                        )
+                        .await;
+                    return Err(error.into());
+                }
             }
         }
         // An eviction purged `Directly` deletes the old copy before the new one is written
