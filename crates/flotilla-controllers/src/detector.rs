@@ -528,11 +528,13 @@ impl Detector {
         self.check_dependent_overrides(&claim, &spec).await?;
         self.metrics.observe_match_policy(matching.elapsed());
         let applying = std::time::Instant::now();
+        let mut interpreted = None;
         let result = match self
             .desired_spec(key, &object, template, &claim, &spec)
             .await
         {
-            Ok((template, desired)) => {
+            Ok((template, desired, reported)) => {
+                interpreted = reported;
                 let extensions = self.policies.lock().extension_annotations(&claim);
                 self.ensure_binding(&template, &claim, desired, &extensions, cluster_scoped)
                     .await
@@ -545,6 +547,13 @@ impl Detector {
         match &result {
             Ok(false) => {}
             Ok(true) => {
+                // Karmada records the interpretation at every build of the binding; Flotilla
+                // when the build changed the binding (the failures always), so a template's
+                // events do not grow with every reconcile.
+                if let Some((reason, note)) = interpreted {
+                    self.publish(key, &object, EventType::Normal, reason, note.to_owned())
+                        .await;
+                }
                 let note = format!("Apply {} succeed", claim.describe_for_apply());
                 self.publish(key, &object, EventType::Normal, "ApplyPolicySucceed", note)
                     .await;
@@ -559,7 +568,8 @@ impl Detector {
     }
 
     /// Claims the template for the policy and builds the binding's spec; returns the (claimed)
-    /// template and the spec.
+    /// template, the spec and the interpretation's success event (reason, note) when a hook
+    /// interpreted replicas or components (failures are recorded here).
     async fn desired_spec(
         &self,
         key: &TemplateKey,
@@ -567,11 +577,12 @@ impl Detector {
         mut template: Value,
         claim: &PolicyClaim,
         spec: &PropagationSpec,
-    ) -> Result<(Value, ResourceBindingSpec), DetectorError> {
+    ) -> Result<(Value, ResourceBindingSpec, Option<SuccessEvent>), DetectorError> {
         if !claim.is_on(&template) {
             template = self.patch_template(key, &claim.claim_patch()).await?;
         }
         let schedule_priority = self.schedule_priority(spec).await?;
+        let mut reported = None;
         // Karmada's `applyReplicaInterpretation`: with gate `MultiplePodTemplatesScheduling`, a
         // kind with components gets them instead of replicas. Each interpretation a hook
         // exists for is reported on the template (`GetComponents…`, `GetReplicas…`).
@@ -590,9 +601,10 @@ impl Detector {
             None
         };
         if components.is_some() {
-            let note = "Get components of resource template successfully.".to_owned();
-            self.publish(key, object, EventType::Normal, "GetComponentsSucceed", note)
-                .await;
+            reported = Some((
+                "GetComponentsSucceed",
+                "Get components of resource template successfully.",
+            ));
         }
         let customized = match components {
             Some(_) => None,
@@ -612,15 +624,19 @@ impl Detector {
             },
         };
         if components.is_none() && hooked {
-            let (type_, reason, note) = match &interpreted {
-                Ok(_) => (
-                    EventType::Normal,
-                    "GetReplicasSucceed",
-                    "Get replicas of resource template successfully.".to_owned(),
-                ),
-                Err(error) => (EventType::Warning, "GetReplicasFailed", error.to_string()),
-            };
-            self.publish(key, object, type_, reason, note).await;
+            match &interpreted {
+                Ok(_) => {
+                    reported = Some((
+                        "GetReplicasSucceed",
+                        "Get replicas of resource template successfully.",
+                    ))
+                }
+                Err(error) => {
+                    let note = error.to_string();
+                    self.publish(key, object, EventType::Warning, "GetReplicasFailed", note)
+                        .await;
+                }
+            }
         }
         let mut interpreted = interpreted?;
         if self.quota_estimate && components.is_none() {
@@ -633,7 +649,7 @@ impl Detector {
         if self.workload_affinity {
             desired.workload_affinity_groups = build::workload_affinity_groups(&template, spec);
         }
-        Ok((template, desired))
+        Ok((template, desired, reported))
     }
 
     async fn patch_template(
@@ -737,6 +753,9 @@ impl Detector {
         }
     }
 }
+
+/// An interpretation's success event: reason and note.
+type SuccessEvent = (&'static str, &'static str);
 
 /// Whether Karmada has a replica interpreter for `template` without customizations: its native
 /// ones (Deployment, ReplicaSet, StatefulSet, Job, Pod) and its bundled third-party rules.
