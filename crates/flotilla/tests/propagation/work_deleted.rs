@@ -9,6 +9,22 @@ use crate::world::{World, deployment, eventually, policy};
 
 const NS: &str = "rewrite";
 
+/// The Deployment `web`'s Work among `works`, if written.
+async fn web_work(works: &Api<Work>) -> Option<Work> {
+    works
+        .list(&ListParams::default())
+        .await
+        .expect("list works")
+        .items
+        .into_iter()
+        .find(|w| {
+            w.metadata
+                .name
+                .as_deref()
+                .is_some_and(|n| n.starts_with("web-"))
+        })
+}
+
 #[tokio::test]
 async fn a_deleted_work_is_written_again() {
     let world = World::start(&["member1"]).await;
@@ -18,21 +34,7 @@ async fn a_deleted_work_is_written_again() {
     world.apply(policy(NS, "web", "web", "member1")).await;
     world.apply(deployment(NS, "web")).await;
     let works = Api::<Work>::namespaced(world.client.clone(), "karmada-es-member1");
-    let deployment_work = || async {
-        works
-            .list(&ListParams::default())
-            .await
-            .expect("list works")
-            .items
-            .into_iter()
-            .find(|w| {
-                w.metadata
-                    .name
-                    .as_deref()
-                    .is_some_and(|n| n.starts_with("web-"))
-            })
-    };
-    let first = eventually("the Work is written", || async { deployment_work().await }).await;
+    let first = eventually("the Work is written", || web_work(&works)).await;
     let name = first.metadata.name.clone().expect("name");
     works
         .delete(&name, &DeleteParams::default())
@@ -70,21 +72,7 @@ async fn a_work_that_cannot_be_cleaned_up_is_reported_on_the_binding() {
     world.apply(policy(NS, "web", "web", "member1")).await;
     world.apply(deployment(NS, "web")).await;
     let works = Api::<Work>::namespaced(world.client.clone(), "karmada-es-member1");
-    let work = eventually("the Work in member1", || async {
-        works
-            .list(&ListParams::default())
-            .await
-            .expect("list works")
-            .items
-            .into_iter()
-            .find(|w| {
-                w.metadata
-                    .name
-                    .as_deref()
-                    .is_some_and(|n| n.starts_with("web-"))
-            })
-    })
-    .await;
+    let work = eventually("the Work in member1", || web_work(&works)).await;
     let name = work.metadata.name.clone().expect("name");
     works
         .patch(
