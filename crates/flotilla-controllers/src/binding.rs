@@ -5,8 +5,12 @@
 //! generation changes (the detector bumps it on every template change) and when any
 //! (Cluster)OverridePolicy changes.
 
+mod references;
 pub mod render;
 pub mod works;
+
+pub use references::{binding_reference, resource_reference, template_reference};
+pub use render::expected_clusters;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -34,7 +38,8 @@ use crate::metrics::Metrics;
 use crate::overrides::PolicyRef;
 use crate::resources::{ResolveError, Resources};
 use flotilla_api::validation::karmada::{CRB_PERMANENT_ID, RB_PERMANENT_ID};
-use render::{BindingRef, RenderInput};
+use references::{applied_override_notes, binding_of, override_failure_note};
+use render::{BindingRef, RenderInput, render_targets};
 use works::{WorkIndex, WorkWrite};
 
 /// Concurrent bindings (Karmada's `--concurrent-resourcebinding-syncs`, 5 by default). 8, as
@@ -667,158 +672,6 @@ pub async fn patch_binding_status(
         }
     }
     Ok(())
-}
-
-/// An event reference to a binding.
-pub fn binding_reference(binding: &BindingView) -> k8s_openapi::api::core::v1::ObjectReference {
-    let (kind, namespace) = match &binding.key {
-        BindingKey::Namespaced { namespace, .. } => ("ResourceBinding", Some(namespace.clone())),
-        BindingKey::Cluster { .. } => ("ClusterResourceBinding", None),
-    };
-    k8s_openapi::api::core::v1::ObjectReference {
-        api_version: Some("work.karmada.io/v1alpha2".to_owned()),
-        kind: Some(kind.to_owned()),
-        namespace,
-        name: binding.metadata.name.clone(),
-        uid: binding.metadata.uid.clone(),
-        ..Default::default()
-    }
-}
-
-/// The binding a Work was rendered from, by the annotations the binding controller writes.
-fn binding_of(work: &Work) -> Option<BindingKey> {
-    use flotilla_api::karmada::{
-        CLUSTER_RESOURCE_BINDING_NAME_ANNOTATION, RESOURCE_BINDING_NAME_ANNOTATION,
-        RESOURCE_BINDING_NAMESPACE_ANNOTATION,
-    };
-    let annotations = work.metadata.annotations.as_ref()?;
-    if let (Some(namespace), Some(name)) = (
-        annotations.get(RESOURCE_BINDING_NAMESPACE_ANNOTATION),
-        annotations.get(RESOURCE_BINDING_NAME_ANNOTATION),
-    ) {
-        return Some(BindingKey::Namespaced {
-            namespace: namespace.clone(),
-            name: name.clone(),
-        });
-    }
-    annotations
-        .get(CLUSTER_RESOURCE_BINDING_NAME_ANNOTATION)
-        .map(|name| BindingKey::Cluster { name: name.clone() })
-}
-
-/// The `ApplyOverridePolicyFailed` message of a policy that could not be applied, worded as
-/// Karmada's override manager words it.
-fn override_failure_note(
-    error: &render::RenderError,
-    namespace: &str,
-    cluster: &str,
-) -> Option<String> {
-    let render::RenderError::Override(crate::overrides::OverrideError::Apply {
-        policy,
-        cluster_policy,
-        ..
-    }) = error
-    else {
-        return None;
-    };
-    Some(if *cluster_policy {
-        format!("Apply cluster override policy({policy}) for cluster({cluster}) failed.")
-    } else {
-        format!("Apply override policy({namespace}/{policy}) for cluster({cluster}) failed.")
-    })
-}
-
-/// The `ApplyOverridePolicySucceed` messages for the policies recorded on a rendered Work
-/// (Karmada's wording: cluster policies by name, namespaced ones as `namespace/name`).
-fn applied_override_notes(work: &Work, namespace: &str, cluster: &str) -> Vec<String> {
-    let annotations = work.metadata.annotations.as_ref();
-    let names = |key: &str| -> Vec<String> {
-        annotations
-            .and_then(|a| a.get(key))
-            .and_then(|v| serde_json::from_str::<Vec<Value>>(v).ok())
-            .into_iter()
-            .flatten()
-            .filter_map(|p| p.get("policyName")?.as_str().map(str::to_owned))
-            .collect()
-    };
-    let cluster_policies = names(crate::overrides::ANNOTATION_APPLIED_CLUSTER_OVERRIDES)
-        .into_iter()
-        .map(|name| {
-            format!("Apply cluster override policy({name}) for cluster({cluster}) succeed.")
-        });
-    let policies = names(crate::overrides::ANNOTATION_APPLIED_OVERRIDES)
-        .into_iter()
-        .map(|name| {
-            format!("Apply override policy({namespace}/{name}) for cluster({cluster}) succeed.")
-        });
-    cluster_policies.chain(policies).collect()
-}
-
-/// The Event reference of the template a binding's `spec.resource` names.
-pub fn resource_reference(
-    resource: &flotilla_api::karmada::work::ObjectReference,
-) -> k8s_openapi::api::core::v1::ObjectReference {
-    k8s_openapi::api::core::v1::ObjectReference {
-        api_version: Some(resource.api_version.clone()),
-        kind: Some(resource.kind.clone()),
-        namespace: (!resource.namespace.is_empty()).then(|| resource.namespace.clone()),
-        name: Some(resource.name.clone()),
-        uid: (!resource.uid.is_empty()).then(|| resource.uid.clone()),
-        ..Default::default()
-    }
-}
-
-/// An event reference to a template.
-pub fn template_reference(template: &Value) -> k8s_openapi::api::core::v1::ObjectReference {
-    let s = |p: &str| {
-        template
-            .pointer(p)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-    };
-    k8s_openapi::api::core::v1::ObjectReference {
-        api_version: s("/apiVersion"),
-        kind: s("/kind"),
-        namespace: s("/metadata/namespace"),
-        name: s("/metadata/name"),
-        uid: s("/metadata/uid"),
-        ..Default::default()
-    }
-}
-
-/// The clusters a binding with `spec` has Works in: its scheduled clusters, those of the
-/// bindings it is a dependency of, and those of graceful evictions that wait.
-pub fn expected_clusters(spec: &ResourceBindingSpec) -> BTreeSet<String> {
-    let mut clusters: BTreeSet<String> = spec.clusters.iter().map(|c| c.name.clone()).collect();
-    for required in &spec.required_by {
-        clusters.extend(required.clusters.iter().map(|c| c.name.clone()));
-    }
-    for task in &spec.graceful_eviction_tasks {
-        if task.purge_mode != "Directly" {
-            clusters.insert(task.from_cluster.clone());
-        }
-    }
-    clusters
-}
-
-/// The clusters a binding's Works are rendered for, each with the replicas a workload is
-/// revised to there: the scheduled clusters, then (Karmada's `mergeTargetClusters`) each
-/// `requiredBy` cluster not already among them, with the requiring binding's replicas there.
-fn render_targets(spec: &ResourceBindingSpec) -> Vec<(String, Option<i32>)> {
-    let mut targets: Vec<(String, Option<i32>)> = spec
-        .clusters
-        .iter()
-        .map(|c| (c.name.clone(), Some(c.replicas)))
-        .collect();
-    for required in &spec.required_by {
-        for cluster in &required.clusters {
-            if !targets.iter().any(|(n, _)| *n == cluster.name) {
-                targets.push((cluster.name.clone(), Some(cluster.replicas)));
-            }
-        }
-    }
-    targets
 }
 
 #[cfg(test)]

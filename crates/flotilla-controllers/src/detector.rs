@@ -13,6 +13,7 @@
 pub mod build;
 pub mod claim;
 mod fingerprint;
+mod interpret;
 pub mod matching;
 mod policies;
 mod watch;
@@ -37,6 +38,7 @@ use crate::metrics::{Metrics, TemplateId};
 use crate::resources::Resources;
 use claim::PolicyClaim;
 use fingerprint::Fingerprint;
+use interpret::SuccessEvent;
 use policies::PolicyIndex;
 use watch::KindWatch;
 
@@ -582,66 +584,8 @@ impl Detector {
             template = self.patch_template(key, &claim.claim_patch()).await?;
         }
         let schedule_priority = self.schedule_priority(spec).await?;
-        let mut reported = None;
-        // Karmada's `applyReplicaInterpretation`: with gate `MultiplePodTemplatesScheduling`, a
-        // kind with components gets them instead of replicas. Each interpretation a hook
-        // exists for is reported on the template (`GetComponents…`, `GetReplicas…`).
-        let components = if self.multiple_templates {
-            match self.interpreter.interpret_components(&template) {
-                Some(Ok(components)) => Some(components),
-                Some(Err(error)) => {
-                    let note = error.to_string();
-                    self.publish(key, object, EventType::Warning, "GetComponentsFailed", note)
-                        .await;
-                    return Err(error.into());
-                }
-                None => interpreter::thirdparty::components(&template),
-            }
-        } else {
-            None
-        };
-        if components.is_some() {
-            reported = Some((
-                "GetComponentsSucceed",
-                "Get components of resource template successfully.",
-            ));
-        }
-        let customized = match components {
-            Some(_) => None,
-            None => self.interpreter.interpret_replica(&template).await,
-        };
-        let native = customized.is_none();
-        let hooked = customized.is_some() || replica_hook(&template);
-        let interpreted = match (&components, customized) {
-            (Some(_), _) => Ok(flotilla_api::karmada::replicas::InterpretedReplicas {
-                replicas: 0,
-                requirements: None,
-            }),
-            (None, Some(customized)) => customized.map_err(DetectorError::from),
-            (None, None) => match interpreter::thirdparty::interpret_replica(&template) {
-                Some(interpreted) => Ok(interpreted),
-                None => interpreter::interpret_replica(&template).map_err(DetectorError::from),
-            },
-        };
-        if components.is_none() && hooked {
-            match &interpreted {
-                Ok(_) => {
-                    reported = Some((
-                        "GetReplicasSucceed",
-                        "Get replicas of resource template successfully.",
-                    ))
-                }
-                Err(error) => {
-                    let note = error.to_string();
-                    self.publish(key, object, EventType::Warning, "GetReplicasFailed", note)
-                        .await;
-                }
-            }
-        }
-        let mut interpreted = interpreted?;
-        if self.quota_estimate && components.is_none() {
-            build::quota_estimate_requirements(&template, &mut interpreted, native);
-        }
+        let (interpreted, components, reported) =
+            self.interpret_replicas(key, object, &template).await?;
         let mut desired = build::binding_spec(&template, spec, interpreted, schedule_priority);
         if let Some(components) = components {
             desired.components = components;
@@ -752,22 +696,6 @@ impl Detector {
             debug!(%error, "publishing an event failed");
         }
     }
-}
-
-/// An interpretation's success event: reason and note.
-type SuccessEvent = (&'static str, &'static str);
-
-/// Whether Karmada has a replica interpreter for `template` without customizations: its native
-/// ones (Deployment, ReplicaSet, StatefulSet, Job, Pod) and its bundled third-party rules.
-fn replica_hook(template: &Value) -> bool {
-    let api_version = template["apiVersion"].as_str().unwrap_or("");
-    let kind = template["kind"].as_str().unwrap_or("");
-    matches!(
-        (api_version, kind),
-        ("apps/v1", "Deployment" | "ReplicaSet" | "StatefulSet")
-            | ("batch/v1", "Job")
-            | ("v1", "Pod")
-    ) || interpreter::thirdparty::interpret_replica(template).is_some()
 }
 
 fn template_id(key: &TemplateKey) -> TemplateId {

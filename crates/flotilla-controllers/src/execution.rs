@@ -14,7 +14,11 @@
 //! Work, which writes the manifest back — drift is repaired.
 
 pub mod apply;
+mod conditions;
 mod drift;
+mod notes;
+
+pub use conditions::{is_ready, set_status_condition};
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -27,7 +31,7 @@ use flotilla_api::karmada::{
 use flotilla_runtime::controller::{Tasks, until_ready};
 use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
 use flotilla_runtime::{Backoff, Priority, Shared, Shutdown, WorkQueue};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
@@ -37,7 +41,9 @@ use serde_json::{Value, json};
 use crate::manager::{Context, ControllerTask};
 use crate::member_cache::{InformerKey, MemberCache, MemberEvent};
 use apply::{Applier, ApplyError, Outcome, Versions, api_message};
+use conditions::condition;
 use drift::{Drift, fingerprint};
+use notes::{aggregate, applied_note, apply_failed_note, synced_note};
 
 /// The `--controllers` name.
 pub const NAME: &str = "execution";
@@ -705,96 +711,6 @@ impl Execution {
             tracing::debug!(%error, "publishing an event");
         }
     }
-}
-
-/// Whether the cluster's `Ready` condition is True.
-pub fn is_ready(cluster: &Cluster) -> bool {
-    cluster.status.as_ref().is_some_and(|s| {
-        s.conditions
-            .iter()
-            .any(|c| c.type_ == flotilla_api::karmada::CONDITION_READY && c.status == "True")
-    })
-}
-
-fn condition(type_: &str, status: &str, reason: &str, message: &str) -> Condition {
-    Condition {
-        type_: type_.to_owned(),
-        status: status.to_owned(),
-        reason: reason.to_owned(),
-        message: message.to_owned(),
-        last_transition_time: Time(jiff::Timestamp::now()),
-        observed_generation: None,
-    }
-}
-
-/// apimachinery's `meta.SetStatusCondition`; returns whether anything changed.
-pub fn set_status_condition(conditions: &mut Vec<Condition>, wanted: Condition) -> bool {
-    let Some(existing) = conditions.iter_mut().find(|c| c.type_ == wanted.type_) else {
-        conditions.push(wanted);
-        return true;
-    };
-    let mut changed = false;
-    if existing.status != wanted.status {
-        existing.status = wanted.status;
-        existing.last_transition_time = wanted.last_transition_time;
-        changed = true;
-    }
-    if existing.reason != wanted.reason {
-        existing.reason = wanted.reason;
-        changed = true;
-    }
-    if existing.message != wanted.message {
-        existing.message = wanted.message;
-        changed = true;
-    }
-    if existing.observed_generation != wanted.observed_generation {
-        existing.observed_generation = wanted.observed_generation;
-        changed = true;
-    }
-    changed
-}
-
-/// `errors.NewAggregate(errs).Error()`: one message as is, several (repeated ones once) in
-/// brackets.
-fn aggregate(errors: &[String]) -> String {
-    let mut unique: Vec<&str> = Vec::new();
-    for error in errors {
-        if !unique.contains(&error.as_str()) {
-            unique.push(error);
-        }
-    }
-    match unique.as_slice() {
-        [one] => (*one).to_owned(),
-        many => format!("[{}]", many.join(", ")),
-    }
-}
-
-/// Karmada's `SyncWorkloadSucceed` note on a Work.
-fn synced_note(work: &WorkKey, cluster: &str) -> String {
-    format!("Sync work({work}) to cluster({cluster}) successful.")
-}
-
-/// Karmada's `SyncWorkloadSucceed` note on a template (`<namespace>/<name>`, the slash kept
-/// for a cluster-scoped object).
-fn applied_note(manifest: &Value, cluster: &str) -> String {
-    let meta = &manifest["metadata"];
-    format!(
-        "Successfully applied resource({}/{}) to cluster {cluster}",
-        meta["namespace"].as_str().unwrap_or_default(),
-        meta["name"].as_str().unwrap_or_default()
-    )
-}
-
-/// Karmada's `SyncWorkloadFailed` note on a template: the object as klog's `KObj` prints it
-/// (`<namespace>/<name>`, or `<name>` alone when cluster-scoped).
-fn apply_failed_note(manifest: &Value, cluster: &str, error: &dyn std::fmt::Display) -> String {
-    let meta = &manifest["metadata"];
-    let name = meta["name"].as_str().unwrap_or_default();
-    let object = match meta["namespace"].as_str().filter(|ns| !ns.is_empty()) {
-        Some(namespace) => format!("{namespace}/{name}"),
-        None => name.to_owned(),
-    };
-    format!("Failed to create or update resource({object}) in member cluster({cluster}): {error}")
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! replicas revised and overrides applied, pruned, with Karmada's labels and annotations, inside
 //! a Work named `names::work_name` in `karmada-es-<cluster>`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use flotilla_api::karmada::names::{execution_space_name, work_name};
 use flotilla_api::karmada::webster;
@@ -326,6 +326,40 @@ pub fn render_work_with(
         },
         ..Work::default()
     })
+}
+
+/// The clusters a binding with `spec` has Works in: its scheduled clusters, those of the
+/// bindings it is a dependency of, and those of graceful evictions that wait.
+pub fn expected_clusters(spec: &ResourceBindingSpec) -> BTreeSet<String> {
+    let mut clusters: BTreeSet<String> = spec.clusters.iter().map(|c| c.name.clone()).collect();
+    for required in &spec.required_by {
+        clusters.extend(required.clusters.iter().map(|c| c.name.clone()));
+    }
+    for task in &spec.graceful_eviction_tasks {
+        if task.purge_mode != "Directly" {
+            clusters.insert(task.from_cluster.clone());
+        }
+    }
+    clusters
+}
+
+/// The clusters a binding's Works are rendered for, each with the replicas a workload is
+/// revised to there: the scheduled clusters, then (Karmada's `mergeTargetClusters`) each
+/// `requiredBy` cluster not already among them, with the requiring binding's replicas there.
+pub(super) fn render_targets(spec: &ResourceBindingSpec) -> Vec<(String, Option<i32>)> {
+    let mut targets: Vec<(String, Option<i32>)> = spec
+        .clusters
+        .iter()
+        .map(|c| (c.name.clone(), Some(c.replicas)))
+        .collect();
+    for required in &spec.required_by {
+        for cluster in &required.clusters {
+            if !targets.iter().any(|(n, _)| *n == cluster.name) {
+                targets.push((cluster.name.clone(), Some(cluster.replicas)));
+            }
+        }
+    }
+    targets
 }
 
 #[cfg(test)]

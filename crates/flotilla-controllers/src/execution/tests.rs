@@ -1,5 +1,7 @@
 use serde_json::json;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
 use super::apply::{allow_update, unchanged};
 use super::*;
 
