@@ -16,6 +16,7 @@ mod fingerprint;
 mod interpret;
 pub mod matching;
 mod policies;
+mod skipped;
 mod watch;
 mod write;
 
@@ -147,6 +148,8 @@ pub struct Detector {
     changed: Mutex<HashSet<TemplateKey>>,
     /// Templates by the permanent id of the policy that claims them, and the reverse.
     claims: Mutex<ClaimIndex>,
+    /// Policies warned about selecting skipped namespaces, with the generation warned about.
+    skipped_warned: Mutex<HashMap<PolicyKey, i64>>,
     recorder: Recorder,
     metrics: Metrics,
     /// The ResourceInterpreterCustomizations consulted before the native interpreter.
@@ -203,6 +206,7 @@ impl Detector {
             fingerprints: Mutex::new(HashMap::new()),
             changed: Mutex::new(HashSet::new()),
             claims: Mutex::new(ClaimIndex::default()),
+            skipped_warned: Mutex::new(HashMap::new()),
             recorder,
             metrics,
             interpreter: Arc::new(interpreter::Customizations::none()),

@@ -209,6 +209,12 @@ impl Detector {
                 Ok(Event::Delete(policy)) => {
                     let key = key_of(&policy.metadata);
                     self.policies.lock().pps.remove(&key);
+                    let (namespace, name) = key;
+                    self.check_skipped(
+                        PolicyKey::Namespaced { namespace, name },
+                        None,
+                        &policy.spec,
+                    );
                     self.enqueue_claimed(permanent_id(&policy.metadata, PP_PERMANENT_ID));
                 }
                 Err(error) => warn!(%error, "watching PropagationPolicies"),
@@ -227,6 +233,14 @@ impl Detector {
             });
             return;
         }
+        self.check_skipped(
+            PolicyKey::Namespaced {
+                namespace: key.0.clone(),
+                name: key.1.clone(),
+            },
+            Some(&policy.metadata),
+            &policy.spec,
+        );
         self.enqueue_selected(
             Some(&key.0),
             &policy.spec,
@@ -255,10 +269,9 @@ impl Detector {
                 }
                 Ok(Event::Apply(policy)) => self.cluster_propagation_policy_seen(policy),
                 Ok(Event::Delete(policy)) => {
-                    self.policies
-                        .lock()
-                        .cpps
-                        .remove(&key_of(&policy.metadata).1);
+                    let name = key_of(&policy.metadata).1;
+                    self.policies.lock().cpps.remove(&name);
+                    self.check_skipped(PolicyKey::Cluster { name }, None, &policy.spec);
                     self.enqueue_claimed(permanent_id(&policy.metadata, CPP_PERMANENT_ID));
                 }
                 Err(error) => warn!(%error, "watching ClusterPropagationPolicies"),
@@ -277,6 +290,11 @@ impl Detector {
             self.policy_queue.add(PolicyKey::Cluster { name });
             return;
         }
+        self.check_skipped(
+            PolicyKey::Cluster { name },
+            Some(&policy.metadata),
+            &policy.spec,
+        );
         self.enqueue_selected(
             None,
             &policy.spec,

@@ -1,7 +1,8 @@
 //! The dependencies distributor and the namespace sync controller against Karmada's behaviour:
 //! an attached binding shared by workloads with different policies inherits the most protective
 //! conflictResolution / preserveResourcesOnDeletion and reports the disagreement; the
-//! distributor's events; the skip-auto-propagation label compared case-insensitively.
+//! distributor's events; the skip-auto-propagation label compared case-insensitively; the
+//! warning on a policy that selects only skipped namespaces.
 
 use flotilla_api::karmada::names::work_name;
 use flotilla_api::karmada::{ResourceBinding, Work};
@@ -136,5 +137,75 @@ async fn a_namespace_labelled_to_skip_in_any_case_is_not_propagated() {
             .expect("get work")
             .is_none(),
         "a namespace labelled skip-auto-propagation=True stays on the control plane"
+    );
+}
+
+/// Karmada ignores objects of its own and kube's namespaces without a word; Flotilla warns on
+/// the policy that selects them (once per generation), and propagates nothing from there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_policy_selecting_a_skipped_namespace_says_why_nothing_propagates() {
+    let world = World::start(&["member1"]).await;
+    world
+        .apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "settings", "namespace": "kube-system"}, "data": {"a": "b"}}))
+        .await;
+    world
+        .apply(json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+            "metadata": {"name": "system", "namespace": "kube-system"},
+            "spec": {"resourceSelectors": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "settings"}],
+                "placement": {"clusterAffinity": {"clusterNames": ["member1"]}}}}))
+        .await;
+    world
+        .apply(
+            json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "ClusterPropagationPolicy",
+            "metadata": {"name": "everything"},
+            "spec": {"resourceSelectors": [
+                {"apiVersion": "v1", "kind": "ConfigMap", "namespace": "karmada-system"},
+                {"apiVersion": "v1", "kind": "Namespace", "name": "kube-public"}],
+                "placement": {"clusterAffinity": {"clusterNames": ["member1"]}}}}),
+        )
+        .await;
+    let events = Api::<Event>::namespaced(world.client.clone(), "kube-system");
+    let warned = |kind: &'static str, name: &'static str, events: Api<Event>| async move {
+        eventually(name, || async {
+            let listed = events.list(&ListParams::default()).await.expect("events");
+            listed.items.into_iter().find(|e| {
+                e.reason.as_deref() == Some("SkippedNamespace")
+                    && e.involved_object.kind.as_deref() == Some(kind)
+                    && e.involved_object.name.as_deref() == Some(name)
+            })
+        })
+        .await
+    };
+    let on_pp = warned("PropagationPolicy", "system", events).await;
+    assert_eq!(on_pp.type_.as_deref(), Some("Warning"));
+    assert_eq!(
+        on_pp.message.as_deref(),
+        Some(
+            "namespace \"kube-system\" is skipped: the karmada-system, karmada-cluster, karmada-es-* and kube-* namespaces and their objects are never propagated"
+        )
+    );
+    // A cluster-scoped object's Events live in `default`.
+    let on_cpp = warned(
+        "ClusterPropagationPolicy",
+        "everything",
+        Api::namespaced(world.client.clone(), "default"),
+    )
+    .await;
+    assert_eq!(
+        on_cpp.message.as_deref(),
+        Some(
+            "resourceSelectors[0].namespace \"karmada-system\" is skipped; resourceSelectors[1] selects the skipped namespace \"kube-public\": the karmada-system, karmada-cluster, karmada-es-* and kube-* namespaces and their objects are never propagated"
+        )
+    );
+    let bindings = Api::<ResourceBinding>::namespaced(world.client.clone(), "kube-system");
+    assert!(
+        bindings
+            .list(&ListParams::default())
+            .await
+            .expect("bindings")
+            .items
+            .is_empty(),
+        "nothing in kube-system gets a binding"
     );
 }
