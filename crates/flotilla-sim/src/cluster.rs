@@ -324,6 +324,10 @@ impl SimCluster {
             ctx.clone(),
             stores.pods.clone(),
         ))));
+        tasks.push(AbortOnDrop(tokio::spawn(crate::disruption::run(
+            ctx.clone(),
+            stores.clone(),
+        ))));
 
         nodes::create_all(&ctx, &table).await?;
         tasks.push(AbortOnDrop(tokio::spawn(nodes::heartbeat(

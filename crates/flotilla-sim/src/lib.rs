@@ -12,6 +12,7 @@
 pub mod cluster;
 pub mod config;
 pub mod control;
+pub mod disruption;
 pub mod endpointslice;
 pub mod error;
 pub mod events;

@@ -4,6 +4,7 @@
 pub mod affinity;
 pub mod cronjob;
 pub mod deployment;
+pub mod disruption;
 pub mod expansion;
 pub mod fit_error;
 pub mod hash;

@@ -17,6 +17,8 @@ mod jobs;
 mod mcs;
 #[path = "propagate_e2e/multi_template.rs"]
 mod multi_template;
+#[path = "propagate_e2e/pdb.rs"]
+mod pdb;
 #[path = "propagate_e2e/proxy.rs"]
 mod proxy;
 #[path = "propagate_e2e/restart.rs"]
@@ -41,6 +43,7 @@ async fn user_scenarios_through_kubectl_against_up_demo() {
         scenarios::propagate_deps_carries_config_along(&plane),
         scenarios::conflict_abort_then_overwrite(&plane),
         scenarios::drift_in_a_member_is_repaired(&plane),
+        pdb::pdb_status_is_collected_from_members(&plane),
         jobs::a_failing_job_says_why_on_the_template(&plane),
         jobs::a_cron_job_runs_in_each_member_and_reports_back(&plane),
         jobs::the_batch_examples_run_across_members(&plane),

@@ -5,6 +5,7 @@ mod support;
 
 mod config_refs;
 mod determinism;
+mod disruption;
 mod endpoint_slices;
 mod faults;
 mod image_pull;
