@@ -142,8 +142,7 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
             .status(),
         def("", "v1", "LimitRange", "limitranges")
             .ns()
-            .short(&["limits"])
-            .plain(),
+            .short(&["limits"]),
         // apps/v1
         def("apps", "v1", "Deployment", "deployments")
             .ns()
@@ -172,9 +171,7 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
             .status()
             .generation()
             .scale(true),
-        def("apps", "v1", "ControllerRevision", "controllerrevisions")
-            .ns()
-            .plain(),
+        def("apps", "v1", "ControllerRevision", "controllerrevisions").ns(),
         // batch/v1
         def("batch", "v1", "Job", "jobs")
             .ns()
@@ -232,33 +229,28 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
             .short(&["ing"])
             .status()
             .generation(),
-        def("networking.k8s.io", "v1", "IngressClass", "ingressclasses").plain(),
+        def("networking.k8s.io", "v1", "IngressClass", "ingressclasses"),
         // rbac.authorization.k8s.io/v1
-        def("rbac.authorization.k8s.io", "v1", "Role", "roles")
-            .ns()
-            .plain(),
+        def("rbac.authorization.k8s.io", "v1", "Role", "roles").ns(),
         def(
             "rbac.authorization.k8s.io",
             "v1",
             "RoleBinding",
             "rolebindings",
         )
-        .ns()
-        .plain(),
+        .ns(),
         def(
             "rbac.authorization.k8s.io",
             "v1",
             "ClusterRole",
             "clusterroles",
-        )
-        .plain(),
+        ),
         def(
             "rbac.authorization.k8s.io",
             "v1",
             "ClusterRoleBinding",
             "clusterrolebindings",
-        )
-        .plain(),
+        ),
         // certificates.k8s.io/v1 (the approval subresource: see `crate::certificates`)
         def(
             "certificates.k8s.io",
@@ -269,9 +261,7 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
         .short(&["csr"])
         .status(),
         // coordination.k8s.io/v1
-        def("coordination.k8s.io", "v1", "Lease", "leases")
-            .ns()
-            .plain(),
+        def("coordination.k8s.io", "v1", "Lease", "leases").ns(),
         // events.k8s.io/v1: the core Events, converted (see `crate::events`).
         def("events.k8s.io", "v1", "Event", "events")
             .ns()
@@ -345,7 +335,10 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
         .cat(KARMADA)
         .status()
         .generation()
-        .plain(),
+        .columns(&[
+            ("OVERALL", "string", ".status.overall", 0),
+            ("OVERALL_USED", "string", ".status.overallUsed", 0),
+        ]),
         def(
             "policy.karmada.io",
             "v1alpha1",

@@ -1,9 +1,12 @@
-//! Built-in printers: the columns kube-apiserver prints for the kinds users look at most.
+//! Built-in printers: the columns kube-apiserver prints for the kinds users look at most
+//! (more of them in `printers/more.rs`).
 
 use serde_json::Value;
 
 use super::{Cells, ColumnDef, age};
 use crate::catalog::ResourceInfo;
+
+mod more;
 
 fn col(name: &str, type_: &'static str, priority: i32) -> ColumnDef {
     ColumnDef {
@@ -267,14 +270,21 @@ pub(super) fn builtin(
                 col("Current", "integer", 0),
                 col("Ready", "integer", 0),
                 col("Age", "string", 0),
+                col("Containers", "string", 1),
+                col("Images", "string", 1),
+                col("Selector", "string", 1),
             ],
             Box::new(move |o: &Value| {
+                let (names, images) = containers(&o["spec"]["template"]["spec"]);
                 vec![
                     name(o),
                     o["spec"]["replicas"].as_i64().unwrap_or(1).into(),
                     int(&o["status"]["replicas"]).into(),
                     int(&o["status"]["readyReplicas"]).into(),
                     age(o, now).into(),
+                    names.into(),
+                    images.into(),
+                    selector_text(&o["spec"]["selector"]).into(),
                 ]
             }),
         ),
@@ -283,8 +293,11 @@ pub(super) fn builtin(
                 col("Name", "string", 0),
                 col("Ready", "string", 0),
                 col("Age", "string", 0),
+                col("Containers", "string", 1),
+                col("Images", "string", 1),
             ],
             Box::new(move |o: &Value| {
+                let (names, images) = containers(&o["spec"]["template"]["spec"]);
                 vec![
                     name(o),
                     format!(
@@ -294,6 +307,8 @@ pub(super) fn builtin(
                     )
                     .into(),
                     age(o, now).into(),
+                    names.into(),
+                    images.into(),
                 ]
             }),
         ),
@@ -599,7 +614,7 @@ pub(super) fn builtin(
             vec![col("Name", "string", 0), col("Created At", "date", 0)],
             Box::new(move |o: &Value| vec![name(o), o["metadata"]["creationTimestamp"].clone()]),
         ),
-        _ => return None,
+        _ => return more::builtin(info, now),
     };
     Some(printer)
 }

@@ -23,6 +23,7 @@ mod kube_rs;
 mod kubelet;
 mod managed_status;
 mod openapi_v2;
+mod printers;
 mod priority_class;
 mod request_metrics;
 mod resource_metrics;
