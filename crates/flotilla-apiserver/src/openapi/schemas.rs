@@ -96,6 +96,7 @@ pub fn for_kind(group: &str, version: &str, kind: &str) -> Option<Value> {
 fn karmada_kind(group: &str, version: &str, kind: &str) -> Option<Value> {
     let mut schema = karmada_schema(group, version, kind)?;
     preserve_untyped(&mut schema);
+    unwrap_descriptions(&mut schema);
     // schemars states Rust's defaults (`""`, `[]`, `{}` for every field the types default);
     // the CRDs state their own, written in below from the tables.
     strip_defaults(&mut schema);
@@ -109,6 +110,38 @@ fn karmada_kind(group: &str, version: &str, kind: &str) -> Option<Value> {
         }
     }
     Some(schema)
+}
+
+/// Joins the lines of each description's paragraphs (doc comments wrap at 100 columns;
+/// `kubectl explain` wraps the text itself, so a kept line break shows as a ragged line). List
+/// items (`- `, `* `) and paragraph breaks stay.
+fn unwrap_descriptions(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                match value {
+                    Value::String(text) if key == "description" => *text = unwrap_lines(text),
+                    _ => unwrap_descriptions(value),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(unwrap_descriptions),
+        _ => {}
+    }
+}
+
+fn unwrap_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.lines().enumerate() {
+        if i > 0 {
+            let list_item =
+                line.trim_start().starts_with("- ") || line.trim_start().starts_with("* ");
+            let paragraph = line.trim().is_empty() || out.ends_with('\n');
+            out.push(if list_item || paragraph { '\n' } else { ' ' });
+        }
+        out.push_str(line.trim_end());
+    }
+    out
 }
 
 /// The schema of the field at `path` (`spec.placement.clusterAffinities[].affinityName`; `[]`
@@ -297,7 +330,29 @@ fn karmada_schema(group: &str, version: &str, kind: &str) -> Option<Value> {
 mod tests {
     use serde_json::json;
 
-    use super::for_kind;
+    use super::{for_kind, unwrap_lines};
+
+    /// Doc-comment line breaks are not kept in descriptions (`kubectl explain` wraps), but
+    /// paragraphs and list items are.
+    #[test]
+    fn descriptions_are_unwrapped_into_paragraphs() {
+        assert_eq!(
+            unwrap_lines(
+                "How replicas are scheduled: the default\nwhen absent.\n\nSecond\nparagraph:\n- one\n- two"
+            ),
+            "How replicas are scheduled: the default when absent.\n\nSecond paragraph:\n- one\n- two"
+        );
+        let pp = for_kind("policy.karmada.io", "v1alpha1", "PropagationPolicy").expect("PP");
+        let scheduling = &pp["properties"]["spec"]["properties"]["placement"]["properties"]["replicaScheduling"]
+            ["description"];
+        assert!(
+            !scheduling
+                .as_str()
+                .expect("a description")
+                .contains("default\nwhen"),
+            "{scheduling}"
+        );
+    }
 
     /// Karmada's kinds are published with their shape and with what Karmada's CRDs state about
     /// it: required fields, enums, defaults and bounds, and free-form fields kept free-form.
