@@ -16,11 +16,16 @@
 //!   `pkg/api/errors/errors.go` (`NewInvalid`), `pkg/util/errors/errors.go` (aggregate
 //!   messages); k8s.io/apiserver `pkg/storage/names/generate.go` (generateName).
 
+//! - [`hpa`]: the horizontal pod autoscaler's arithmetic — kubernetes
+//!   `pkg/controller/podautoscaler/{replica_calculator,horizontal}.go` (release-1.27), as
+//!   Karmada's FederatedHPA controller lifts it; also run by the simulated members' HPA
+//!   controller.
 //! - [`taints`]: `Toleration.ToleratesTaint` and taint strings — kubernetes v1.33
 //!   `staging/src/k8s.io/api/core/v1/{toleration,taint}.go`,
 //!   `k8s.io/component-helpers/scheduling/corev1/helpers.go`; the NoExecute eviction timing —
 //!   `pkg/controller/tainteviction/taint_eviction.go` (`getMatchingTolerations`,
 //!   `getMinTolerationTime`), as Karmada's taint manager uses them.
 
+pub mod hpa;
 pub mod quantity;
 pub mod taints;

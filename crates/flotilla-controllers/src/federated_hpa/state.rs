@@ -1,107 +1,18 @@
 //! The status conditions and the scaling rules of a FederatedHPA, and the normalization of a
-//! proposal into the replicas to set (bounds, rates, stabilization).
+//! proposal into the replicas to set (bounds, rates, stabilization), over the HPA arithmetic
+//! shared with the simulated members' HPAs ([`hpa::normalize`]).
 
 use flotilla_api::karmada::FederatedHPA;
-use k8s_openapi::api::autoscaling::v2::{
-    HPAScalingRules, HorizontalPodAutoscalerCondition, HorizontalPodAutoscalerStatus,
-};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::{Controller, Key};
-use crate::lifted::hpa::{self, Policy, Rules, Tunables};
+use crate::lifted::hpa::{self, Rules, Tunables};
 
-/// Sets a condition as Kubernetes' HPA controller does (`setConditionInList`): appended when new,
-/// the transition time moved only when the status changes, reason and message always replaced.
-pub(super) fn set_condition(
-    status: &mut HorizontalPodAutoscalerStatus,
-    type_: &str,
-    value: &str,
-    reason: &str,
-    message: String,
-    now: &Time,
-) {
-    let conditions = status.conditions.get_or_insert_with(Vec::new);
-    let index = match conditions.iter().position(|c| c.type_ == type_) {
-        Some(index) => index,
-        None => {
-            conditions.push(HorizontalPodAutoscalerCondition {
-                type_: type_.to_owned(),
-                ..HorizontalPodAutoscalerCondition::default()
-            });
-            conditions.len() - 1
-        }
-    };
-    let condition = &mut conditions[index];
-    if condition.status != value {
-        condition.last_transition_time = Some(now.clone());
-    }
-    condition.status = value.to_owned();
-    condition.reason = Some(reason.to_owned());
-    condition.message = Some(message);
-}
+pub(super) use hpa::normalize::set_condition;
 
-fn policy_defaults(up: bool) -> Vec<Policy> {
-    if up {
-        vec![
-            Policy {
-                kind: "Pods".into(),
-                value: 4,
-                period_seconds: 15,
-            },
-            Policy {
-                kind: "Percent".into(),
-                value: 100,
-                period_seconds: 15,
-            },
-        ]
-    } else {
-        vec![Policy {
-            kind: "Percent".into(),
-            value: 100,
-            period_seconds: 15,
-        }]
-    }
-}
-
-fn to_rules(rules: Option<&HPAScalingRules>, up: bool, tunables: &Tunables) -> Rules {
-    let window = rules
-        .and_then(|r| r.stabilization_window_seconds)
-        .unwrap_or(if up {
-            0
-        } else {
-            tunables.downscale_stabilization.as_secs() as i32
-        });
-    let policies = rules
-        .and_then(|r| r.policies.as_ref())
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            p.iter()
-                .map(|p| Policy {
-                    kind: p.type_.clone(),
-                    value: p.value,
-                    period_seconds: p.period_seconds,
-                })
-                .collect()
-        })
-        .unwrap_or_else(|| policy_defaults(up));
-    Rules {
-        stabilization_window_seconds: window,
-        select_policy: rules
-            .and_then(|r| r.select_policy.clone())
-            .unwrap_or_else(|| "Max".into()),
-        policies,
-    }
-}
-
-/// The scale-up and scale-down rules, when the FederatedHPA has a behavior (the autoscaling/v2
-/// defaults fill what it leaves out; a scale-down window left out is the controller's
-/// `--horizontal-pod-autoscaler-downscale-stabilization`).
+/// The scale-up and scale-down rules, when the FederatedHPA has a behavior.
 pub(super) fn rules(fhpa: &FederatedHPA, tunables: &Tunables) -> Option<(Rules, Rules)> {
-    let behavior = fhpa.spec.behavior.as_ref()?;
-    Some((
-        to_rules(behavior.scale_up.as_ref(), true, tunables),
-        to_rules(behavior.scale_down.as_ref(), false, tunables),
-    ))
+    hpa::normalize::rules(fhpa.spec.behavior.as_ref(), tunables)
 }
 
 impl Controller {
@@ -122,76 +33,8 @@ impl Controller {
         let mut histories = self.histories.lock();
         let history = histories.entry(key.clone()).or_default();
         let status = fhpa.status.get_or_insert_with(Default::default);
-        let (stabilized, limited) = match rules {
-            None => {
-                let stabilized =
-                    hpa::stabilize(history, proposed, tunables.downscale_stabilization, now.0);
-                if stabilized != proposed {
-                    set_condition(
-                        status,
-                        "AbleToScale",
-                        "True",
-                        "ScaleDownStabilized",
-                        "recent recommendations were higher than current one, applying the highest recent recommendation".into(),
-                        now,
-                    );
-                } else {
-                    ready_for_new_scale(status, now);
-                }
-                (stabilized, hpa::bound(current, stabilized, min, max))
-            }
-            Some((up, down)) => {
-                let stabilized =
-                    hpa::stabilize_with_behaviors(history, current, proposed, &up, &down, now.0);
-                if stabilized.replicas != proposed {
-                    set_condition(
-                        status,
-                        "AbleToScale",
-                        "True",
-                        stabilized.reason,
-                        stabilized.message.into(),
-                        now,
-                    );
-                } else {
-                    ready_for_new_scale(status, now);
-                }
-                let limited = hpa::rate_limit(
-                    history,
-                    current,
-                    stabilized.replicas,
-                    min,
-                    max,
-                    &up,
-                    &down,
-                    now.0,
-                );
-                (stabilized.replicas, limited)
-            }
-        };
-        let value = if limited.replicas == stabilized {
-            "False"
-        } else {
-            "True"
-        };
-        set_condition(
-            status,
-            "ScalingLimited",
-            value,
-            limited.reason,
-            limited.message.into(),
-            now,
-        );
-        limited.replicas
+        hpa::normalize::normalize(
+            history, status, rules, &tunables, current, proposed, min, max, now,
+        )
     }
-}
-
-fn ready_for_new_scale(status: &mut HorizontalPodAutoscalerStatus, now: &Time) {
-    set_condition(
-        status,
-        "AbleToScale",
-        "True",
-        "ReadyForNewScale",
-        "recommended size matches current size".into(),
-        now,
-    );
 }

@@ -16,6 +16,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::{SignedDuration, Timestamp};
 
+pub mod normalize;
+
 /// The controller's tunables (Karmada's flags, with their defaults).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Tunables {
