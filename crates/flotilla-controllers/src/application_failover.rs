@@ -188,7 +188,14 @@ async fn run(context: Context, shutdown: Shutdown) {
             let me = me.clone();
             async move { me.reconcile(&key).await }
         },
-        |key, error| warn!(binding = %key, %error, "application failover: retrying"),
+        |key, error| {
+            let conflict = matches!(error, FailoverError::Kube(kube::Error::Api(status)) if status.code == 409);
+            if conflict {
+                tracing::debug!(binding = %key, %error, "application failover: retrying");
+            } else {
+                warn!(binding = %key, %error, "application failover: retrying");
+            }
+        },
     );
     info!("application-failover controller running");
     shutdown.cancelled().await;

@@ -290,6 +290,16 @@ impl BindingController {
                 {
                     debug!(binding = %key, %error, "a write raced another; retrying")
                 }
+                // The binding went while it was synced (its template deleted): the next
+                // reconcile finds it gone.
+                SyncError::Kube(kube::Error::Api(status))
+                    if status.code == 404
+                        && status.details.as_ref().is_some_and(|d| {
+                            d.kind == "resourcebindings" || d.kind == "clusterresourcebindings"
+                        }) =>
+                {
+                    debug!(binding = %key, %error, "the binding went while syncing")
+                }
                 _ => warn!(binding = %key, %error, "syncing Works failed; backing off"),
             },
         );

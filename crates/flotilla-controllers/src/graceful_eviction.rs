@@ -189,7 +189,17 @@ async fn run(context: Context, shutdown: Shutdown) {
             let me = me.clone();
             async move { me.reconcile(&key).await }
         },
-        |key, error| warn!(binding = %key, %error, "graceful eviction: retrying"),
+        |key, error| {
+            // A binding written meanwhile (the scheduler, the binding controller) is retried
+            // from the newer copy: routine, not worth a warning.
+            let conflict = matches!(error, kube::Error::Api(status) if status.code == 409);
+            let error = flotilla_runtime::errors::message(error);
+            if conflict {
+                tracing::debug!(binding = %key, %error, "graceful eviction: retrying");
+            } else {
+                warn!(binding = %key, %error, "graceful eviction: retrying");
+            }
+        },
     );
     info!("graceful-eviction controller running");
     shutdown.cancelled().await;

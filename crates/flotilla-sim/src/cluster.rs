@@ -328,6 +328,13 @@ impl SimCluster {
             ctx.clone(),
             stores.clone(),
         ))));
+        let autoscaler = Arc::new(crate::hpa::Autoscaler::new(
+            ctx.clone(),
+            stores.clone(),
+            metrics.clone(),
+            settings.metrics_window,
+        ));
+        tasks.push(AbortOnDrop(tokio::spawn(autoscaler.run())));
 
         nodes::create_all(&ctx, &table).await?;
         tasks.push(AbortOnDrop(tokio::spawn(nodes::heartbeat(

@@ -16,6 +16,7 @@ pub mod disruption;
 pub mod endpointslice;
 pub mod error;
 pub mod events;
+pub mod hpa;
 pub mod image;
 pub mod informer;
 pub mod intern;

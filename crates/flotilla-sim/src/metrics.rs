@@ -93,7 +93,7 @@ impl Tracker {
 }
 
 /// Each regular container's usage, by name.
-type ContainerUsage = Vec<(String, Usage)>;
+pub type ContainerUsage = Vec<(String, Usage)>;
 
 /// What the backend reads, once the cluster's caches exist (after the API server started).
 #[derive(Debug, Clone)]
@@ -234,6 +234,19 @@ impl SimMetrics {
                 })
             })
             .collect()
+    }
+
+    /// Each container's usage of the running pods `wanted` keeps, at `now` (what the cluster's
+    /// HPA controller reads; empty until the caches are attached).
+    pub fn pods_usage(
+        &self,
+        now: jiff::Timestamp,
+        wanted: impl Fn(&Pod) -> bool,
+    ) -> Vec<(Arc<Pod>, ContainerUsage)> {
+        match self.sources.get() {
+            Some(sources) => self.usage(sources, now, wanted),
+            None => Vec::new(),
+        }
     }
 
     /// The usage of every reported pod `wanted` keeps: running, on a live node.

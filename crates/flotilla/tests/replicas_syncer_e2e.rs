@@ -5,9 +5,8 @@
 //! `deploymentreplicassyncer_test.go` (Duplicated; Divided with room for each member; Divided
 //! with one member left without a share), plus the marker following its HPA.
 //!
-//! The simulated members run no HPA controller: the tests do what a member HPA with
-//! `minReplicas: n` does, `kubectl --context <member> scale` of a member Deployment that runs
-//! fewer than `n` replicas.
+//! The member HPAs are the simulated members' own HPA controllers (kube's: the target kept
+//! within `minReplicas`/`maxReplicas`, CPU utilization from the members' usage model).
 
 #[path = "propagate_e2e/support.rs"]
 #[allow(dead_code)]

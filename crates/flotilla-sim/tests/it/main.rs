@@ -8,6 +8,7 @@ mod determinism;
 mod disruption;
 mod endpoint_slices;
 mod faults;
+mod hpa;
 mod image_pull;
 mod jobs;
 mod kubectl;

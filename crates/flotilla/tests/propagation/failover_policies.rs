@@ -314,18 +314,16 @@ async fn a_rebalancer_reschedules_its_workloads_afresh_and_records_each_outcome(
         .clone()
         .expect("created");
 
+    // The scheduler writes the placement, then its status (`lastScheduledTime`): wait for both.
     let moved = eventually("web rescheduled afresh onto member2", || async {
         let binding = bindings.get("web-deployment").await.expect("get rb");
-        (targets(&binding) == BTreeMap::from([("member2".to_owned(), 2)])).then_some(binding)
+        let scheduled = binding.status.as_ref()?.last_scheduled_time.clone()?;
+        (targets(&binding) == BTreeMap::from([("member2".to_owned(), 2)])
+            && scheduled.0 >= created.0)
+            .then_some(binding)
     })
     .await;
     assert_eq!(moved.spec.reschedule_triggered_at, Some(created.clone()));
-    let scheduled = moved
-        .status
-        .as_ref()
-        .and_then(|s| s.last_scheduled_time.clone())
-        .expect("scheduled");
-    assert!(scheduled.0 >= created.0, "scheduled after the trigger");
     eventually("the ClusterRole's binding rescheduled", || async {
         let role = cluster_bindings
             .get("reader-clusterrole")

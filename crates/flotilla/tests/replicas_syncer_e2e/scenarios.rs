@@ -140,29 +140,6 @@ async fn in_targets(plane: &ControlPlane, ns: &str, name: &str, jsonpath: &str) 
     lines.join("\n")
 }
 
-/// What a member HPA with `minReplicas: min` does (the sim runs no HPA controller): a member
-/// Deployment `name` running fewer replicas is scaled up to `min`.
-async fn act_as_member_hpas(plane: &ControlPlane, ns: &str, name: &str, min: i32) {
-    for member in TARGETS {
-        let what = format!("deployment/{name}");
-        let replicas = plane.get(Some(member), ns, &what, "{.spec.replicas}").await;
-        if replicas.parse::<i32>().is_ok_and(|replicas| replicas < min) {
-            // The Deployment may go meanwhile (its share dropped to 0): the next round sees it.
-            let _ = plane
-                .try_kubectl(&[
-                    "--context",
-                    member,
-                    "-n",
-                    ns,
-                    "scale",
-                    &what,
-                    &format!("--replicas={min}"),
-                ])
-                .await;
-        }
-    }
-}
-
 /// Who last wrote the template's `spec` after a user's scale from generation `before`.
 #[derive(Clone, Copy, Debug)]
 enum Writer {
@@ -174,13 +151,12 @@ enum Writer {
     Syncer { before: i64 },
 }
 
-/// Waits, acting as member HPAs with `min`, until the members of Deployment `web` run
+/// Waits until the members of Deployment `web` run
 /// `members`, the template asks for `replicas` (with its status observing its generation, as
 /// Karmada's assertion requires) and its generation shows `writer`.
 async fn await_replicas(
     plane: &ControlPlane,
     ns: &str,
-    min: i32,
     members: [Option<i32>; 2],
     replicas: i32,
     writer: Writer,
@@ -189,7 +165,6 @@ async fn await_replicas(
     eventually(
         &format!("{ns}: members {members:?}, template {replicas} ({writer:?})"),
         || async {
-            act_as_member_hpas(plane, ns, "web", min).await;
             let got_members = in_targets(plane, ns, "web", "{.spec.replicas}").await;
             let template = plane
                 .get(
@@ -297,16 +272,16 @@ async fn member_generations(plane: &ControlPlane, ns: &str) -> String {
 pub async fn duplicated_members_keep_their_replicas_and_the_template_its_own(plane: &ControlPlane) {
     let ns = "e2e-hpa-duplicated";
     propagate(plane, ns, 2, 2, Scheduling::Duplicated).await;
-    await_replicas(plane, ns, 2, [Some(2), Some(2)], 2, Writer::Anyone).await;
+    await_replicas(plane, ns, [Some(2), Some(2)], 2, Writer::Anyone).await;
 
     set_min_replicas(plane, ns, 3).await;
-    await_replicas(plane, ns, 3, [Some(3), Some(3)], 2, Writer::Anyone).await;
+    await_replicas(plane, ns, [Some(3), Some(3)], 2, Writer::Anyone).await;
 
     let members_before = member_generations(plane, ns).await;
     let before = scale_template(plane, ns, 4).await;
-    await_replicas(plane, ns, 3, [Some(3), Some(3)], 4, Writer::User { before }).await;
+    await_replicas(plane, ns, [Some(3), Some(3)], 4, Writer::User { before }).await;
     let before = scale_template(plane, ns, 1).await;
-    await_replicas(plane, ns, 3, [Some(3), Some(3)], 1, Writer::User { before }).await;
+    await_replicas(plane, ns, [Some(3), Some(3)], 1, Writer::User { before }).await;
     assert_eq!(
         member_generations(plane, ns).await,
         members_before,
@@ -320,32 +295,16 @@ pub async fn duplicated_members_keep_their_replicas_and_the_template_its_own(pla
 pub async fn divided_template_follows_the_member_hpas(plane: &ControlPlane) {
     let ns = "e2e-hpa-divided";
     propagate(plane, ns, 4, 2, Scheduling::Divided).await;
-    await_replicas(plane, ns, 2, [Some(2), Some(2)], 4, Writer::Anyone).await;
+    await_replicas(plane, ns, [Some(2), Some(2)], 4, Writer::Anyone).await;
 
     set_min_replicas(plane, ns, 3).await;
-    await_replicas(plane, ns, 3, [Some(3), Some(3)], 6, Writer::Anyone).await;
+    await_replicas(plane, ns, [Some(3), Some(3)], 6, Writer::Anyone).await;
 
     let members_before = member_generations(plane, ns).await;
     let before = scale_template(plane, ns, 10).await;
-    await_replicas(
-        plane,
-        ns,
-        3,
-        [Some(3), Some(3)],
-        6,
-        Writer::Syncer { before },
-    )
-    .await;
+    await_replicas(plane, ns, [Some(3), Some(3)], 6, Writer::Syncer { before }).await;
     let before = scale_template(plane, ns, 2).await;
-    await_replicas(
-        plane,
-        ns,
-        3,
-        [Some(3), Some(3)],
-        6,
-        Writer::Syncer { before },
-    )
-    .await;
+    await_replicas(plane, ns, [Some(3), Some(3)], 6, Writer::Syncer { before }).await;
     assert_eq!(
         member_generations(plane, ns).await,
         members_before,
@@ -358,17 +317,16 @@ pub async fn divided_template_follows_the_member_hpas(plane: &ControlPlane) {
 pub async fn divided_scale_up_from_one_member_to_two(plane: &ControlPlane) {
     let ns = "e2e-hpa-zero-to-one";
     propagate(plane, ns, 1, 1, Scheduling::Divided).await;
-    await_replicas_total(plane, ns, 1, 1).await;
+    await_replicas_total(plane, ns, 1).await;
 
     scale_template(plane, ns, 2).await;
-    await_replicas(plane, ns, 1, [Some(1), Some(1)], 2, Writer::Anyone).await;
+    await_replicas(plane, ns, [Some(1), Some(1)], 2, Writer::Anyone).await;
 }
 
 /// Case 3's first step: the template asks for `replicas` and the members run them in all
 /// (which member gets a lone replica is the scheduler's choice).
-async fn await_replicas_total(plane: &ControlPlane, ns: &str, min: i32, replicas: i32) {
+async fn await_replicas_total(plane: &ControlPlane, ns: &str, replicas: i32) {
     eventually(&format!("{ns}: {replicas} replicas in all"), || async {
-        act_as_member_hpas(plane, ns, "web", min).await;
         let members = in_targets(plane, ns, "web", "{.spec.replicas}").await;
         let total: i32 = members
             .lines()
@@ -401,7 +359,7 @@ async fn await_replicas_total(plane: &ControlPlane, ns: &str, min: i32, replicas
 pub async fn divided_scale_down_to_one_member(plane: &ControlPlane) {
     let ns = "e2e-hpa-one-to-zero";
     propagate(plane, ns, 2, 1, Scheduling::Divided).await;
-    await_replicas(plane, ns, 1, [Some(1), Some(1)], 2, Writer::Anyone).await;
+    await_replicas(plane, ns, [Some(1), Some(1)], 2, Writer::Anyone).await;
 
     scale_template(plane, ns, 1).await;
     let aggregated = eventually(&format!("{ns}: one cluster aggregated"), || async {
@@ -424,7 +382,7 @@ pub async fn divided_scale_down_to_one_member(plane: &ControlPlane) {
         TARGETS.contains(&aggregated.as_str()),
         "one of the targets: {aggregated}"
     );
-    await_replicas_total(plane, ns, 1, 1).await;
+    await_replicas_total(plane, ns, 1).await;
 }
 
 /// Case 5: Divided 1:1, 1 replica, HPA minReplicas 2. The member with the replica is raised to
@@ -433,7 +391,7 @@ pub async fn divided_scale_down_to_one_member(plane: &ControlPlane) {
 pub async fn divided_one_replica_with_min_two_settles_at_two_each(plane: &ControlPlane) {
     let ns = "e2e-hpa-min-two";
     propagate(plane, ns, 1, 2, Scheduling::Divided).await;
-    await_replicas(plane, ns, 2, [Some(2), Some(2)], 4, Writer::Anyone).await;
+    await_replicas(plane, ns, [Some(2), Some(2)], 4, Writer::Anyone).await;
 }
 
 /// The marker on its own: an HPA retargeted from `web` to `api` moves the label (and `web`'s
@@ -496,10 +454,7 @@ spec:
     await_value(
         "marker: web's members keep what their HPA set",
         &per_target([Some(3), Some(3)]),
-        || async {
-            act_as_member_hpas(plane, ns, "web", 3).await;
-            in_targets(plane, ns, "web", "{.spec.replicas}").await
-        },
+        || async { in_targets(plane, ns, "web", "{.spec.replicas}").await },
     )
     .await;
 
@@ -531,10 +486,7 @@ spec:
     await_value(
         "marker: api's members keep what their HPA set",
         &per_target([Some(3), Some(3)]),
-        || async {
-            act_as_member_hpas(plane, ns, "api", 3).await;
-            in_targets(plane, ns, "api", "{.spec.replicas}").await
-        },
+        || async { in_targets(plane, ns, "api", "{.spec.replicas}").await },
     )
     .await;
 

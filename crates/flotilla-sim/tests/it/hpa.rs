@@ -1,0 +1,124 @@
+//! HorizontalPodAutoscalers act in a simulated cluster as kube-controller-manager's do: the
+//! target is brought within `minReplicas`/`maxReplicas`, CPU utilization is computed from the
+//! cluster's usage model, the status carries the replicas, the metric and the conditions, and
+//! a rescale is recorded as `SuccessfulRescale` (what Karmada's member-HPA features rely on:
+//! `deploymentReplicasSyncer` reads the replicas member HPAs set). Paused clock.
+
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::core::v1::Event;
+use kube::api::{Api, ListParams, Patch, PatchParams};
+use serde_json::json;
+
+use crate::support::{PATIENCE, World, create, eventually};
+
+fn condition(hpa: &HorizontalPodAutoscaler, type_: &str) -> Option<(String, String)> {
+    let c = hpa
+        .status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == type_)?;
+    Some((c.status.clone(), c.reason.clone().unwrap_or_default()))
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_hpa_keeps_its_target_within_bounds_and_reports_utilization() {
+    let world = World::cpu(2, "").await;
+    let client = world.client();
+    create::<Deployment>(
+        &client,
+        "default",
+        json!({"metadata": {"name": "web"},
+               "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                        "template": {"metadata": {"labels": {"app": "web"}},
+                                     "spec": {"containers": [{"name": "web", "image": "nginx:1.27",
+                                         "resources": {"requests": {"cpu": "100m"}}}]}}}}),
+    )
+    .await;
+    create::<HorizontalPodAutoscaler>(
+        &client,
+        "default",
+        json!({"metadata": {"name": "web"},
+               "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                        "minReplicas": 3, "maxReplicas": 6,
+                        "metrics": [{"type": "Resource", "resource": {"name": "cpu",
+                            "target": {"type": "Utilization", "averageUtilization": 80}}}]}}),
+    )
+    .await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let hpas: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), "default");
+    let replicas = |wanted: i32| {
+        let deployments = deployments.clone();
+        async move {
+            eventually(PATIENCE, &format!("web scaled to {wanted}"), || async {
+                let d = deployments.get("web").await.ok()?;
+                (d.spec?.replicas? == wanted).then_some(())
+            })
+            .await
+        }
+    };
+    // Below the minimum: scaled up at once.
+    replicas(3).await;
+    let events: Api<Event> = Api::namespaced(client.clone(), "default");
+    let rescaled = eventually(PATIENCE, "a SuccessfulRescale event", || async {
+        let listed = events.list(&ListParams::default()).await.ok()?;
+        listed
+            .items
+            .into_iter()
+            .find(|e| e.reason.as_deref() == Some("SuccessfulRescale"))
+    })
+    .await;
+    assert_eq!(
+        rescaled.message.as_deref(),
+        Some("New size: 3; reason: Current number of replicas below Spec.MinReplicas")
+    );
+    assert_eq!(
+        rescaled.involved_object.kind.as_deref(),
+        Some("HorizontalPodAutoscaler")
+    );
+
+    // Idle pods use 1 % of their request: the metric asks for fewer, the minimum holds.
+    tokio::time::sleep(Duration::from_secs(120)).await;
+    let hpa = eventually(PATIENCE, "the HPA computes from its metric", || async {
+        let hpa = hpas.get("web").await.ok()?;
+        (condition(&hpa, "ScalingActive")? == ("True".into(), "ValidMetricFound".into()))
+            .then_some(hpa)
+    })
+    .await;
+    assert_eq!(
+        condition(&hpa, "ScalingLimited"),
+        Some(("True".into(), "TooFewReplicas".into()))
+    );
+    let status = hpa.status.expect("status");
+    assert_eq!(status.current_replicas, Some(3));
+    assert_eq!(status.desired_replicas, 3);
+    let cpu = status.current_metrics.expect("metrics")[0]
+        .resource
+        .clone()
+        .expect("the cpu metric");
+    assert_eq!(cpu.name, "cpu");
+    assert_eq!(cpu.current.average_utilization, Some(1));
+
+    // A lower minimum: the idle target shrinks to it.
+    hpas.patch(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"minReplicas": 2}})),
+    )
+    .await
+    .expect("minReplicas lowered");
+    replicas(2).await;
+    // A maximum below the replicas: scaled down to it.
+    hpas.patch(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"minReplicas": 1, "maxReplicas": 1}})),
+    )
+    .await
+    .expect("maxReplicas lowered");
+    replicas(1).await;
+}
