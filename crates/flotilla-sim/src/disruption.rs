@@ -20,12 +20,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::api::Api;
-use kube::runtime::reflector::{self, Store};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::reflector::Store;
 use serde_json::{Value, json};
 
 use crate::cluster::{Ctx, Stores, now};
@@ -38,30 +35,12 @@ const RESYNC: Duration = Duration::from_secs(1);
 
 /// Runs the controller until the task is aborted.
 pub async fn run(ctx: Arc<Ctx>, stores: Stores) {
-    let (budgets, writer) = reflector::store::<PodDisruptionBudget>();
-    let mut events = reflector::reflector(
-        writer,
-        watcher::watcher(
-            Api::<PodDisruptionBudget>::all(ctx.client.clone()),
-            watcher::Config::default(),
-        )
-        .default_backoff(),
-    )
-    .boxed();
-    let mut tick = tokio::time::interval(RESYNC);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            event = events.next() => match event {
-                Some(Ok(watcher::Event::Apply(_) | watcher::Event::InitDone)) => {
-                    sync(&ctx, &budgets, &stores).await;
-                }
-                Some(_) => {}
-                None => return,
-            },
-            _ = tick.tick() => sync(&ctx, &budgets, &stores).await,
-        }
-    }
+    let client = ctx.client.clone();
+    crate::resync::run::<PodDisruptionBudget, _, _>(client, RESYNC, |budgets| {
+        let (ctx, stores) = (ctx.clone(), stores.clone());
+        async move { sync(&ctx, &budgets, &stores).await }
+    })
+    .await;
 }
 
 async fn sync(ctx: &Ctx, budgets: &Store<PodDisruptionBudget>, stores: &Stores) {

@@ -32,6 +32,7 @@ pub mod pod;
 pub mod profile;
 pub mod queue;
 pub mod quota;
+pub mod resync;
 pub mod rng;
 pub mod runtime;
 pub mod scheduler;

@@ -14,11 +14,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::ResourceQuota;
-use kube::api::Api;
-use kube::runtime::reflector::{self, Store};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::reflector::Store;
 use serde_json::{Map, Value};
 
 use crate::cluster::Ctx;
@@ -31,30 +28,12 @@ const RESYNC: Duration = Duration::from_secs(1);
 
 /// Runs the controller until the task is aborted.
 pub async fn run(ctx: Arc<Ctx>, pods: Cache<Pod>) {
-    let (quotas, writer) = reflector::store::<ResourceQuota>();
-    let mut events = reflector::reflector(
-        writer,
-        watcher::watcher(
-            Api::<ResourceQuota>::all(ctx.client.clone()),
-            watcher::Config::default(),
-        )
-        .default_backoff(),
-    )
-    .boxed();
-    let mut tick = tokio::time::interval(RESYNC);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            event = events.next() => match event {
-                Some(Ok(watcher::Event::Apply(_) | watcher::Event::InitDone)) => {
-                    sync(&ctx, &quotas, &pods).await;
-                }
-                Some(_) => {}
-                None => return,
-            },
-            _ = tick.tick() => sync(&ctx, &quotas, &pods).await,
-        }
-    }
+    let client = ctx.client.clone();
+    crate::resync::run::<ResourceQuota, _, _>(client, RESYNC, |quotas| {
+        let (ctx, pods) = (ctx.clone(), pods.clone());
+        async move { sync(&ctx, &quotas, &pods).await }
+    })
+    .await;
 }
 
 async fn sync(ctx: &Ctx, quotas: &Store<ResourceQuota>, pods: &Cache<Pod>) {
