@@ -400,34 +400,11 @@ impl Autoscaler {
         pods: &Selected,
         now: Timestamp,
     ) -> Computed {
-        let mut computed = Computed::default();
-        let mut best: Option<(i32, String)> = None;
-        let mut invalid = 0;
-        for spec in metrics {
-            match self.metric(spec, current, pods, now) {
-                Ok((replicas, name, status)) => {
-                    computed.statuses.push(status);
-                    if best.as_ref().is_none_or(|(r, _)| replicas > *r) {
-                        best = Some((replicas, name));
-                    }
-                }
-                Err(error) => {
-                    invalid += 1;
-                    computed.statuses.push(MetricStatus {
-                        type_: String::new(),
-                        ..MetricStatus::default()
-                    });
-                    computed.error = Some(error);
-                }
-            }
-        }
-        computed.statuses.retain(|s| !s.type_.is_empty());
-        let scales_down = best.as_ref().is_some_and(|(r, _)| *r < current);
-        if invalid > 0 && (invalid >= metrics.len() || scales_down) {
-            return computed;
-        }
-        computed.proposal = best;
-        computed
+        let results = metrics
+            .iter()
+            .map(|spec| self.metric(spec, current, pods, now))
+            .collect();
+        combine(results, current)
     }
 
     /// One metric: (replicas, its name in conditions, its status), or (reason, message).
@@ -562,6 +539,39 @@ impl Autoscaler {
         let involved = Involved::of("HorizontalPodAutoscaler", "autoscaling/v2", &hpa.metadata);
         record_about(&self.ctx, &involved, type_, reason, note, COMPONENT).await;
     }
+}
+
+/// One metric's outcome: (replicas, its name in conditions, its status), or (reason, message).
+type MetricOutcome = Result<(i32, String, MetricStatus), (String, String)>;
+
+/// The rest of kube's `computeReplicasForMetrics`: the highest proposal and the statuses of the
+/// metrics that could be computed; no proposal when none could, or when one could not and the
+/// others would scale down (a missing metric never lets the target shrink).
+fn combine(results: Vec<MetricOutcome>, current: i32) -> Computed {
+    let mut computed = Computed::default();
+    let mut best: Option<(i32, String)> = None;
+    let count = results.len();
+    let mut invalid = 0;
+    for result in results {
+        match result {
+            Ok((replicas, name, status)) => {
+                computed.statuses.push(status);
+                if best.as_ref().is_none_or(|(r, _)| replicas > *r) {
+                    best = Some((replicas, name));
+                }
+            }
+            Err(error) => {
+                invalid += 1;
+                computed.error = Some(error);
+            }
+        }
+    }
+    let scales_down = best.as_ref().is_some_and(|(r, _)| *r < current);
+    if invalid > 0 && (invalid >= count || scales_down) {
+        return computed;
+    }
+    computed.proposal = best;
+    computed
 }
 
 fn key_of(hpa: &HorizontalPodAutoscaler) -> String {
@@ -721,47 +731,4 @@ struct Computed {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quantities_and_metric_statuses_read_as_kubes() {
-        assert_eq!(milli_text(250), "250m");
-        assert_eq!(milli_text(2000), "2");
-        let spec: MetricSpec = serde_json::from_value(json!({"type": "ContainerResource",
-            "containerResource": {"name": "cpu", "container": "web",
-                "target": {"type": "Utilization", "averageUtilization": 60}}}))
-        .expect("a metric spec");
-        let status = metric_status(&spec, "cpu", Some("web"), json!({"averageUtilization": 42}));
-        let status = serde_json::to_value(status).expect("json");
-        assert_eq!(
-            status,
-            json!({"type": "ContainerResource", "containerResource": {"name": "cpu",
-                "container": "web", "current": {"averageUtilization": 42}}})
-        );
-    }
-
-    /// Samples in milli-units, a pod's containers summed or one container alone.
-    #[test]
-    fn samples_sum_containers_in_milli_units() {
-        let mut selected = Selected::default();
-        let usage = |cpu_milli: u64, memory: u64| crate::metrics::model::Usage {
-            cpu_nanocores: cpu_milli * 1_000_000,
-            memory_bytes: memory,
-        };
-        selected.usage.insert(
-            "web-1".into(),
-            vec![
-                ("web".into(), usage(30, 1024)),
-                ("sidecar".into(), usage(5, 0)),
-            ],
-        );
-        let now = Timestamp::UNIX_EPOCH;
-        let all = selected.samples("cpu", None, now, Duration::from_secs(30));
-        assert_eq!(all["web-1"].value, 35);
-        let one = selected.samples("cpu", Some("web"), now, Duration::from_secs(30));
-        assert_eq!(one["web-1"].value, 30);
-        let memory = selected.samples("memory", None, now, Duration::from_secs(30));
-        assert_eq!(memory["web-1"].value, 1_024_000);
-    }
-}
+mod tests;
