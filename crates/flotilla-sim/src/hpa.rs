@@ -544,8 +544,8 @@ impl Autoscaler {
 /// One metric's outcome: (replicas, its name in conditions, its status), or (reason, message).
 type MetricOutcome = Result<(i32, String, MetricStatus), (String, String)>;
 
-/// The rest of kube's `computeReplicasForMetrics`: the highest proposal and the statuses of the
-/// metrics that could be computed; no proposal when none could, or when one could not and the
+/// The rest of kube's `computeReplicasForMetrics`: the highest proposal and one status per
+/// metric (empty for those that could not be computed); no proposal when none could, or when one could not and the
 /// others would scale down (a missing metric never lets the target shrink).
 fn combine(results: Vec<MetricOutcome>, current: i32) -> Computed {
     let mut computed = Computed::default();
@@ -561,6 +561,8 @@ fn combine(results: Vec<MetricOutcome>, current: i32) -> Computed {
                 }
             }
             Err(error) => {
+                // kube keeps one status per metric, by position: an empty one here.
+                computed.statuses.push(MetricStatus::default());
                 invalid += 1;
                 computed.error = Some(error);
             }

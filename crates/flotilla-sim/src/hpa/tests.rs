@@ -38,8 +38,11 @@ fn proposals_combine_as_kubes() {
         best(combine(vec![ok(5, "cpu"), missing()], 3)),
         Some((5, "cpu".to_owned()))
     );
-    let blocked = combine(vec![ok(1, "cpu"), missing()], 3);
+    let blocked = combine(vec![missing(), ok(1, "cpu")], 3);
     assert_eq!(blocked.proposal, None);
+    // One status per metric, in the spec's order (what `kubectl get hpa` pairs them by).
+    assert_eq!(blocked.statuses.len(), 2);
+    assert_eq!(blocked.statuses[0], MetricStatus::default());
     assert_eq!(
         blocked.error.map(|e| e.0).as_deref(),
         Some("FailedGetPodsMetric")

@@ -122,3 +122,63 @@ async fn an_hpa_keeps_its_target_within_bounds_and_reports_utilization() {
     .expect("maxReplicas lowered");
     replicas(1).await;
 }
+
+/// A metric the cluster has no source for (custom metrics) is reported as kube reports an
+/// unavailable metrics API, keeps its place in `currentMetrics`, and never lets the target
+/// shrink even when the CPU metric asks for fewer.
+#[tokio::test(start_paused = true)]
+async fn a_metric_without_a_source_is_reported_and_blocks_scaling_down() {
+    let world = World::cpu(2, "").await;
+    let client = world.client();
+    create::<Deployment>(
+        &client,
+        "default",
+        json!({"metadata": {"name": "q"},
+               "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "q"}},
+                        "template": {"metadata": {"labels": {"app": "q"}},
+                                     "spec": {"containers": [{"name": "q", "image": "nginx:1.27",
+                                         "resources": {"requests": {"cpu": "100m"}}}]}}}}),
+    )
+    .await;
+    create::<HorizontalPodAutoscaler>(
+        &client,
+        "default",
+        json!({"metadata": {"name": "q"},
+               "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "q"},
+                        "minReplicas": 1, "maxReplicas": 5,
+                        "metrics": [
+                            {"type": "Pods", "pods": {"metric": {"name": "qps"},
+                                "target": {"type": "AverageValue", "averageValue": "10"}}},
+                            {"type": "Resource", "resource": {"name": "cpu",
+                                "target": {"type": "Utilization", "averageUtilization": 50}}}]}}),
+    )
+    .await;
+    let hpas: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), "default");
+    tokio::time::sleep(Duration::from_secs(120)).await;
+    let hpa = eventually(
+        PATIENCE,
+        "the cpu metric computed beside the missing one",
+        || async {
+            let hpa = hpas.get("q").await.ok()?;
+            let metrics = hpa.status.as_ref()?.current_metrics.clone()?;
+            (metrics.len() == 2 && metrics[1].resource.is_some()).then_some(hpa)
+        },
+    )
+    .await;
+    assert_eq!(
+        condition(&hpa, "ScalingActive"),
+        Some(("False".into(), "FailedGetPodsMetric".into()))
+    );
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let replicas = deployments
+        .get("q")
+        .await
+        .expect("q")
+        .spec
+        .and_then(|s| s.replicas);
+    assert_eq!(
+        replicas,
+        Some(3),
+        "idle, but a metric is missing: no scale-down"
+    );
+}
