@@ -60,6 +60,8 @@ pub struct Ctx {
     pub name: String,
     pub client: kube::Client,
     pub settings: Settings,
+    /// The Events this cluster's components wrote, for counting repeats.
+    pub events: crate::events::Repeats,
 }
 
 impl std::fmt::Debug for Ctx {
@@ -233,6 +235,7 @@ impl SimCluster {
             name: spec.name.clone(),
             client: client.clone(),
             settings: settings.clone(),
+            events: crate::events::Repeats::default(),
         });
         let cluster_id = describe_cluster(&ctx, spec).await?;
 

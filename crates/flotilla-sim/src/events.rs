@@ -1,6 +1,13 @@
-//! Kubernetes Events as the real components record them (what `kubectl describe` shows).
+//! Kubernetes Events as the real components record them (what `kubectl describe` shows): a
+//! repeat of the same Event (object, type, reason, message, component) is counted into the one
+//! already written (`count`, `lastTimestamp`: `kubectl describe`'s `(x4 over 2m)`), as
+//! client-go's recorder does, instead of writing another.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 
 use k8s_openapi::api::core::v1::Event;
+use parking_lot::Mutex;
 
 use crate::pod::Pod;
 use kube::api::{Api, PostParams};
@@ -70,6 +77,22 @@ pub async fn record_about(
 ) {
     let (ns, name) = (involved.namespace, involved.name);
     let at = now();
+    let key = repeat_key(involved, [kind, reason, message, component]);
+    if let Some((event, count)) = ctx.events.get(key) {
+        let patch = json!({"count": count + 1, "lastTimestamp": at});
+        match crate::writes::merge_patch::<Event>(ctx, Some(ns), &event, None, &patch).await {
+            Ok(()) => {
+                ctx.events.remember(key, event, count + 1);
+                return;
+            }
+            // Expired (the Event TTL) or deleted: recorded afresh below.
+            Err(kube::Error::Api(status)) if status.code == 404 => {}
+            Err(error) => {
+                tracing::debug!(cluster = %ctx.name, %error, "cannot count a repeated event");
+                return;
+            }
+        }
+    }
     let nanos = jiff::Timestamp::now().as_nanosecond();
     let event: Event = match serde_json::from_value(json!({
         "metadata": {"name": format!("{name}.{nanos:x}"), "namespace": ns},
@@ -94,7 +117,45 @@ pub async fn record_about(
         }
     };
     let api: Api<Event> = Api::namespaced(ctx.client.clone(), ns);
-    if let Err(error) = api.create(&PostParams::default(), &event).await {
-        tracing::debug!(cluster = %ctx.name, %error, "cannot record an event");
+    match api.create(&PostParams::default(), &event).await {
+        Ok(_) => ctx
+            .events
+            .remember(key, event.metadata.name.unwrap_or_default(), 1),
+        Err(error) => tracing::debug!(cluster = %ctx.name, %error, "cannot record an event"),
     }
+}
+
+/// How many distinct recent Events a cluster remembers for counting repeats (client-go keeps
+/// an LRU of 4096 per recorder; a simulated cluster has many recorders' worth in one).
+const REMEMBERED: usize = 1024;
+
+/// The Events a cluster recorded: a hash of what makes a repeat → (Event name, count).
+#[derive(Debug, Default)]
+pub struct Repeats(Mutex<HashMap<u64, (String, i32)>>);
+
+impl Repeats {
+    fn get(&self, key: u64) -> Option<(String, i32)> {
+        self.0.lock().get(&key).cloned()
+    }
+
+    fn remember(&self, key: u64, name: String, count: i32) {
+        let mut seen = self.0.lock();
+        if seen.len() >= REMEMBERED && !seen.contains_key(&key) {
+            seen.clear();
+        }
+        seen.insert(key, (name, count));
+    }
+}
+
+fn repeat_key(involved: &Involved<'_>, parts: [&str; 4]) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    (
+        involved.kind,
+        involved.namespace,
+        involved.name,
+        involved.uid,
+        parts,
+    )
+        .hash(&mut hasher);
+    hasher.finish()
 }

@@ -181,4 +181,20 @@ async fn a_metric_without_a_source_is_reported_and_blocks_scaling_down() {
         Some(3),
         "idle, but a metric is missing: no scale-down"
     );
+    // Every sync reports it again: one Event, counted (kubectl's `(x8 over 2m)`).
+    let events: Api<Event> = Api::namespaced(client.clone(), "default");
+    let listed = events.list(&ListParams::default()).await.expect("events");
+    let reported: Vec<&Event> = listed
+        .items
+        .iter()
+        .filter(|e| {
+            e.involved_object.name.as_deref() == Some("q")
+                && e.reason.as_deref() == Some("FailedComputeMetricsReplicas")
+                && e.message
+                    .as_deref()
+                    .is_some_and(|m| m.starts_with("unable to get pods metric"))
+        })
+        .collect();
+    assert_eq!(reported.len(), 1, "{reported:?}");
+    assert!(reported[0].count.unwrap_or(0) > 1, "{:?}", reported[0]);
 }
