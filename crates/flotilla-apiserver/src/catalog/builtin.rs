@@ -134,7 +134,7 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
             .short(&["po"])
             .cat(ALL)
             .status(),
-        def("", "v1", "PodTemplate", "podtemplates").ns().plain(),
+        def("", "v1", "PodTemplate", "podtemplates").ns(),
         def("", "v1", "Node", "nodes").short(&["no"]).status(),
         def("", "v1", "ResourceQuota", "resourcequotas")
             .ns()

@@ -256,4 +256,33 @@ async fn kubes_printers_give_each_kind_its_columns() {
     .await;
     assert_eq!(columns, ["Name", "OVERALL", "OVERALL_USED", "Age"]);
     assert_eq!(cells[0], "team");
+
+    let (columns, cells) = printed(
+        &cp,
+        "/api/v1/namespaces/default/endpoints",
+        json!({"metadata": {"name": "web"},
+            "subsets": [{"addresses": [{"ip": "10.0.0.7"}], "ports": [{"port": 8080}]}]}),
+    )
+    .await;
+    assert_eq!(columns, ["Name", "Endpoints", "Age"]);
+    assert_eq!(cells[1], "10.0.0.7:8080");
+
+    let (columns, cells) = printed(
+        &cp,
+        "/api/v1/namespaces/default/podtemplates",
+        json!({"metadata": {"name": "base"},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}}),
+    )
+    .await;
+    assert_eq!(columns, ["Name", "Containers", "Images", "Pod Labels"]);
+    assert_eq!(
+        cells,
+        vec![
+            json!("base"),
+            json!("web"),
+            json!("nginx:1.27"),
+            json!("app=web")
+        ]
+    );
 }

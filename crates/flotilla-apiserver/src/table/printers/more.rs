@@ -2,7 +2,7 @@
 //! `printers.go`, v1.33): the columns and cells of DaemonSets, PodDisruptionBudgets,
 //! HorizontalPodAutoscalers, Ingresses and IngressClasses, PersistentVolumes and their claims,
 //! ServiceAccounts, RoleBindings and ClusterRoleBindings, Leases, ResourceQuotas,
-//! ControllerRevisions and NetworkPolicies, as `kubectl get` (and `-o wide`) shows them. Kinds
+//! ControllerRevisions, NetworkPolicies, Endpoints and PodTemplates, as `kubectl get` (and `-o wide`) shows them. Kinds
 //! kube prints with its default convertor (Roles, ClusterRoles, LimitRanges) get `Name` and
 //! `Created At`.
 
@@ -331,6 +331,34 @@ pub(super) fn builtin(
                 ]
             }),
         ),
+        ("", "Endpoints") => (
+            vec![
+                col("Name", "string", 0),
+                col("Endpoints", "string", 0),
+                col("Age", "string", 0),
+            ],
+            Box::new(move |o: &Value| {
+                vec![name(o), endpoints(&o["subsets"]).into(), age(o, now).into()]
+            }),
+        ),
+        ("", "PodTemplate") => (
+            vec![
+                col("Name", "string", 0),
+                col("Containers", "string", 0),
+                col("Images", "string", 0),
+                col("Pod Labels", "string", 0),
+            ],
+            Box::new(move |o: &Value| {
+                let template = &o["template"];
+                let (names, images) = containers(&template["spec"]);
+                vec![
+                    name(o),
+                    names.into(),
+                    images.into(),
+                    format_labels(&template["metadata"]["labels"]).into(),
+                ]
+            }),
+        ),
         // kube's default table convertor.
         ("rbac.authorization.k8s.io", "Role" | "ClusterRole") | ("", "LimitRange") => (
             vec![col("Name", "string", 0), col("Created At", "date", 0)],
@@ -434,6 +462,62 @@ fn storage_class(object: &Value) -> String {
             || string(&object["spec"]["storageClassName"]),
             str::to_owned,
         )
+}
+
+/// kube's `formatEndpoints`: `ip:port` for every address and port (the IP alone without
+/// ports), three at most, then ` + N more...`; `<none>` without subsets.
+fn endpoints(subsets: &Value) -> String {
+    const MAX: usize = 3;
+    let subsets = subsets.as_array().map(Vec::as_slice).unwrap_or_default();
+    if subsets.is_empty() {
+        return "<none>".to_owned();
+    }
+    let mut listed: Vec<String> = Vec::new();
+    let mut count = 0;
+    for subset in subsets {
+        let addresses: Vec<&str> = subset["addresses"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|a| a["ip"].as_str().unwrap_or(""))
+            .collect();
+        let ports: Vec<i64> = subset["ports"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|p| int(&p["port"]))
+            .collect();
+        if ports.is_empty() {
+            count += addresses.len();
+            listed.extend(
+                addresses
+                    .iter()
+                    .take(MAX.saturating_sub(listed.len()))
+                    .map(|ip| (*ip).to_owned()),
+            );
+            continue;
+        }
+        for port in ports {
+            count += addresses.len();
+            for ip in &addresses {
+                if listed.len() == MAX {
+                    break;
+                }
+                // Go's `net.JoinHostPort`: an IPv6 address in brackets.
+                listed.push(if ip.contains(':') {
+                    format!("[{ip}]:{port}")
+                } else {
+                    format!("{ip}:{port}")
+                });
+            }
+        }
+    }
+    let text = listed.join(",");
+    if count > MAX {
+        format!("{text} + {} more...", count - MAX)
+    } else {
+        text
+    }
 }
 
 /// kube's `formatHosts`: hosts until three are listed, then ` + N more...` (N counted in rules);

@@ -89,3 +89,20 @@ fn small_formats_follow_kube() {
         "old"
     );
 }
+
+#[test]
+fn endpoints_list_three_addresses_then_count_the_rest() {
+    assert_eq!(endpoints(&Value::Null), "<none>");
+    let subsets = json!([
+        {"addresses": [{"ip": "10.0.0.1"}, {"ip": "10.0.0.2"}], "ports": [{"port": 80}, {"port": 443}]},
+        {"addresses": [{"ip": "fd00::1"}]},
+    ]);
+    assert_eq!(
+        endpoints(&subsets),
+        "10.0.0.1:80,10.0.0.2:80,10.0.0.1:443 + 2 more..."
+    );
+    assert_eq!(
+        endpoints(&json!([{"addresses": [{"ip": "fd00::1"}], "ports": [{"port": 53}]}])),
+        "[fd00::1]:53"
+    );
+}
