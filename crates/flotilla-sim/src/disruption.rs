@@ -16,7 +16,7 @@
 //! controller is. Not modelled: the eviction API (so no `disruptedPods`), and the controller's
 //! `NoPods`/`UnmanagedPods` Events.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -48,13 +48,14 @@ async fn sync(ctx: &Ctx, budgets: &Store<PodDisruptionBudget>, stores: &Stores) 
     if budgets.is_empty() {
         return;
     }
-    let pods = stores.pods.state();
+    let pods = by_namespace(&budgets, &stores.pods.state());
     for budget in budgets {
         if budget.metadata.deletion_timestamp.is_some() {
             continue;
         }
         let namespace = budget.metadata.namespace.clone().unwrap_or_default();
-        let outcome = match selected(&budget, &namespace, &pods) {
+        let in_namespace = pods.get(&namespace).map_or(&[][..], Vec::as_slice);
+        let outcome = match selected(&budget, in_namespace) {
             Ok(selected) => compute(&budget, &selected, &|owner| {
                 scale_of(owner, &namespace, stores)
             }),
@@ -64,25 +65,36 @@ async fn sync(ctx: &Ctx, budgets: &Store<PodDisruptionBudget>, stores: &Stores) 
             continue;
         };
         let name = budget.metadata.name.clone().unwrap_or_default();
-        if let Err(error) = crate::writes::merge_patch::<PodDisruptionBudget>(
-            ctx,
-            Some(&namespace),
-            &name,
-            Some("status"),
-            &patch,
-        )
-        .await
-        {
-            tracing::debug!(budget = %name, %error, "budget status not written; retrying");
-        }
+        crate::writes::resync_status::<PodDisruptionBudget>(ctx, Some(&namespace), &name, &patch)
+            .await;
     }
 }
 
-/// The pods of `namespace` the budget's selector matches (none for a missing selector, all
-/// for an empty one: policy/v1's rule).
+/// The pods of the namespaces that have budgets, by namespace (each pod looked at once per
+/// sync, whatever the number of budgets).
+fn by_namespace(
+    budgets: &[Arc<PodDisruptionBudget>],
+    pods: &[Arc<Pod>],
+) -> HashMap<String, Vec<Arc<Pod>>> {
+    let wanted: HashSet<&str> = budgets
+        .iter()
+        .filter_map(|b| b.metadata.namespace.as_deref())
+        .collect();
+    let mut grouped: HashMap<String, Vec<Arc<Pod>>> = HashMap::new();
+    for pod in pods {
+        if let Some(ns) = pod.metadata.namespace.as_deref()
+            && wanted.contains(ns)
+        {
+            grouped.entry(ns.to_owned()).or_default().push(pod.clone());
+        }
+    }
+    grouped
+}
+
+/// The pods of the budget's namespace (`pods`) its selector matches (none for a missing
+/// selector, all for an empty one: policy/v1's rule).
 fn selected<'a>(
     budget: &PodDisruptionBudget,
-    namespace: &str,
     pods: &'a [Arc<Pod>],
 ) -> Result<Vec<&'a Pod>, String> {
     let selector = budget.spec.as_ref().and_then(|s| s.selector.as_ref());
@@ -95,7 +107,6 @@ fn selected<'a>(
     Ok(pods
         .iter()
         .map(|p| &**p)
-        .filter(|p| p.metadata.namespace.as_deref() == Some(namespace))
         .filter(|p| selector.matches(p.metadata.labels().unwrap_or(&empty)))
         .collect())
 }

@@ -360,7 +360,7 @@ impl Autoscaler {
                 .await
             }
         };
-        written.map_err(|e| flotilla_apiserver_message(&e))
+        written.map_err(|e| api_message(&e))
     }
 
     /// The pods the target's selector matches in `namespace`, with their usage samples.
@@ -522,17 +522,8 @@ impl Autoscaler {
             hpa.metadata.namespace.as_deref(),
             hpa.metadata.name.as_deref().unwrap_or_default(),
         );
-        if let Err(error) = crate::writes::merge_patch::<HorizontalPodAutoscaler>(
-            &self.ctx,
-            namespace,
-            name,
-            Some("status"),
-            &patch,
-        )
-        .await
-        {
-            tracing::debug!(hpa = %name, %error, "HPA status not written; retrying at the next sync");
-        }
+        crate::writes::resync_status::<HorizontalPodAutoscaler>(&self.ctx, namespace, name, &patch)
+            .await;
     }
 
     async fn event(&self, hpa: &HorizontalPodAutoscaler, type_: &str, reason: &str, note: &str) {
@@ -600,7 +591,8 @@ fn no_source(reason: &str, kind: &str) -> (String, String) {
     )
 }
 
-fn flotilla_apiserver_message(error: &kube::Error) -> String {
+/// What the API server said (its Status message), as kube's clients print an API error.
+fn api_message(error: &kube::Error) -> String {
     match error {
         kube::Error::Api(status) => status.message.clone(),
         other => other.to_string(),

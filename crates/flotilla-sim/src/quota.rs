@@ -58,17 +58,7 @@ async fn sync(ctx: &Ctx, quotas: &Store<ResourceQuota>, pods: &Cache<Pod>) {
             continue;
         };
         let name = quota.metadata.name.clone().unwrap_or_default();
-        if let Err(error) = crate::writes::merge_patch::<ResourceQuota>(
-            ctx,
-            Some(&namespace),
-            &name,
-            Some("status"),
-            &patch,
-        )
-        .await
-        {
-            tracing::debug!(quota = %name, %error, "quota status not written; retrying");
-        }
+        crate::writes::resync_status::<ResourceQuota>(ctx, Some(&namespace), &name, &patch).await;
     }
 }
 

@@ -28,6 +28,25 @@ pub async fn merge_patch<K: Resource<DynamicType = ()>>(
     send(ctx, request).await
 }
 
+/// A status merge patch from a controller that recomputes from its caches every period
+/// (quotas, disruption budgets, HPAs): a failure is logged and left to the next sync.
+pub async fn resync_status<K: Resource<DynamicType = ()>>(
+    ctx: &Ctx,
+    namespace: Option<&str>,
+    name: &str,
+    patch: &Value,
+) {
+    if let Err(error) = merge_patch::<K>(ctx, namespace, name, Some("status"), patch).await {
+        tracing::debug!(
+            cluster = %ctx.name,
+            kind = %K::kind(&()),
+            name,
+            %error,
+            "status not written; retrying at the next sync"
+        );
+    }
+}
+
 /// Creates `object` in its collection, as `Api::create` does.
 pub async fn create<K: Resource<DynamicType = ()> + serde::Serialize>(
     ctx: &Ctx,

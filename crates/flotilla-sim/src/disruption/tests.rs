@@ -154,17 +154,20 @@ fn the_selector_decides_which_pods_count() {
             .expect("a pod"),
         ),
     ];
+    let web = budget(
+        json!({"selector": {"matchLabels": {"app": "web"}}}),
+        json!({}),
+    );
+    let grouped = by_namespace(&[Arc::new(web.clone())], &pods);
+    assert_eq!(grouped.len(), 1, "only the budget's namespace");
+    let in_ns = grouped["ns"].clone();
     let names = |b: &PodDisruptionBudget| -> Vec<String> {
-        selected(b, "ns", &pods)
+        selected(b, &in_ns)
             .expect("selector")
             .iter()
             .filter_map(|p| p.metadata.name.clone())
             .collect()
     };
-    let web = budget(
-        json!({"selector": {"matchLabels": {"app": "web"}}}),
-        json!({}),
-    );
     assert_eq!(names(&web), ["a"]);
     let everything = budget(json!({"selector": {}}), json!({}));
     assert_eq!(names(&everything).len(), 2);

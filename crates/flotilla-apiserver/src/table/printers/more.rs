@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::{col, containers, int, or_none, selector_text, string};
+use super::{col, containers, int, selector_text, string};
 use crate::catalog::ResourceInfo;
 use crate::table::{Cells, ColumnDef, age};
 
@@ -392,9 +392,10 @@ fn label_selector(selector: &Value) -> String {
 }
 
 fn or_none_text(text: String) -> String {
-    match or_none(text) {
-        Value::String(s) => s,
-        other => other.to_string(),
+    if text.is_empty() {
+        "<none>".to_owned()
+    } else {
+        text
     }
 }
 
