@@ -261,6 +261,9 @@ fn kind_errors(
     if info.group == "discovery.k8s.io" && info.kind == "EndpointSlice" {
         errors.extend(crate::lifted::endpoint_slice::errors(object, old));
     }
+    if info.group.is_empty() && info.kind == "Endpoints" {
+        errors.extend(crate::lifted::endpoint_slice::endpoints_errors(object));
+    }
     errors
 }
 

@@ -26,6 +26,7 @@ pub mod filter;
 pub mod gc;
 pub mod health;
 pub mod kubelet;
+pub mod kubernetes_service;
 pub mod lifecycle;
 pub mod lifted;
 pub mod managed;
@@ -103,6 +104,26 @@ impl Running {
             Some(tokens) => authenticator.with_service_accounts(tokens.clone()),
             None => authenticator,
         }
+    }
+
+    /// Keeps the `default/kubernetes` Service, its Endpoints and EndpointSlice pointing at
+    /// `advertise` (a loopback or unspecified address is replaced by this host's, see
+    /// [`kubernetes_service::endpoint_address`]); `exclusive` when this server is its store's
+    /// only writer. Nothing without a service range
+    /// ([`Builder::service_cluster_ip_range`]), as kube-apiserver without a service IP.
+    pub fn keep_kubernetes_service(&mut self, advertise: std::net::SocketAddr, exclusive: bool) {
+        let registry = self.server.registry().clone();
+        let Some(ips) = registry.service_ips.clone() else {
+            return;
+        };
+        let config = kubernetes_service::Config {
+            service_ip: ips.first(),
+            port: advertise.port(),
+            address: kubernetes_service::endpoint_address(advertise.ip()),
+            exclusive,
+        };
+        self.tasks
+            .push(tokio::spawn(kubernetes_service::run(registry, config)));
     }
 }
 
@@ -275,7 +296,7 @@ impl Builder {
 
     /// Services created without a cluster IP get one of `cidr` (IPv4, e.g. `10.96.0.0/12`), as
     /// kube-apiserver's `--service-cluster-ip-range` ([`service_ips`]); `None` if it does not
-    /// parse. Off by default; the simulator's clusters set it.
+    /// parse. Off by default; `flotilla up` and the simulator's clusters set it.
     pub fn service_cluster_ip_range(mut self, cidr: &str) -> Option<Self> {
         self.service_ips = Some(Arc::new(service_ips::ServiceIps::parse(cidr)?));
         Some(self)
@@ -329,6 +350,11 @@ impl Builder {
         let mut registry = Registry::new(self.store, Catalog::with_builtins(), cache, self.clock);
         registry.compact = self.compact_storage;
         registry.deletion_protection = self.deletion_protection;
+        if let Some(ips) = &self.service_ips {
+            let (services, _) = registry.cache().list(b"/registry/core/services/", None);
+            let values: Vec<serde_json::Value> = services.iter().map(|s| s.value()).collect();
+            ips.reserve_stored(&values);
+        }
         registry.service_ips = self.service_ips;
         registry.webhook.allow_no_execute_taint_policy = self.allow_no_execute_taint_policy;
         registry.webhook.federated_quota_enforcement = self.federated_quota_enforcement;

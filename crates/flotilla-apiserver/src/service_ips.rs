@@ -6,8 +6,11 @@
 //!
 //! Unlike kube, addresses are handed out in order (deterministic, for the simulator), are not
 //! released when a Service is deleted, and a chosen address already in use is not refused.
-//! Off unless [`crate::Builder::service_cluster_ip_range`] (the simulator's clusters set it);
-//! the allocator lives with the process, so only a store that does too should use it.
+//! Off unless [`crate::Builder::service_cluster_ip_range`] (`flotilla up` and the simulator's
+//! clusters set it). The first address is the `default/kubernetes` Service's
+//! ([`crate::kubernetes_service`]); at start the addresses of the stored Services are reserved
+//! ([`ServiceIps::reserve_stored`]), as kube's repair loop rebuilds its bitmap, so a durable
+//! store's Services keep theirs across restarts.
 
 use std::collections::HashSet;
 use std::net::Ipv4Addr;
@@ -47,6 +50,26 @@ impl ServiceIps {
                 used: HashSet::new(),
             }),
         })
+    }
+
+    /// The range's first address, kept for the `default/kubernetes` Service.
+    pub fn first(&self) -> Ipv4Addr {
+        Ipv4Addr::from(self.network + 1)
+    }
+
+    /// Reserves the first address and the cluster IPs of the Services in `services` (stored
+    /// objects, as at start).
+    pub fn reserve_stored<'a>(&self, services: impl IntoIterator<Item = &'a Value>) {
+        self.reserve(self.first());
+        for service in services {
+            let spec = &service["spec"];
+            let ips = spec["clusterIPs"].as_array().into_iter().flatten();
+            for ip in ips.chain(std::iter::once(&spec["clusterIP"])) {
+                if let Some(Ok(address)) = ip.as_str().map(str::parse::<Ipv4Addr>) {
+                    self.reserve(address);
+                }
+            }
+        }
     }
 
     /// The next free address (skipping the network and broadcast addresses), or `None` when the
@@ -131,6 +154,21 @@ mod tests {
             ips.on_create(&mut none);
             assert_eq!(none, before);
         }
+    }
+
+    #[test]
+    fn stored_services_and_the_first_address_are_not_handed_out_again() {
+        let ips = ServiceIps::parse("10.96.0.0/12").expect("a range");
+        assert_eq!(ips.first(), Ipv4Addr::new(10, 96, 0, 1));
+        let stored = [
+            json!({"spec": {"clusterIP": "10.96.0.2", "clusterIPs": ["10.96.0.2"]}}),
+            json!({"spec": {"clusterIP": "None"}}),
+            json!({"spec": {"type": "ExternalName"}}),
+        ];
+        ips.reserve_stored(&stored);
+        let mut next = json!({"spec": {"type": "ClusterIP"}});
+        ips.on_create(&mut next);
+        assert_eq!(next["spec"]["clusterIP"], "10.96.0.3");
     }
 
     #[test]

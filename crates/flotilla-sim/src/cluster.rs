@@ -191,7 +191,7 @@ impl SimCluster {
         builder = builder.resource_metrics(metrics.clone());
         let runtime = crate::runtime::SimRuntime::new();
         builder = builder.kubelet(runtime.clone());
-        let running = builder.start().await.map_err(|e| SimError::ApiServer {
+        let mut running = builder.start().await.map_err(|e| SimError::ApiServer {
             cluster: spec.name.clone(),
             message: e.message.clone(),
         })?;
@@ -221,6 +221,13 @@ impl SimCluster {
             ip.to_string()
         };
         let url = format!("https://{host}:{}", address.port());
+        // `default/kubernetes`, as every cluster has it.
+        let advertised = if ip.is_unspecified() {
+            IpAddr::from([127, 0, 0, 1])
+        } else {
+            ip
+        };
+        running.keep_kubernetes_service(SocketAddr::new(advertised, address.port()), true);
         let (faults, faults_rx) = watch::channel(NetFault::default());
         let mut tasks = vec![AbortOnDrop(tokio::spawn(serve::serve(
             Some(listener),

@@ -36,7 +36,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the control plane: store, API server over HTTPS, credentials and a kubeconfig.
-    Up(up::UpOptions),
+    Up(Box<up::UpOptions>),
     /// What-if scheduling: schedule a workload onto clusters from files, as Karmada would.
     Schedule(schedule::ScheduleArgs),
     /// Simulated member clusters (API server, nodes, scheduler, controllers) and their faults.
@@ -223,7 +223,7 @@ fn main() -> anyhow::Result<()> {
         .context("start the tokio runtime")?;
     runtime.block_on(async move {
         match cli.command {
-            Command::Up(options) => up::run(options).await,
+            Command::Up(options) => up::run(*options).await,
             Command::Schedule(_) => unreachable!("handled before the runtime starts"),
             Command::Sim(args) => sim::run(*args).await,
             Command::Join(args) => join::run_join(args).await,

@@ -94,6 +94,11 @@ pub struct UpOptions {
     /// writes, at that much memory.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
     pub watch_cache_window_mib: u32,
+    /// kube-apiserver's `--service-cluster-ip-range` (IPv4): Services created without a
+    /// cluster IP get one of it, and its first address is the `default/kubernetes` Service's.
+    /// The default is kubeadm's and `karmadactl init`'s.
+    #[arg(long, default_value = "10.96.0.0/12", value_parser = parse_service_range)]
+    pub service_cluster_ip_range: String,
     /// Karmada's feature gates, its syntax: `Failover=true,StatefulFailoverInjection=true`, or
     /// `AllAlpha=true,AllBeta=true` as Karmada's own deployment sets them. Defaults are
     /// Karmada's (`Failover` off: no taint manager, no ClusterTaintPolicy controller).
@@ -226,6 +231,15 @@ fn signed(duration: std::time::Duration) -> jiff::SignedDuration {
 #[derive(Debug, Clone, Copy)]
 pub struct MetricsAddress(pub Option<SocketAddr>);
 
+fn parse_service_range(text: &str) -> Result<String, String> {
+    match flotilla_apiserver::service_ips::ServiceIps::parse(text) {
+        Some(_) => Ok(text.to_owned()),
+        None => Err(format!(
+            "{text:?} is not an IPv4 range in CIDR notation with at least 4 addresses (e.g. 10.96.0.0/12)"
+        )),
+    }
+}
+
 fn parse_metrics_address(text: &str) -> Result<MetricsAddress, String> {
     if text == "0" {
         return Ok(MetricsAddress(None));
@@ -318,7 +332,7 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     let proxy = crate::cluster_proxy::MemberProxy::new();
     let search = flotilla_controllers::search::SearchCache::new();
     let metrics_adapter = crate::resource_metrics::MetricsAdapter::new();
-    let running = flotilla_apiserver::Builder::new(store)
+    let mut running = flotilla_apiserver::Builder::new(store)
         .allow_no_execute_taint_policy(options.allow_no_execute_taint_policy)
         .federated_quota_enforcement(options.feature_gates.federated_quota_enforcement())
         .cluster_proxy(proxy.clone())
@@ -329,6 +343,8 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
         .csr_signing(pki.clone(), options.cluster_signing_duration)
         .event_ttl(options.event_ttl)
         .cache_window_bytes((options.watch_cache_window_mib as usize).saturating_mul(1 << 20))
+        .service_cluster_ip_range(&options.service_cluster_ip_range)
+        .context("--service-cluster-ip-range")?
         .start()
         .await
         .context("start the API server")?;
@@ -354,6 +370,21 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     )
     .with_context(|| format!("write {}", kubeconfig.display()))?;
     let kubeconfig = std::fs::canonicalize(&kubeconfig).unwrap_or(kubeconfig);
+    // `default/kubernetes` at the advertised address: an IP given as `--advertise-address`,
+    // else the listen address (127.0.0.1 when listening on all).
+    let service_address = options
+        .advertise_address
+        .as_deref()
+        .and_then(|host| host.trim_matches(['[', ']']).parse().ok())
+        .unwrap_or(if address.ip().is_unspecified() {
+            std::net::IpAddr::from([127, 0, 0, 1])
+        } else {
+            address.ip()
+        });
+    running.keep_kubernetes_service(
+        std::net::SocketAddr::new(service_address, address.port()),
+        options.store != StoreKind::Etcd,
+    );
     // Pull-mode registration: cluster-info and the RBAC `karmadactl init` creates.
     let advertised = match &options.advertise_address {
         Some(host) => format!("https://{}:{}", bracket_ipv6(host), address.port()),
@@ -374,16 +405,6 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     ))
     .await
     .context("install the multicluster.x-k8s.io CRDs")?;
-    let _demo = if options.demo {
-        let demo = crate::demo::start(&component_client(&running, "demo"), &kubeconfig).await?;
-        print!("{}", demo.sim.table());
-        Some(demo)
-    } else {
-        None
-    };
-    println!("Flotilla is ready at {url}");
-    println!("export KUBECONFIG={}", kubeconfig.display());
-    tracing::info!(%url, store = ?options.store, "serving");
     let components = flotilla_runtime::Shutdown::new();
     let mut registry = prometheus_client::registry::Registry::default();
     let scheduler_metrics = flotilla_scheduler::run::Metrics::default();
@@ -455,6 +476,18 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
         controller_metrics,
         Arc::new(options.controller_options()),
     );
+    // The demo's members join once the controllers run: a durable store remembers the members
+    // of an earlier run, and their removal waits for the cluster controller to release them.
+    let _demo = if options.demo {
+        let demo = crate::demo::start(&component_client(&running, "demo"), &kubeconfig).await?;
+        print!("{}", demo.sim.table());
+        Some(demo)
+    } else {
+        None
+    };
+    println!("Flotilla is ready at {url}");
+    println!("export KUBECONFIG={}", kubeconfig.display());
+    tracing::info!(%url, store = ?options.store, "serving");
     flotilla_apiserver::serve::serve_tls(
         listener,
         running

@@ -6,7 +6,8 @@
 //! (`ValidateEndpointSlice`, `ValidateEndpointSliceUpdate`: the address type, the endpoints'
 //! addresses, node names and hostnames, the ports' names and protocols, the limits; topology
 //! hints and `deprecatedTopology` are not checked), and `ValidateEndpointIP` of
-//! `pkg/apis/core/validation/validation.go`.
+//! `pkg/apis/core/validation/validation.go`, which v1 Endpoints' addresses are also checked
+//! with (`validateEndpointAddress`: [`endpoints_errors`]).
 
 use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -61,6 +62,26 @@ pub fn errors(object: &Value, old: Option<&Value>) -> Vec<FieldError> {
                 address_type,
                 "field is immutable",
             ));
+        }
+    }
+    errors
+}
+
+/// v1 Endpoints: each `subsets[i].addresses[j].ip` and `notReadyAddresses[j].ip` must be an IP
+/// that is not unspecified, loopback or link-local (kube's `validateEndpointAddress`).
+pub fn endpoints_errors(object: &Value) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let subsets = FieldPath::new("subsets");
+    for (i, subset) in list(&object["subsets"]).iter().enumerate() {
+        for field in ["addresses", "notReadyAddresses"] {
+            let path = subsets.index(i).child(field);
+            for (j, address) in list(&subset[field]).iter().enumerate() {
+                let at = path.index(j).child("ip");
+                match address["ip"].as_str() {
+                    Some(ip) => endpoint_ip_errors(ip, &at, &mut errors),
+                    None => errors.push(FieldError::required(&at, "")),
+                }
+            }
         }
     }
     errors
@@ -303,6 +324,26 @@ mod tests {
             ["endpoints[0].addresses: Required value: must contain at least 1 address"]
         );
         assert!(errors(&slice("FQDN", &["db.example.com"]), None).is_empty());
+    }
+
+    #[test]
+    fn endpoints_addresses_are_routable_ips() {
+        let endpoints = json!({"subsets": [
+            {"addresses": [{"ip": "10.0.0.1"}, {"ip": "127.0.0.1"}], "notReadyAddresses": [{"ip": "db"}]},
+            {"addresses": [{"ip": "169.254.1.1"}, {}]},
+        ]});
+        assert_eq!(
+            messages(&endpoints_errors(&endpoints)),
+            [
+                "subsets[0].addresses[1].ip: Invalid value: \"127.0.0.1\": may not be in the loopback range (127.0.0.0/8, ::1/128)",
+                "subsets[0].notReadyAddresses[0].ip: Invalid value: \"db\": must be a valid IP address",
+                "subsets[1].addresses[0].ip: Invalid value: \"169.254.1.1\": may not be in the link-local range (169.254.0.0/16, fe80::/10)",
+                "subsets[1].addresses[1].ip: Required value",
+            ]
+        );
+        assert!(
+            endpoints_errors(&json!({"subsets": [{"addresses": [{"ip": "fd00::1"}]}]})).is_empty()
+        );
     }
 
     #[test]

@@ -21,6 +21,7 @@ mod http_api;
 mod karmada;
 mod kube_rs;
 mod kubelet;
+mod kubernetes_service;
 mod managed_status;
 mod openapi_v2;
 mod printers;

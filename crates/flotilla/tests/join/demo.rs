@@ -313,3 +313,150 @@ async fn up_demo_comes_up_with_three_gpu_clusters_and_propagates_the_vllm_exampl
     );
     let _ = child.start_kill();
 }
+
+/// Starts `flotilla up --demo` on the redb store in `data`; returns the child and its kubeconfig
+/// once it prints it (or fails with what it printed).
+async fn start_demo(data: &std::path::Path) -> (tokio::process::Child, std::path::PathBuf) {
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args([
+            "up",
+            "--demo",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics-bind-address",
+            "0",
+            "--data-dir",
+        ])
+        .arg(data)
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("flotilla up --demo starts");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let kubeconfig = tokio::time::timeout(Duration::from_secs(120), async {
+        loop {
+            match lines.next_line().await.expect("stdout") {
+                Some(line) => {
+                    if let Some(path) = line.strip_prefix("export KUBECONFIG=") {
+                        return std::path::PathBuf::from(path.trim());
+                    }
+                }
+                None => {
+                    let status = child.wait().await.expect("exit status");
+                    panic!("up --demo exited before it was ready: {status}");
+                }
+            }
+        }
+    })
+    .await
+    .expect("up --demo gets ready");
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, kubeconfig)
+}
+
+/// A durable store remembers the previous run's demo members (gone with that process): a second
+/// `up --demo` on the same data directory replaces them and propagates what the store holds to
+/// the new members. Every cluster, the control plane included, has kube's `default/kubernetes`
+/// Service; the control plane hands out the following addresses to Services, across restarts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn up_demo_starts_again_on_its_data_directory() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let home = dir.path();
+    let data = dir.path().join("data");
+    let (mut first, kubeconfig) = start_demo(&data).await;
+    let manifest = dir.path().join("web.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\n\
+         spec: {selector: {app: web}, ports: [{port: 80, targetPort: 8080}]}\n---\n\
+         apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\n\
+         metadata: {name: web, namespace: default}\n\
+         spec:\n  resourceSelectors: [{apiVersion: v1, kind: Service, name: web}]\n  \
+         placement: {clusterAffinity: {clusterNames: [us-west-2]}}\n",
+    )
+    .expect("write the manifest");
+    let manifest = manifest.to_str().expect("UTF-8 path");
+    kubectl("1.33", &kubeconfig, home, &["apply", "-f", manifest]).await;
+    let cluster_ips = |context: Option<&'static str>| {
+        let kubeconfig = kubeconfig.clone();
+        async move {
+            let mut args = vec![
+                "get",
+                "svc",
+                "-n",
+                "default",
+                "-o",
+                "jsonpath={range .items[*]}{.metadata.name}={.spec.clusterIP} {end}",
+            ];
+            if let Some(context) = context {
+                args.extend(["--context", context]);
+            }
+            kubectl("1.33", &kubeconfig, home, &args).await
+        }
+    };
+    assert_eq!(
+        cluster_ips(None).await,
+        "kubernetes=10.96.0.1 web=10.96.0.2 "
+    );
+    // Stopped the hard way: nothing is cleaned up on the way out.
+    first.kill().await.expect("kill the first run");
+
+    let (mut second, again) = start_demo(&data).await;
+    assert_eq!(again, kubeconfig);
+    let mut member = String::new();
+    for _ in 0..300 {
+        member = cluster_ips(Some("us-west-2")).await;
+        if member.contains("web=") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(
+        member.starts_with("kubernetes=10.96.0.1 web="),
+        "the new member holds the propagated Service: {member}"
+    );
+    kubectl(
+        "1.33",
+        &kubeconfig,
+        home,
+        &["create", "service", "clusterip", "again", "--tcp=80:80"],
+    )
+    .await;
+    assert_eq!(
+        cluster_ips(None).await,
+        "again=10.96.0.3 kubernetes=10.96.0.1 web=10.96.0.2 ",
+        "addresses in use before the restart are not handed out again"
+    );
+    // The Service's endpoints name the API server's port, at a routable address.
+    let port = |text: &str| text.rsplit(':').next().map(str::to_owned);
+    let endpoints = kubectl(
+        "1.33",
+        &kubeconfig,
+        home,
+        &[
+            "get",
+            "endpointslice",
+            "kubernetes",
+            "-o",
+            "jsonpath={.endpoints[0].addresses[0]}:{.ports[0].port}",
+        ],
+    )
+    .await;
+    let server = kubectl(
+        "1.33",
+        &kubeconfig,
+        home,
+        &[
+            "config",
+            "view",
+            "--minify",
+            "-o",
+            "jsonpath={.clusters[0].cluster.server}",
+        ],
+    )
+    .await;
+    assert_eq!(port(&endpoints), port(&server), "{endpoints} vs {server}");
+    assert!(!endpoints.starts_with("127."), "{endpoints}");
+    let _ = second.start_kill();
+}
