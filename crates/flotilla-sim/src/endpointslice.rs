@@ -27,13 +27,16 @@
 //! Unlike kube, one slice per Service: no split at 100 endpoints (beyond the API's 1,000 the
 //! rest are left out), no separate slices for pods whose named ports resolve differently, IPv4
 //! only, no `endpoints.kubernetes.io/last-change-trigger-time` annotation.
+//!
+//! The same worker keeps each such Service's v1 Endpoints, as kube's `endpoint` controller does
+//! ([`endpoints`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::IpAddr;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{ObjectReference, Service, ServicePort};
+use k8s_openapi::api::core::v1::{Endpoints, ObjectReference, Service, ServicePort};
 use k8s_openapi::api::discovery::v1::{Endpoint, EndpointConditions, EndpointPort, EndpointSlice};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -276,23 +279,39 @@ impl EndpointSlices {
             // A relist: the cache is the truth again.
             Change::Synced => this.created.lock().clear(),
         });
+        // Endpoints: a deleted one is written again (kube's `onEndpointsDelete`).
+        let mut endpoints = Informer::<Endpoints>::new(Api::all(ctx.client.clone()));
+        let queue = self.queue.clone();
+        endpoints.on(move |change| {
+            if let Change::Deleted(e) = change {
+                queue.add(key_of(&e.metadata));
+            }
+        });
         let (services, a) = services.start();
         let _ = self.services.set(services.clone());
         let (slices, b) = slices.start();
         let _ = self.slice_cache.set(slices.clone());
+        let (endpoints, c) = endpoints.start();
         let caches = Caches {
             services,
             slices,
+            endpoints,
             pods,
             nodes,
         };
         let worker = tokio::spawn(self.clone().run(ctx, caches));
-        vec![AbortOnDrop(a), AbortOnDrop(b), AbortOnDrop(worker)]
+        vec![
+            AbortOnDrop(a),
+            AbortOnDrop(b),
+            AbortOnDrop(c),
+            AbortOnDrop(worker),
+        ]
     }
 
     async fn run(self: Arc<Self>, ctx: Arc<Ctx>, caches: Caches) {
         caches.services.wait_until_ready().await;
         caches.slices.wait_until_ready().await;
+        caches.endpoints.wait_until_ready().await;
         loop {
             let key = self.queue.pop().await;
             if let Err(error) = self.sync(&ctx, &caches, &key).await {
@@ -321,7 +340,74 @@ impl EndpointSlices {
         flotilla_api::validation::generate_name(&format!("{}-", key.1), random)
     }
 
+    /// The cached pods `key`'s Service selects.
+    fn selected_pods(&self, caches: &Caches, key: &Key) -> Vec<Arc<Pod>> {
+        let (namespace, name) = key;
+        let selected = self.selected.lock();
+        selected
+            .get(namespace)
+            .and_then(|s| s.get(name))
+            .map(|s| {
+                s.pods
+                    .iter()
+                    .filter_map(|p| caches.pods.get(namespace, p))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Writes, or deletes with its Service, the Service's v1 Endpoints.
+    async fn sync_endpoints(
+        &self,
+        ctx: &Ctx,
+        caches: &Caches,
+        key: &Key,
+    ) -> Result<(), kube::Error> {
+        let (namespace, name) = key;
+        let current = caches.endpoints.get(namespace, name);
+        let Some(service) = caches.services.get(namespace, name) else {
+            if let Some(current) = current {
+                let api: Api<Endpoints> = Api::namespaced(ctx.client.clone(), namespace);
+                let params = DeleteParams {
+                    preconditions: Some(Preconditions {
+                        uid: current.metadata.uid.clone(),
+                        resource_version: None,
+                    }),
+                    ..DeleteParams::default()
+                };
+                match api.delete(name, &params).await {
+                    Ok(_) => {}
+                    Err(kube::Error::Api(e)) if e.code == 404 || e.code == 409 => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            return Ok(());
+        };
+        if selector_of(&service).is_none() || service.metadata.deletion_timestamp.is_some() {
+            return Ok(());
+        }
+        let want = endpoints::wanted(&service, &self.selected_pods(caches, key));
+        match current {
+            Some(current) if want.matches(&current) => Ok(()),
+            Some(current) => {
+                let mut object = (*current).clone();
+                object.metadata.managed_fields = None;
+                want.apply(&mut object);
+                crate::writes::replace(ctx, Some(namespace), name, &object).await
+            }
+            None => {
+                let object = want.object(namespace, name);
+                match crate::writes::create(ctx, Some(namespace), &object).await {
+                    // Written meanwhile: its watch event is not awaited; the next change syncs.
+                    Err(kube::Error::Api(e)) if e.code == 409 => Ok(()),
+                    other => other,
+                }
+            }
+        }
+    }
+
     async fn sync(&self, ctx: &Ctx, caches: &Caches, key: &Key) -> Result<(), kube::Error> {
+        self.sync_endpoints(ctx, caches, key).await?;
         let (namespace, name) = key;
         // The managed slices of this Service, as cached.
         let names: Vec<String> = self
@@ -371,19 +457,7 @@ impl EndpointSlices {
         for slice in stale.iter().chain(&extra) {
             delete(ctx, slice).await?;
         }
-        let pods: Vec<Arc<Pod>> = {
-            let selected = self.selected.lock();
-            selected
-                .get(namespace)
-                .and_then(|s| s.get(name))
-                .map(|s| {
-                    s.pods
-                        .iter()
-                        .filter_map(|p| caches.pods.get(namespace, p))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
+        let pods = self.selected_pods(caches, key);
         let want = desired(&service, &pods, |node| {
             caches
                 .nodes
@@ -451,6 +525,7 @@ async fn delete(ctx: &Ctx, slice: &EndpointSlice) -> Result<(), kube::Error> {
 struct Caches {
     services: Cache<Service>,
     slices: Cache<EndpointSlice>,
+    endpoints: Cache<Endpoints>,
     pods: Cache<Pod>,
     nodes: Cache<Node>,
 }
@@ -616,5 +691,6 @@ pub fn find_port(pod: &Pod, port: &ServicePort) -> Option<i32> {
         .map(|p| p.container_port)
 }
 
+pub mod endpoints;
 #[cfg(test)]
 mod tests;

@@ -53,6 +53,7 @@ cached_as_decoded!(
     k8s_openapi::api::discovery::v1::EndpointSlice,
     k8s_openapi::api::core::v1::ConfigMap,
     k8s_openapi::api::core::v1::Secret,
+    k8s_openapi::api::core::v1::Endpoints,
 );
 
 /// Workload kinds whose watch decodes them without `metadata.managedFields`, skipped while

@@ -1,8 +1,9 @@
 //! The EndpointSlice controller: a Service's slice follows its Deployment's pods, goes with
-//! the Service, and slices other controllers manage (Karmada's) are never touched.
+//! the Service, and slices other controllers manage (Karmada's) are never touched. The same
+//! worker keeps the Service's v1 Endpoints (kube's endpoint controller).
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{Pod, Service};
+use k8s_openapi::api::core::v1::{Endpoints, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use serde_json::json;
@@ -176,15 +177,62 @@ async fn a_services_slice_follows_its_pods_and_leaves_karmadas_alone() {
         scaled.metadata.resource_version
     );
 
-    // The Service goes: so does its slice; Karmada's stays as it was.
+    // The Endpoints `web`: the three Ready pods by IP, the resolved port, the Service's labels.
+    let endpoints: Api<Endpoints> = Api::namespaced(client.clone(), "default");
+    let mut by_ip: Vec<String> = ips.iter().map(|(_, ip)| ip.clone()).collect();
+    by_ip.sort_by_key(|ip| ip.parse::<std::net::Ipv4Addr>().expect("an IPv4 address"));
+    let listed = |e: &Endpoints| -> Vec<String> {
+        e.subsets
+            .iter()
+            .flatten()
+            .flat_map(|s| s.addresses.iter().flatten())
+            .map(|a| a.ip.clone())
+            .collect()
+    };
+    let web = eventually(PATIENCE, "the Endpoints lists the pods", || async {
+        let web = endpoints.get_opt("web").await.expect("read")?;
+        (listed(&web) == by_ip).then_some(web)
+    })
+    .await;
+    let subsets = serde_json::to_value(&web.subsets).expect("json");
+    assert_eq!(
+        subsets[0]["ports"],
+        json!([{"port": 8080, "protocol": "TCP"}])
+    );
+    assert_eq!(subsets[0]["addresses"][0]["targetRef"]["kind"], "Pod");
+    assert!(subsets[0].get("notReadyAddresses").is_none(), "{subsets}");
+    assert_eq!(web.metadata.labels.expect("labels")["tier"], "front");
+    // Deleted by hand: written again.
+    endpoints
+        .delete("web", &DeleteParams::default())
+        .await
+        .expect("deleted");
+    eventually(PATIENCE, "the Endpoints is written again", || async {
+        let web = endpoints.get_opt("web").await.expect("read")?;
+        (listed(&web) == by_ip).then_some(())
+    })
+    .await;
+    // The API server's own `kubernetes` Endpoints (a Service without a selector) is left alone.
+    let kubernetes = endpoints.get("kubernetes").await.expect("kube's Endpoints");
+    assert_eq!(
+        kubernetes.metadata.labels.expect("labels")["endpointslice.kubernetes.io/skip-mirror"],
+        "true"
+    );
+
+    // The Service goes: so do its slice and Endpoints; Karmada's slice stays as it was.
     let services: Api<Service> = Api::namespaced(client.clone(), "default");
     services
         .delete("web", &DeleteParams::default())
         .await
         .expect("deleted");
-    eventually(PATIENCE, "the slice is deleted", || async {
-        managed(&slices).await.is_empty().then_some(())
-    })
+    eventually(
+        PATIENCE,
+        "the slice and the Endpoints are deleted",
+        || async {
+            let gone = endpoints.get_opt("web").await.expect("read").is_none();
+            (gone && managed(&slices).await.is_empty()).then_some(())
+        },
+    )
     .await;
     let kept = slices
         .get("imported-member2-web")
@@ -236,9 +284,15 @@ async fn a_service_without_a_selector_gets_no_slice_and_losing_it_removes_the_sl
         managed(&slices).await.is_empty().then_some(())
     })
     .await;
+    // Only the API server's own `kubernetes` slice is left (none for `external`).
     let all = slices
         .list(&ListParams::default())
         .await
         .expect("endpoint slices");
-    assert!(all.items.is_empty(), "{:?}", all.items);
+    let names: Vec<_> = all
+        .items
+        .iter()
+        .filter_map(|s| s.metadata.name.as_deref())
+        .collect();
+    assert_eq!(names, ["kubernetes"], "{:?}", all.items);
 }

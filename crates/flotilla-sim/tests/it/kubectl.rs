@@ -159,7 +159,10 @@ async fn kubectl_gets_a_services_endpoint_slice() {
     let slices: Api<k8s_openapi::api::discovery::v1::EndpointSlice> =
         Api::namespaced(client.clone(), "default");
     let slice = eventually(PATIENCE, "the slice lists both pods", || async {
-        let list = slices.list(&Default::default()).await.ok()?;
+        let list = slices
+            .list(&kube::api::ListParams::default().labels("kubernetes.io/service-name=web"))
+            .await
+            .ok()?;
         let slice = list.items.into_iter().next()?;
         (slice.endpoints.len() == 2).then_some(slice)
     })
@@ -172,7 +175,14 @@ async fn kubectl_gets_a_services_endpoint_slice() {
     let printed = kubectl(
         world.dir.path(),
         &path,
-        &["--context", "m1", "get", "endpointslices"],
+        &[
+            "--context",
+            "m1",
+            "get",
+            "endpointslices",
+            "-l",
+            "kubernetes.io/service-name=web",
+        ],
     );
     let mut lines = printed.lines();
     let header: Vec<&str> = lines.next().expect("a header").split_whitespace().collect();
@@ -188,6 +198,25 @@ async fn kubectl_gets_a_services_endpoint_slice() {
         ["IPv4", "8080", ips.join(",").as_str()],
         "{printed}"
     );
+    // The Endpoints too, by IP (kube's endpoint controller), beside the API server's own.
+    let mut by_ip = ips.clone();
+    by_ip.sort_by_key(|ip| ip.parse::<std::net::Ipv4Addr>().expect("IPv4"));
+    let endpoints: Vec<String> = by_ip.iter().map(|ip| format!("{ip}:8080")).collect();
+    let printed = eventually(PATIENCE, "kubectl lists the Endpoints", || async {
+        let printed = kubectl(
+            world.dir.path(),
+            &path,
+            &["--context", "m1", "get", "endpoints"],
+        );
+        printed.contains(&endpoints.join(",")).then_some(printed)
+    })
+    .await;
+    let names: Vec<&str> = printed
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(names, ["kubernetes", "web"], "{printed}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
