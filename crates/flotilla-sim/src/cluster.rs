@@ -246,7 +246,7 @@ impl SimCluster {
         });
         let cluster_id = describe_cluster(&ctx, spec).await?;
 
-        let table = Arc::new(nodes::plan(spec, settings.seed));
+        let table = Arc::new(nodes::plan(spec, settings.seed, settings.system_components));
         let scheduler = Scheduler::new(settings.seed);
         let kubelet = Kubelet::new(table.clone());
         let mut node_informer = Informer::<Node>::new(Api::all(client.clone()));
@@ -347,6 +347,9 @@ impl SimCluster {
         tasks.push(AbortOnDrop(tokio::spawn(autoscaler.run())));
 
         nodes::create_all(&ctx, &table).await?;
+        if settings.system_components {
+            crate::system::create(&ctx, &table).await?;
+        }
         tasks.push(AbortOnDrop(tokio::spawn(nodes::heartbeat(
             ctx.clone(),
             table.clone(),

@@ -44,6 +44,11 @@ pub struct SimConfig {
     /// `ImagePullBackOff` (by default repositories under `fake/`, Karmada's convention, and
     /// registries under RFC 2606's `.invalid`).
     pub unpullable_images: Option<UnpullableImagesConfig>,
+    /// Give each cluster what a kind cluster has besides its workers (`false` by default): a
+    /// tainted `<cluster>-control-plane` node with the control plane's static pods
+    /// (`etcd-<node>`, `kube-apiserver-<node>`, …), CoreDNS (`coredns` Deployment, `kube-dns`
+    /// Service) and the `kube-proxy` DaemonSet in `kube-system` (docs/sim.md).
+    pub system_components: Option<bool>,
 }
 
 /// `unpullableImages`: each list left out keeps its default; `[]` refuses nothing.
@@ -153,6 +158,8 @@ pub struct Settings {
     pub compact_storage: bool,
     /// See [`SimConfig::unpullable_images`].
     pub unpullable_images: UnpullableImages,
+    /// See [`SimConfig::system_components`].
+    pub system_components: bool,
 }
 
 impl Default for Settings {
@@ -167,6 +174,7 @@ impl Default for Settings {
             track_own_writes: false,
             compact_storage: true,
             unpullable_images: UnpullableImages::default(),
+            system_components: false,
         }
     }
 }
@@ -233,6 +241,9 @@ impl SimConfig {
         }
         if let Some(compact) = self.compact_storage {
             settings.compact_storage = compact;
+        }
+        if let Some(system) = self.system_components {
+            settings.system_components = system;
         }
         if let Some(images) = &self.unpullable_images {
             let rules = &mut settings.unpullable_images;

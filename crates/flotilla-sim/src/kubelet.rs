@@ -315,7 +315,7 @@ impl Kubelet {
                 }
                 return None;
             }
-            let pod_ip = node.pod_ip(slot);
+            let pod_ip = pod_ip_on(pod, node, slot);
             match self.config_blocked(pod, key) {
                 Some(config::Blocked::Volume(_)) => {
                     return (phase_reason(pod) != Some("ContainerCreating"))
@@ -339,10 +339,22 @@ impl Kubelet {
         // Running: does it ever finish? Job pods and annotated ones after their run time; the
         // others when their containers' programs end.
         let Some(run_for) = run_duration(ctx, pod) else {
-            return self.lives_step(pod, key, &uid, &node.internal_ip, &node.pod_ip(slot));
+            return self.lives_step(
+                pod,
+                key,
+                &uid,
+                &node.internal_ip,
+                &pod_ip_on(pod, node, slot),
+            );
         };
         if !annotated(pod) && self.follows_programs(pod, &uid, run_for) {
-            return self.lives_step(pod, key, &uid, &node.internal_ip, &node.pod_ip(slot));
+            return self.lives_step(
+                pod,
+                key,
+                &uid,
+                &node.internal_ip,
+                &pod_ip_on(pod, node, slot),
+            );
         }
         let finish_at = match finish_at {
             Some(at) => at,
@@ -620,5 +632,14 @@ async fn write_status(ctx: &Ctx, key: &PodKey, status: &Value) {
             .await
     {
         tracing::debug!(pod = %key.1, %error, "pod status write failed");
+    }
+}
+
+/// The pod's IP on `node`: a `hostNetwork` pod has the node's, the others one of its pod range.
+fn pod_ip_on(pod: &Pod, node: &crate::nodes::PlannedNode, slot: u8) -> String {
+    if pod.spec.as_ref().and_then(|s| s.host_network) == Some(true) {
+        node.internal_ip.clone()
+    } else {
+        node.pod_ip(slot)
     }
 }

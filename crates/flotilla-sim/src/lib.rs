@@ -38,6 +38,7 @@ pub mod runtime;
 pub mod scheduler;
 pub mod serve;
 pub mod sim;
+pub mod system;
 pub mod workloads;
 pub mod writes;
 

@@ -123,9 +123,34 @@ fn ready_conditions(ready: bool, at: &str) -> Value {
     }
 }
 
+/// The name of a cluster's control-plane node with `system components` (kind's).
+pub fn control_plane_name(cluster: &str) -> String {
+    format!("{cluster}-control-plane")
+}
+
+/// The capacity of the control-plane node (a small VM: it runs the control plane only).
+const CONTROL_PLANE_CAPACITY: [(&str, &str); 5] = [
+    ("cpu", "4"),
+    ("memory", "8Gi"),
+    ("pods", "110"),
+    ("ephemeral-storage", "100Gi"),
+    ("hugepages-2Mi", "0"),
+];
+
+/// What differs between one planned node and another.
+struct NodeShape {
+    name: String,
+    zone: String,
+    labels: BTreeMap<String, String>,
+    annotations: BTreeMap<String, String>,
+    taints: serde_json::Value,
+    capacity: serde_json::Value,
+}
+
 /// Plans the nodes of a cluster: names `<cluster>-<pool>-<5 chars>` and zones round-robin from
-/// a seeded offset, both reproducible from the seed.
-pub fn plan(spec: &ClusterSpec, seed: u64) -> NodeTable {
+/// a seeded offset, both reproducible from the seed; with `control_plane`, kind's tainted
+/// `<cluster>-control-plane` node after them (in the first zone).
+pub fn plan(spec: &ClusterSpec, seed: u64, control_plane: bool) -> NodeTable {
     let mut rng = Rng::derived(seed, &format!("nodes/{}", spec.name));
     let mut taken = BTreeSet::new();
     let mut nodes = Vec::new();
@@ -139,76 +164,131 @@ pub fn plan(spec: &ClusterSpec, seed: u64) -> NodeTable {
                     break candidate;
                 }
             };
-            let index = nodes.len();
             let zone = spec.zones[(zone_offset + i) % spec.zones.len()].clone();
-            let n = index + 1;
-            let internal_ip = format!("172.{}.{}.{}", 16 + (n >> 16), (n >> 8) & 0xff, n & 0xff);
-            let pod_cidr = format!("10.{}.{}.0/24", (index >> 8) & 0xff, index & 0xff);
             let mut labels = BTreeMap::from([
-                ("beta.kubernetes.io/arch".to_owned(), "amd64".to_owned()),
-                ("beta.kubernetes.io/os".to_owned(), "linux".to_owned()),
-                ("kubernetes.io/arch".to_owned(), "amd64".to_owned()),
-                ("kubernetes.io/os".to_owned(), "linux".to_owned()),
-                ("kubernetes.io/hostname".to_owned(), name.clone()),
                 (
                     "node.kubernetes.io/instance-type".to_owned(),
                     pool.profile.instance_type.to_owned(),
                 ),
-                (
-                    "topology.kubernetes.io/region".to_owned(),
-                    spec.region.clone(),
-                ),
-                ("topology.kubernetes.io/zone".to_owned(), zone.clone()),
                 ("flotilla.io/node-pool".to_owned(), pool.name.clone()),
             ]);
-            let mut annotations =
-                BTreeMap::from([("node.alpha.kubernetes.io/ttl".to_owned(), "0".to_owned())]);
+            let mut annotations = BTreeMap::new();
             if let Some(gpu) = &pool.profile.gpu {
                 labels.extend(gpu.labels());
                 annotations.insert("karmada.io/gpu-topology".to_owned(), gpu.topology());
             }
             labels.extend(pool.labels.clone());
-            let provider_id = match &spec.provider {
-                Some(p) => format!("{p}:///{zone}/{name}"),
-                None => format!("sim:///{}/{name}", spec.name),
-            };
-            let object = json!({
-                "apiVersion": "v1", "kind": "Node",
-                "metadata": {"name": name, "labels": labels, "annotations": annotations},
-                "spec": {"podCIDR": pod_cidr, "podCIDRs": [pod_cidr], "providerID": provider_id,
-                         "taints": pool.taints},
-            });
-            let status = json!({
-                "capacity": pool.profile.capacity,
-                "allocatable": pool.profile.capacity,
-                "conditions": ready_conditions(true, &at),
-                "addresses": [{"type": "InternalIP", "address": internal_ip},
-                              {"type": "Hostname", "address": name}],
-                "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
-                "nodeInfo": {
-                    "architecture": "amd64", "bootID": uuid_from(&mut rng),
-                    "containerRuntimeVersion": "containerd://1.7.22",
-                    "kernelVersion": "6.8.0-sim", "kubeProxyVersion": "v1.32.0",
-                    "kubeletVersion": "v1.32.0", "machineID": uuid_from(&mut rng).replace('-', ""),
-                    "operatingSystem": "linux", "osImage": "Ubuntu 22.04.4 LTS",
-                    "systemUUID": uuid_from(&mut rng),
-                },
-            });
-            nodes.push(PlannedNode {
+            let shape = NodeShape {
                 name,
-                index,
                 zone,
-                internal_ip,
-                pod_cidr,
-                manifest: Mutex::new(Some((object, status))),
-            });
+                labels,
+                annotations,
+                taints: json!(pool.taints),
+                capacity: json!(pool.profile.capacity),
+            };
+            nodes.push(planned(spec, nodes.len(), shape, &at, &mut rng));
         }
+    }
+    if control_plane {
+        let shape = NodeShape {
+            name: control_plane_name(&spec.name),
+            zone: spec.zones[0].clone(),
+            labels: BTreeMap::from([
+                (
+                    "node-role.kubernetes.io/control-plane".to_owned(),
+                    String::new(),
+                ),
+                (
+                    "node.kubernetes.io/exclude-from-external-load-balancers".to_owned(),
+                    String::new(),
+                ),
+            ]),
+            annotations: BTreeMap::from([(
+                "kubeadm.alpha.kubernetes.io/cri-socket".to_owned(),
+                "unix:///run/containerd/containerd.sock".to_owned(),
+            )]),
+            taints: json!([{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]),
+            capacity: json!(BTreeMap::from(CONTROL_PLANE_CAPACITY)),
+        };
+        nodes.push(planned(spec, nodes.len(), shape, &at, &mut rng));
     }
     let by_name = nodes.iter().map(|n| (n.name.clone(), n.index)).collect();
     NodeTable {
         nodes,
         by_name,
         down: Mutex::new(HashSet::new()),
+    }
+}
+
+/// The `index`-th node of the cluster: its object and status, addresses from its index.
+fn planned(
+    spec: &ClusterSpec,
+    index: usize,
+    shape: NodeShape,
+    at: &str,
+    rng: &mut Rng,
+) -> PlannedNode {
+    let NodeShape {
+        name,
+        zone,
+        labels: extra_labels,
+        annotations: extra_annotations,
+        taints,
+        capacity,
+        ..
+    } = shape;
+    let n = index + 1;
+    let internal_ip = format!("172.{}.{}.{}", 16 + (n >> 16), (n >> 8) & 0xff, n & 0xff);
+    let pod_cidr = format!("10.{}.{}.0/24", (index >> 8) & 0xff, index & 0xff);
+    let mut labels = BTreeMap::from([
+        ("beta.kubernetes.io/arch".to_owned(), "amd64".to_owned()),
+        ("beta.kubernetes.io/os".to_owned(), "linux".to_owned()),
+        ("kubernetes.io/arch".to_owned(), "amd64".to_owned()),
+        ("kubernetes.io/os".to_owned(), "linux".to_owned()),
+        ("kubernetes.io/hostname".to_owned(), name.clone()),
+        (
+            "topology.kubernetes.io/region".to_owned(),
+            spec.region.clone(),
+        ),
+        ("topology.kubernetes.io/zone".to_owned(), zone.clone()),
+    ]);
+    labels.extend(extra_labels);
+    let mut annotations =
+        BTreeMap::from([("node.alpha.kubernetes.io/ttl".to_owned(), "0".to_owned())]);
+    annotations.extend(extra_annotations);
+    let provider_id = match &spec.provider {
+        Some(p) => format!("{p}:///{zone}/{name}"),
+        None => format!("sim:///{}/{name}", spec.name),
+    };
+    let object = json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": labels, "annotations": annotations},
+        "spec": {"podCIDR": pod_cidr, "podCIDRs": [pod_cidr], "providerID": provider_id,
+                 "taints": taints},
+    });
+    let status = json!({
+        "capacity": capacity,
+        "allocatable": capacity,
+        "conditions": ready_conditions(true, at),
+        "addresses": [{"type": "InternalIP", "address": internal_ip},
+                      {"type": "Hostname", "address": name}],
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+        "nodeInfo": {
+            "architecture": "amd64", "bootID": uuid_from(rng),
+            "containerRuntimeVersion": "containerd://1.7.22",
+            "kernelVersion": "6.8.0-sim", "kubeProxyVersion": "v1.32.0",
+            "kubeletVersion": "v1.32.0", "machineID": uuid_from(rng).replace('-', ""),
+            "operatingSystem": "linux", "osImage": "Ubuntu 22.04.4 LTS",
+            "systemUUID": uuid_from(rng),
+        },
+    });
+    PlannedNode {
+        name,
+        index,
+        zone,
+        internal_ip,
+        pod_cidr,
+        manifest: Mutex::new(Some((object, status))),
     }
 }
 

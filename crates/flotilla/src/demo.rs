@@ -43,7 +43,7 @@ impl Drop for Demo {
 }
 
 fn config() -> anyhow::Result<SimConfig> {
-    let mut yaml = String::from("seed: 1\nclusters:\n");
+    let mut yaml = String::from("seed: 1\nsystemComponents: true\nclusters:\n");
     for (name, provider, zones) in CLUSTERS {
         yaml.push_str(&format!(
             "- name: {name}\n  region: {name}\n  provider: {provider}\n  zones: [{}]\n  nodePools: [{{name: a100, count: {NODES_PER_CLUSTER}, profile: gpu-a100}}]\n",

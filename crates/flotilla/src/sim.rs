@@ -78,6 +78,10 @@ pub struct SimOptions {
     /// (docs/sim.md, "Compact storage"); for comparison.
     #[arg(long)]
     pub plain_storage: bool,
+    /// Give each cluster a kind cluster's system components: a `<cluster>-control-plane` node
+    /// with the static control-plane pods, CoreDNS and kube-proxy (docs/sim.md).
+    #[arg(long)]
+    pub system_components: bool,
     /// Where the clusters' CAs and certificates are kept (default: a temporary directory).
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
@@ -129,6 +133,9 @@ impl SimOptions {
         }
         if self.plain_storage {
             config.compact_storage = Some(false);
+        }
+        if self.system_components {
+            config.system_components = Some(true);
         }
         for (flag, slot) in [
             (&self.start_latency, &mut config.start_latency),

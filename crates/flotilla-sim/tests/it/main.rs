@@ -17,4 +17,5 @@ mod managed_fields;
 mod metrics;
 mod scheduling;
 mod service_accounts;
+mod system_components;
 mod workloads;

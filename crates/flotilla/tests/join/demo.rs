@@ -152,7 +152,12 @@ async fn up_demo_comes_up_with_three_gpu_clusters_and_propagates_the_vllm_exampl
             ],
         )
         .await;
-        assert_eq!(nodes.lines().count(), 24, "{context}: {nodes}");
+        // 24 GPU workers and kind's control-plane node (the demo's system components).
+        assert_eq!(nodes.lines().count(), 25, "{context}: {nodes}");
+        assert!(
+            nodes.contains(&format!("node/{context}-control-plane")),
+            "{context}: {nodes}"
+        );
         let gpus = kubectl(
             "1.33",
             &kubeconfig,

@@ -134,6 +134,14 @@ pub async fn registries_make_member_objects_searchable(plane: &ControlPlane) {
         false,
     )
     .await;
+    // Karmada's case looks for the Service every cluster has.
+    searchable(
+        &client,
+        &format!("{CACHE}/api/v1/services"),
+        "kubernetes",
+        false,
+    )
+    .await;
     let empty = get_json(&client, &format!("{CACHE}/api/v1/services"))
         .await
         .expect("an empty list");
@@ -156,6 +164,8 @@ pub async fn registries_make_member_objects_searchable(plane: &ControlPlane) {
     let in_ns = format!("{CACHE}/apis/apps/v1/namespaces/{NS}/deployments");
     searchable(&client, &all, "search-m1", true).await;
     searchable(&client, &all, "search-m2", false).await;
+    // Karmada's case: kind's `coredns` (the demo members' system components).
+    searchable(&client, &all, "coredns", true).await;
     searchable(&client, &in_ns, "search-m1", true).await;
     searchable(&client, &in_ns, "search-m2", false).await;
     let list = get_json(&client, &in_ns).await.expect("a list");
@@ -186,6 +196,11 @@ pub async fn registries_make_member_objects_searchable(plane: &ControlPlane) {
     );
     searchable(&client, &format!("{CACHE}/api/v1/nodes"), &nodes1[0], true).await;
     searchable(&client, &format!("{CACHE}/api/v1/nodes"), &nodes2[0], true).await;
+    // Karmada's case: kind's control-plane nodes.
+    for member in [M1, M2] {
+        let node = format!("{member}-control-plane");
+        searchable(&client, &format!("{CACHE}/api/v1/nodes"), &node, true).await;
+    }
     plane
         .kubectl(&["delete", "resourceregistry", "search-e2e-nodes"])
         .await;
