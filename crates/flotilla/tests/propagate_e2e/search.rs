@@ -231,6 +231,7 @@ pub async fn registries_make_member_objects_searchable(plane: &ControlPlane) {
     let bindings = format!("{CACHE}/apis/rbac.authorization.k8s.io/v1/clusterrolebindings");
     searchable(&client, &roles, "cluster-admin", true).await;
     searchable(&client, &bindings, "search-e2e-crb", false).await;
+    searchable(&client, &bindings, "cluster-admin", false).await;
     plane
         .apply(
             None,
@@ -242,10 +243,30 @@ pub async fn registries_make_member_objects_searchable(plane: &ControlPlane) {
         )
         .await;
     searchable(&client, &bindings, "search-e2e-crb", true).await;
+    searchable(&client, &bindings, "cluster-admin", true).await;
     plane
         .kubectl(&["delete", "resourceregistry", "search-e2e-rbac"])
         .await;
     searchable(&client, &roles, "cluster-admin", false).await;
+
+    // Karmada's "delete resourceRegistry" case: kind's kube-proxy DaemonSet, then gone with the
+    // registry.
+    plane
+        .apply(
+            None,
+            &registry(
+                "search-e2e-ds",
+                &format!("{{clusterNames: [{M1}]}}"),
+                "[{apiVersion: apps/v1, kind: DaemonSet}]",
+            ),
+        )
+        .await;
+    let daemon_sets = format!("{CACHE}/apis/apps/v1/daemonsets");
+    searchable(&client, &daemon_sets, "kube-proxy", true).await;
+    plane
+        .kubectl(&["delete", "resourceregistry", "search-e2e-ds"])
+        .await;
+    searchable(&client, &daemon_sets, "kube-proxy", false).await;
 
     // A registry selecting clusters by label follows the label on and off.
     let label = "search-e2e.flotilla.io/managed";
