@@ -1,16 +1,22 @@
-//! ClusterIP allocation for Services, as kube-apiserver's service REST storage does on create
-//! (`pkg/registry/core/service/storage/alloc.go`, behaviour only): a Service of type
-//! ClusterIP, NodePort or LoadBalancer created without `spec.clusterIP` gets an address of the
-//! service range in `clusterIP` and `clusterIPs`; a headless (`None`) or ExternalName Service
-//! gets none, and an address the client chose is kept (and not handed out again).
+//! ClusterIP and NodePort allocation for Services, as kube-apiserver's service REST storage
+//! does (`pkg/registry/core/service/storage/alloc.go` and `storage.go`, behaviour only): a
+//! Service of type ClusterIP, NodePort or LoadBalancer created without `spec.clusterIP` gets an
+//! address of the service range in `clusterIP` and `clusterIPs`; a headless (`None`) or
+//! ExternalName Service gets none, and an address the client chose is kept (and not handed out
+//! again). A NodePort Service, or a LoadBalancer one unless `allocateLoadBalancerNodePorts:
+//! false`, gets a `nodePort` of 30000–32767 (kube's default `--service-node-port-range`) for
+//! each port without one. On update (kube's `patchAllocatedValues`) a Service that still needs
+//! them keeps its cluster IP and its ports' node ports (by port name) when the new body leaves
+//! them out, gets new ones for what it newly needs (a type change), and loses them when its
+//! type no longer needs them.
 //!
-//! Unlike kube, addresses are handed out in order (deterministic, for the simulator), are not
-//! released when a Service is deleted, and a chosen address already in use is not refused.
-//! Off unless [`crate::Builder::service_cluster_ip_range`] (`flotilla up` and the simulator's
-//! clusters set it). The first address is the `default/kubernetes` Service's
-//! ([`crate::kubernetes_service`]); at start the addresses of the stored Services are reserved
-//! ([`ServiceIps::reserve_stored`]), as kube's repair loop rebuilds its bitmap, so a durable
-//! store's Services keep theirs across restarts.
+//! Unlike kube, addresses and ports are handed out in order (deterministic, for the simulator),
+//! are not released when a Service is deleted, and a chosen address or port already in use is
+//! not refused. Off unless [`crate::Builder::service_cluster_ip_range`] (`flotilla up` and the
+//! simulator's clusters set it). The first address is the `default/kubernetes` Service's
+//! ([`crate::kubernetes_service`]); at start the addresses and node ports of the stored Services
+//! are reserved ([`ServiceIps::reserve_stored`]), as kube's repair loops rebuild their bitmaps,
+//! so a durable store's Services keep theirs across restarts.
 
 use std::collections::HashSet;
 use std::net::Ipv4Addr;
@@ -18,7 +24,10 @@ use std::net::Ipv4Addr;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 
-/// An IPv4 service range and the addresses handed out of it.
+/// The first and last node port (kube's default `--service-node-port-range`).
+const NODE_PORTS: (u16, u16) = (30000, 32767);
+
+/// An IPv4 service range and the addresses handed out of it, and the node ports.
 #[derive(Debug)]
 pub struct ServiceIps {
     network: u32,
@@ -30,6 +39,8 @@ pub struct ServiceIps {
 struct State {
     next: u32,
     used: HashSet<u32>,
+    next_port: u16,
+    ports: HashSet<u16>,
 }
 
 impl ServiceIps {
@@ -48,6 +59,8 @@ impl ServiceIps {
                 // The network address is never handed out.
                 next: 1,
                 used: HashSet::new(),
+                next_port: NODE_PORTS.0,
+                ports: HashSet::new(),
             }),
         })
     }
@@ -57,8 +70,8 @@ impl ServiceIps {
         Ipv4Addr::from(self.network + 1)
     }
 
-    /// Reserves the first address and the cluster IPs of the Services in `services` (stored
-    /// objects, as at start).
+    /// Reserves the first address, and the cluster IPs and node ports of the Services in
+    /// `services` (stored objects, as at start).
     pub fn reserve_stored<'a>(&self, services: impl IntoIterator<Item = &'a Value>) {
         self.reserve(self.first());
         for service in services {
@@ -67,6 +80,12 @@ impl ServiceIps {
             for ip in ips.chain(std::iter::once(&spec["clusterIP"])) {
                 if let Some(Ok(address)) = ip.as_str().map(str::parse::<Ipv4Addr>) {
                     self.reserve(address);
+                }
+            }
+            let ports = spec["ports"].as_array().into_iter().flatten();
+            for port in ports.filter_map(Value::as_object) {
+                if let Some(node_port) = node_port(port) {
+                    self.state.lock().ports.insert(node_port);
                 }
             }
         }
@@ -96,16 +115,30 @@ impl ServiceIps {
         self.state.lock().used.insert(u32::from(address));
     }
 
-    /// Fills in `spec.clusterIP` and `spec.clusterIPs` of a defaulted Service being created.
+    /// The next free node port, or `None` when all are taken.
+    fn allocate_port(&self) -> Option<u16> {
+        let mut state = self.state.lock();
+        for _ in NODE_PORTS.0..=NODE_PORTS.1 {
+            let port = state.next_port;
+            state.next_port = if port >= NODE_PORTS.1 {
+                NODE_PORTS.0
+            } else {
+                port + 1
+            };
+            if state.ports.insert(port) {
+                return Some(port);
+            }
+        }
+        None
+    }
+
+    /// Fills in `spec.clusterIP`, `spec.clusterIPs` and the ports' `nodePort` of a defaulted
+    /// Service being created.
     pub fn on_create(&self, service: &mut Value) {
         let Some(spec) = service.get_mut("spec").and_then(Value::as_object_mut) else {
             return;
         };
-        let kind = spec
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("ClusterIP");
-        if !matches!(kind, "ClusterIP" | "NodePort" | "LoadBalancer") {
+        if !needs_cluster_ip(spec) {
             return;
         }
         match spec.get("clusterIP").and_then(Value::as_str) {
@@ -115,15 +148,150 @@ impl ServiceIps {
                     self.reserve(address);
                 }
             }
-            _ => {
-                if let Some(address) = self.allocate() {
-                    let text = address.to_string();
-                    spec.insert("clusterIP".into(), json!(text));
-                    spec.insert("clusterIPs".into(), json!([text]));
+            _ => self.assign_ip(spec),
+        }
+        self.assign_node_ports(spec);
+    }
+
+    /// Keeps what `old` was allocated and `new` leaves out, allocates what `new` newly needs,
+    /// drops what its type no longer needs (both defaulted).
+    pub fn on_update(&self, old: &Value, new: &mut Value) {
+        let old_spec = old.get("spec").and_then(Value::as_object);
+        let Some(spec) = new.get_mut("spec").and_then(Value::as_object_mut) else {
+            return;
+        };
+        let empty = serde_json::Map::new();
+        let old_spec = old_spec.unwrap_or(&empty);
+        if needs_cluster_ip(spec) {
+            let unset = spec
+                .get("clusterIP")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty);
+            if unset {
+                match old_spec.get("clusterIP").and_then(Value::as_str) {
+                    Some(ip) if !ip.is_empty() && needs_cluster_ip(old_spec) => {
+                        spec.insert("clusterIP".into(), json!(ip));
+                        if let Some(ips) = old_spec.get("clusterIPs") {
+                            spec.insert("clusterIPs".into(), ips.clone());
+                        }
+                    }
+                    _ => self.assign_ip(spec),
+                }
+            }
+        } else if needs_cluster_ip(old_spec) {
+            spec.remove("clusterIP");
+            spec.remove("clusterIPs");
+        }
+        if needs_node_ports(spec) {
+            if needs_node_ports(old_spec) {
+                // By port name, unless another new port already uses the old value.
+                let used: HashSet<u16> =
+                    ports_of(spec).iter().filter_map(|p| node_port(p)).collect();
+                let old_ports: Vec<(String, u16)> = ports_of(old_spec)
+                    .iter()
+                    .filter_map(|p| Some((name_of(p), node_port(p)?)))
+                    .collect();
+                for port in ports_mut(spec) {
+                    if node_port(port).is_some() {
+                        continue;
+                    }
+                    let name = name_of(port);
+                    if let Some((_, value)) = old_ports
+                        .iter()
+                        .find(|(n, v)| *n == name && !used.contains(v))
+                    {
+                        port.insert("nodePort".into(), json!(value));
+                    }
+                }
+            }
+            self.assign_node_ports(spec);
+        } else if needs_node_ports(old_spec) {
+            for port in ports_mut(spec) {
+                port.remove("nodePort");
+            }
+        }
+    }
+
+    fn assign_ip(&self, spec: &mut serde_json::Map<String, Value>) {
+        if let Some(address) = self.allocate() {
+            let text = address.to_string();
+            spec.insert("clusterIP".into(), json!(text));
+            spec.insert("clusterIPs".into(), json!([text]));
+        }
+    }
+
+    /// Reserves the node ports given and allocates the missing ones, when the type needs them.
+    fn assign_node_ports(&self, spec: &mut serde_json::Map<String, Value>) {
+        if !needs_node_ports(spec) {
+            return;
+        }
+        for port in ports_mut(spec) {
+            match node_port(port) {
+                Some(chosen) => {
+                    self.state.lock().ports.insert(chosen);
+                }
+                None => {
+                    if let Some(allocated) = self.allocate_port() {
+                        port.insert("nodePort".into(), json!(allocated));
+                    }
                 }
             }
         }
     }
+}
+
+fn type_of(spec: &serde_json::Map<String, Value>) -> &str {
+    spec.get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("ClusterIP")
+}
+
+fn needs_cluster_ip(spec: &serde_json::Map<String, Value>) -> bool {
+    matches!(type_of(spec), "ClusterIP" | "NodePort" | "LoadBalancer")
+}
+
+/// kube's `needsNodePort`: NodePort, or LoadBalancer unless it turned node ports off.
+fn needs_node_ports(spec: &serde_json::Map<String, Value>) -> bool {
+    match type_of(spec) {
+        "NodePort" => true,
+        "LoadBalancer" => spec.get("allocateLoadBalancerNodePorts") != Some(&Value::Bool(false)),
+        _ => false,
+    }
+}
+
+fn ports_of(spec: &serde_json::Map<String, Value>) -> Vec<&serde_json::Map<String, Value>> {
+    spec.get("ports")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object)
+        .collect()
+}
+
+fn ports_mut(
+    spec: &mut serde_json::Map<String, Value>,
+) -> Vec<&mut serde_json::Map<String, Value>> {
+    spec.get_mut("ports")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+        .collect()
+}
+
+fn name_of(port: &serde_json::Map<String, Value>) -> String {
+    port.get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// A port's node port, when set (not 0).
+fn node_port(port: &serde_json::Map<String, Value>) -> Option<u16> {
+    port.get("nodePort")
+        .and_then(Value::as_u64)
+        .and_then(|p| u16::try_from(p).ok())
+        .filter(|p| *p != 0)
 }
 
 #[cfg(test)]
@@ -169,6 +337,65 @@ mod tests {
         let mut next = json!({"spec": {"type": "ClusterIP"}});
         ips.on_create(&mut next);
         assert_eq!(next["spec"]["clusterIP"], "10.96.0.3");
+    }
+
+    #[test]
+    fn node_port_services_get_node_ports_in_order_and_keep_them_on_update() {
+        let ips = ServiceIps::parse("10.96.0.0/12").expect("a range");
+        let mut service = json!({"spec": {"type": "NodePort", "ports": [
+            {"name": "http", "port": 80}, {"name": "admin", "port": 81, "nodePort": 30001}]}});
+        ips.on_create(&mut service);
+        assert_eq!(service["spec"]["ports"][0]["nodePort"], 30000);
+        assert_eq!(
+            service["spec"]["ports"][1]["nodePort"], 30001,
+            "chosen, kept"
+        );
+        let mut balancer = json!({"spec": {"type": "LoadBalancer", "ports": [{"port": 443}]}});
+        ips.on_create(&mut balancer);
+        assert_eq!(
+            balancer["spec"]["ports"][0]["nodePort"], 30002,
+            "30001 is taken"
+        );
+        let mut no_ports = json!({"spec": {"type": "LoadBalancer",
+            "allocateLoadBalancerNodePorts": false, "ports": [{"port": 443}]}});
+        ips.on_create(&mut no_ports);
+        assert!(no_ports["spec"]["ports"][0].get("nodePort").is_none());
+
+        // A replace without the allocated values keeps them (ports by name); a new port gets one.
+        let mut replaced = json!({"spec": {"type": "NodePort", "ports": [
+            {"name": "http", "port": 80}, {"name": "metrics", "port": 9090}]}});
+        ips.on_update(&service, &mut replaced);
+        assert_eq!(replaced["spec"]["clusterIP"], service["spec"]["clusterIP"]);
+        assert_eq!(
+            replaced["spec"]["clusterIPs"],
+            service["spec"]["clusterIPs"]
+        );
+        assert_eq!(replaced["spec"]["ports"][0]["nodePort"], 30000);
+        assert_eq!(replaced["spec"]["ports"][1]["nodePort"], 30003);
+        // Back to ClusterIP: node ports go, the address stays.
+        let mut plain = replaced.clone();
+        plain["spec"]["type"] = json!("ClusterIP");
+        ips.on_update(&replaced, &mut plain);
+        assert!(plain["spec"]["ports"][0].get("nodePort").is_none());
+        assert_eq!(plain["spec"]["clusterIP"], service["spec"]["clusterIP"]);
+        // ExternalName → ClusterIP gets an address; ClusterIP → ExternalName loses it.
+        let external = json!({"spec": {"type": "ExternalName", "externalName": "db.example.com"}});
+        let mut internal = json!({"spec": {"type": "ClusterIP", "ports": [{"port": 5432}]}});
+        ips.on_update(&external, &mut internal);
+        assert_eq!(
+            internal["spec"]["clusterIP"], "10.96.0.4",
+            "after the three above"
+        );
+        let mut away = json!({"spec": {"type": "ExternalName", "externalName": "db.example.com",
+            "clusterIP": "10.96.0.4", "clusterIPs": ["10.96.0.4"]}});
+        ips.on_update(&internal, &mut away);
+        assert!(away["spec"].get("clusterIP").is_none());
+        // Stored node ports are reserved at start.
+        let restarted = ServiceIps::parse("10.96.0.0/12").expect("a range");
+        restarted.reserve_stored([&replaced]);
+        let mut next = json!({"spec": {"type": "NodePort", "ports": [{"port": 1}]}});
+        restarted.on_create(&mut next);
+        assert_eq!(next["spec"]["ports"][0]["nodePort"], 30001);
     }
 
     #[test]

@@ -43,6 +43,7 @@ async fn user_scenarios_through_kubectl_against_up_demo() {
         scenarios::propagate_deps_carries_config_along(&plane),
         scenarios::conflict_abort_then_overwrite(&plane),
         scenarios::drift_in_a_member_is_repaired(&plane),
+        scenarios::node_port_is_the_same_in_every_member(&plane),
         pdb::pdb_status_is_collected_from_members(&plane),
         jobs::a_failing_job_says_why_on_the_template(&plane),
         jobs::a_cron_job_runs_in_each_member_and_reports_back(&plane),

@@ -562,6 +562,13 @@ impl Registry {
         };
         self.webhooks
             .call(mutating, || admission::default_on_update(info, &mut new));
+        if let Some(ips) = &self.service_ips
+            && part == Part::Main
+            && info.group.is_empty()
+            && info.plural == "services"
+        {
+            ips.on_update(&old, &mut new);
+        }
         kept.reset_spec(&mut new);
         {
             let old_meta = old.get("metadata");

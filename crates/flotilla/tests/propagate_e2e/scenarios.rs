@@ -534,6 +534,53 @@ pub async fn conflict_abort_then_overwrite(plane: &ControlPlane) {
     delete_and_await_clean(plane, ns, "deployment/legacy", "legacy-deployment").await;
 }
 
+/// Karmada's "NodePort Service collection testing": the control plane allocates the node port
+/// (as kube-apiserver does), the Works carry it (only the cluster IP is pruned), and every member
+/// serves the Service on that same port, each with a cluster IP of its own.
+pub async fn node_port_is_the_same_in_every_member(plane: &ControlPlane) {
+    let ns = "e2e-nodeport";
+    plane.kubectl(&["create", "namespace", ns]).await;
+    let manifest = format!(
+        "apiVersion: v1\nkind: Service\nmetadata: {{name: web, namespace: {ns}}}\n\
+         spec: {{type: NodePort, selector: {{app: web}}, ports: [{{port: 80, targetPort: 8080}}]}}\n\
+         ---\napiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\n\
+         metadata: {{name: web, namespace: {ns}}}\n\
+         spec:\n  resourceSelectors: [{{apiVersion: v1, kind: Service, name: web}}]\n  \
+         placement: {{clusterAffinity: {{clusterNames: [{}]}}}}\n",
+        MEMBERS.join(", ")
+    );
+    plane.apply(None, &manifest).await;
+    let template = plane
+        .get(
+            None,
+            ns,
+            "service/web",
+            "{.spec.ports[0].nodePort} {.spec.clusterIP}",
+        )
+        .await;
+    let (node_port, cluster_ip) = template.split_once(' ').expect("port and address");
+    let port: u16 = node_port.parse().expect("a node port");
+    assert!((30000..=32767).contains(&port), "{template}");
+    let want: Vec<(&str, &str)> = MEMBERS.iter().map(|m| (*m, node_port)).collect();
+    await_value(
+        "nodeport: every member serves the template's node port",
+        &expect_members(&want),
+        || plane.per_member(ns, "service/web", "{.spec.ports[0].nodePort}"),
+    )
+    .await;
+    let addresses = plane
+        .per_member(ns, "service/web", "{.spec.clusterIP}")
+        .await;
+    assert!(cluster_ip.starts_with("10.96."), "{template}");
+    assert!(
+        addresses.lines().all(|l| l
+            .split_once('=')
+            .is_some_and(|(_, ip)| ip.starts_with("10.96."))),
+        "the Works leave the address out and each member allocates one: {addresses}"
+    );
+    delete_and_await_clean(plane, ns, "service/web", "web-service").await;
+}
+
 /// Someone scales, relabels and then deletes the member's Deployment: Flotilla restores it.
 pub async fn drift_in_a_member_is_repaired(plane: &ControlPlane) {
     let ns = "e2e-drift";
