@@ -226,6 +226,8 @@ fn name_rule(info: &ResourceInfo) -> NameRule {
         ("rbac.authorization.k8s.io", _) => NameRule::PathSegment,
         // `ValidateCertificateRequestName` accepts any name a path can carry.
         ("certificates.k8s.io", "CertificateSigningRequest") => NameRule::PathSegment,
+        // kube-aggregator's: `<version>.<group>`, so `v1.` for the core group.
+        ("apiregistration.k8s.io", "APIService") => NameRule::PathSegment,
         _ => NameRule::Dns1123Subdomain,
     }
 }
@@ -254,6 +256,9 @@ fn kind_errors(
         )
     {
         workload_selector_errors(object, &mut errors);
+    }
+    if info.group == "apiregistration.k8s.io" && info.kind == "APIService" {
+        errors.extend(crate::api_services::errors(object));
     }
     if info.group == "scheduling.k8s.io" && info.kind == "PriorityClass" {
         errors.extend(crate::lifted::priority_class::errors(object, old));

@@ -8,6 +8,7 @@
 //! Depends only on `flotilla-api` and `flotilla-store` among workspace crates.
 
 pub mod admission;
+pub mod api_services;
 pub mod auth;
 pub mod cache;
 pub mod catalog;
@@ -430,9 +431,23 @@ impl Builder {
         let crds = tokio::spawn(crd::run(registry.clone()));
         // Garbage collection of dependents (ownerReferences).
         let gc = tokio::spawn(gc::run(registry.clone()));
+        // The aggregator's APIServices: the group versions served here (the reviews' groups
+        // beside the catalog's), and metrics.k8s.io when a resource-metrics backend answers it.
+        let mut in_process = vec![
+            ("authentication.k8s.io".to_owned(), "v1".to_owned()),
+            ("authorization.k8s.io".to_owned(), "v1".to_owned()),
+        ];
+        if self.resource_metrics.is_some() {
+            in_process.push((
+                resource_metrics::GROUP.to_owned(),
+                resource_metrics::VERSION.to_owned(),
+            ));
+        }
+        let api_services = tokio::spawn(api_services::run(registry.clone(), in_process));
         let token_cleaner = tokio::spawn(auth::token_cleaner::run(registry.clone()));
         let bootstrap_signer = tokio::spawn(auth::bootstrap_signer::run(registry.clone()));
         let mut tasks = vec![
+            api_services,
             lifecycle,
             crds,
             gc,

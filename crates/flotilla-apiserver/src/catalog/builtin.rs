@@ -230,6 +230,10 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
             .status()
             .generation(),
         def("networking.k8s.io", "v1", "IngressClass", "ingressclasses"),
+        // apiregistration.k8s.io/v1 (kube-aggregator's; crate::api_services)
+        def("apiregistration.k8s.io", "v1", "APIService", "apiservices")
+            .cat(&["api-extensions"])
+            .status(),
         // rbac.authorization.k8s.io/v1
         def("rbac.authorization.k8s.io", "v1", "Role", "roles").ns(),
         def(

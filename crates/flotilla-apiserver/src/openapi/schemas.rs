@@ -78,6 +78,9 @@ pub fn for_kind(group: &str, version: &str, kind: &str) -> Option<Value> {
         }
         ("", "v1", "PersistentVolume") => schema::<core::v1::PersistentVolume>(),
         ("", "v1", "PodTemplate") => schema::<core::v1::PodTemplate>(),
+        ("apiregistration.k8s.io", "v1", "APIService") => {
+            schema::<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>()
+        }
         ("apps", "v1", "ControllerRevision") => schema::<apps::v1::ControllerRevision>(),
         ("autoscaling", "v2", "HorizontalPodAutoscaler") => {
             schema::<autoscaling::v2::HorizontalPodAutoscaler>()

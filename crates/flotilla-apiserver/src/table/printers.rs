@@ -218,6 +218,34 @@ pub(super) fn builtin(
                 ]
             }),
         ),
+        // kube-aggregator's table convertor.
+        ("apiregistration.k8s.io", "APIService") => (
+            vec![
+                col("Name", "string", 0),
+                col("Service", "string", 0),
+                col("Available", "string", 0),
+                col("Age", "string", 0),
+            ],
+            Box::new(move |o: &Value| {
+                let service = &o["spec"]["service"];
+                let target = match service["name"].as_str() {
+                    Some(name) => format!("{}/{name}", service["namespace"].as_str().unwrap_or("")),
+                    None => "Local".to_owned(),
+                };
+                let available = o["status"]["conditions"]
+                    .as_array()
+                    .and_then(|c| c.iter().find(|c| c["type"] == "Available"))
+                    .map_or("Unknown".to_owned(), |c| match c["status"].as_str() {
+                        Some("True") => "True".to_owned(),
+                        status => format!(
+                            "{} ({})",
+                            status.unwrap_or("Unknown"),
+                            c["reason"].as_str().unwrap_or("")
+                        ),
+                    });
+                vec![name(o), target.into(), available.into(), age(o, now).into()]
+            }),
+        ),
         ("scheduling.k8s.io", "PriorityClass") => (
             vec![
                 col("Name", "string", 0),

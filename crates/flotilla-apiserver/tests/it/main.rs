@@ -3,6 +3,7 @@
 
 mod support;
 
+mod api_services;
 mod auth;
 mod compact;
 mod crd;

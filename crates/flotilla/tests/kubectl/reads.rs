@@ -192,5 +192,26 @@ fn describe_explain_and_api_resources() {
             clusters.contains("cluster.karmada.io/v1alpha1") && clusters.contains("false"),
             "{clusters}"
         );
+        // The aggregator's view: one Local APIService per served group version.
+        let api_services = flotilla.ok(version, &["get", "apiservices"]);
+        let header: Vec<&str> = api_services
+            .lines()
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        assert_eq!(
+            header,
+            ["NAME", "SERVICE", "AVAILABLE", "AGE"],
+            "{api_services}"
+        );
+        for name in ["v1.", "v1.apps", "v1alpha1.policy.karmada.io"] {
+            let row = api_services
+                .lines()
+                .find(|l| l.split_whitespace().next() == Some(name))
+                .unwrap_or_else(|| panic!("{name} missing: {api_services}"));
+            let cells: Vec<&str> = row.split_whitespace().collect();
+            assert_eq!(cells[1..3], ["Local", "True"], "{row}");
+        }
     }
 }

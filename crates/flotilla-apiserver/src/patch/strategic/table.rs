@@ -206,6 +206,7 @@ static KINDS: &[(&str, &str, &str, &[Entry])] = &[
     ("networking.k8s.io", "v1", "Ingress", METADATA_ONLY),
     ("networking.k8s.io", "v1", "IngressClass", METADATA_ONLY),
     ("scheduling.k8s.io", "v1", "PriorityClass", METADATA_ONLY),
+    ("apiregistration.k8s.io", "v1", "APIService", METADATA_ONLY),
     ("rbac.authorization.k8s.io", "v1", "Role", METADATA_ONLY),
     (
         "rbac.authorization.k8s.io",
