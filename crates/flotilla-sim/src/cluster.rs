@@ -256,6 +256,8 @@ impl SimCluster {
         let mut config_map_informer = Informer::<ConfigMap>::new(Api::all(client.clone()));
         let mut secret_informer = Informer::<Secret>::new(Api::all(client.clone()));
         kubelet.watch_sources(&mut config_map_informer, &mut secret_informer);
+        let namespace_defaults =
+            crate::namespaces::NamespaceDefaults::watch(&mut config_map_informer);
         let mut informers = workloads::Informers::new(&client);
         let workloads = Workloads::new();
         workloads.watch(&mut informers, &mut node_informer, &mut pod_informer);
@@ -283,6 +285,11 @@ impl SimCluster {
         tasks.push(AbortOnDrop(t));
         config_maps.wait_until_ready().await;
         secrets.wait_until_ready().await;
+        tasks.extend(namespace_defaults.start(
+            ctx.clone(),
+            pki.ca_cert_pem().to_owned(),
+            config_maps.clone(),
+        ));
         kubelet.attach_sources(crate::kubelet::config::Sources {
             config_maps,
             secrets,

@@ -54,6 +54,8 @@ cached_as_decoded!(
     k8s_openapi::api::core::v1::ConfigMap,
     k8s_openapi::api::core::v1::Secret,
     k8s_openapi::api::core::v1::Endpoints,
+    k8s_openapi::api::core::v1::Namespace,
+    k8s_openapi::api::core::v1::ServiceAccount,
 );
 
 /// Workload kinds whose watch decodes them without `metadata.managedFields`, skipped while

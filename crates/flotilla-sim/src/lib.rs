@@ -25,6 +25,7 @@ pub mod kubelet;
 pub mod lifecycle;
 pub mod lifted;
 pub mod metrics;
+pub mod namespaces;
 pub mod network;
 pub mod node;
 pub mod nodes;

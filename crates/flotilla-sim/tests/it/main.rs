@@ -15,6 +15,7 @@ mod kubectl;
 mod logs_exec;
 mod managed_fields;
 mod metrics;
+mod namespaces;
 mod scheduling;
 mod service_accounts;
 mod system_components;

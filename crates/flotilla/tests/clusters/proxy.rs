@@ -66,12 +66,18 @@ async fn the_cluster_proxy_reaches_the_member_streams_watches_and_is_for_admins_
         .create(&PostParams::default(), &cm)
         .await
         .expect("created in the member");
-    let line = tokio::time::timeout(Duration::from_secs(30), lines.next())
-        .await
-        .expect("an event arrives")
-        .expect("a line")
-        .expect("readable");
-    let event: serde_json::Value = serde_json::from_str(&line).expect("a watch event");
+    // The member's own `kube-root-ca.crt` may come first.
+    let event = loop {
+        let line = tokio::time::timeout(Duration::from_secs(30), lines.next())
+            .await
+            .expect("an event arrives")
+            .expect("a line")
+            .expect("readable");
+        let event: serde_json::Value = serde_json::from_str(&line).expect("a watch event");
+        if event["object"]["metadata"]["name"] != "kube-root-ca.crt" {
+            break event;
+        }
+    };
     assert_eq!(event["type"], "ADDED");
     assert_eq!(event["object"]["metadata"]["name"], "through");
 
