@@ -239,10 +239,12 @@ pub async fn run(registry: Registry, extra: Vec<(String, String)>) {
         {
             tracing::warn!(error = %e.message, "cannot sync APIServices");
         }
-        let deadline = tokio::time::Instant::now() + INTERVAL;
+        // One timer for the whole wait: the feed carries every change in the store.
+        let deadline = tokio::time::sleep(INTERVAL);
+        tokio::pin!(deadline);
         loop {
             let Some(feed) = live.as_mut() else {
-                tokio::time::sleep_until(deadline).await;
+                deadline.as_mut().await;
                 break;
             };
             tokio::select! {
@@ -256,7 +258,7 @@ pub async fn run(registry: Registry, extra: Vec<(String, String)>) {
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => break,
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => live = None,
                 },
-                () = tokio::time::sleep_until(deadline) => break,
+                () = deadline.as_mut() => break,
             }
         }
     }

@@ -45,8 +45,19 @@ pub async fn run(registry: Registry) {
             cleaner.eval(&change.object.value()).await;
         }
         let mut live = subscription.live;
+        // One timer, moved when the next expiry moves: the feed carries every change in the
+        // store, and a timer per change costs more than the change's check.
+        let timer = tokio::time::sleep(cleaner.until_next());
+        tokio::pin!(timer);
+        let mut armed_for = cleaner.next_expiry();
         loop {
-            let wait = cleaner.until_next();
+            let next = cleaner.next_expiry();
+            if next != armed_for {
+                timer
+                    .as_mut()
+                    .reset(tokio::time::Instant::now() + cleaner.until_next());
+                armed_for = next;
+            }
             tokio::select! {
                 received = live.recv() => match received {
                     // The live feed carries every change in the store: decode only the
@@ -62,7 +73,13 @@ pub async fn run(registry: Registry) {
                     Err(RecvError::Lagged(_)) => break,
                     Err(RecvError::Closed) => return,
                 },
-                () = tokio::time::sleep(wait) => cleaner.fire(&prefix).await,
+                () = timer.as_mut() => {
+                    cleaner.fire(&prefix).await;
+                    timer
+                        .as_mut()
+                        .reset(tokio::time::Instant::now() + cleaner.until_next());
+                    armed_for = cleaner.next_expiry();
+                }
             }
         }
     }
@@ -111,6 +128,11 @@ impl Cleaner {
     }
 
     /// How long until the first timer is due.
+    /// The earliest timer, if any.
+    fn next_expiry(&self) -> Option<jiff::Timestamp> {
+        self.timers.first().map(|(at, _)| *at)
+    }
+
     fn until_next(&self) -> Duration {
         let Some((at, _)) = self.timers.first() else {
             return MAX_SLEEP;
