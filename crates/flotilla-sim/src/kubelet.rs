@@ -338,23 +338,12 @@ impl Kubelet {
         }
         // Running: does it ever finish? Job pods and annotated ones after their run time; the
         // others when their containers' programs end.
+        let pod_ip = pod_ip_on(pod, node, slot);
         let Some(run_for) = run_duration(ctx, pod) else {
-            return self.lives_step(
-                pod,
-                key,
-                &uid,
-                &node.internal_ip,
-                &pod_ip_on(pod, node, slot),
-            );
+            return self.lives_step(pod, key, &uid, &node.internal_ip, &pod_ip);
         };
         if !annotated(pod) && self.follows_programs(pod, &uid, run_for) {
-            return self.lives_step(
-                pod,
-                key,
-                &uid,
-                &node.internal_ip,
-                &pod_ip_on(pod, node, slot),
-            );
+            return self.lives_step(pod, key, &uid, &node.internal_ip, &pod_ip);
         }
         let finish_at = match finish_at {
             Some(at) => at,
