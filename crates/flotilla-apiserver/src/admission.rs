@@ -257,6 +257,16 @@ fn kind_errors(
     {
         workload_selector_errors(object, &mut errors);
     }
+    if let Some(old) = old
+        && !status_only
+    {
+        errors.extend(crate::lifted::immutable::errors(
+            &info.group,
+            &info.kind,
+            object,
+            old,
+        ));
+    }
     if info.group == "apiregistration.k8s.io" && info.kind == "APIService" {
         errors.extend(crate::api_services::errors(object));
     }

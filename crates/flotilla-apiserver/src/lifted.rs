@@ -4,6 +4,7 @@ pub mod duration;
 pub mod endpoint_slice;
 pub mod guaranteed_update;
 pub mod healthz;
+pub mod immutable;
 pub mod kubelet;
 pub mod print_job;
 pub mod print_node;

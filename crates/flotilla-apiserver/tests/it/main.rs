@@ -19,6 +19,7 @@ mod fieldvalidation;
 mod fuzz;
 mod gc;
 mod http_api;
+mod immutable;
 mod karmada;
 mod kube_rs;
 mod kubelet;
