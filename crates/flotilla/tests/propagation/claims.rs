@@ -141,8 +141,11 @@ async fn a_lazy_policy_applies_with_the_templates_next_change() {
     let deployments = Api::<Deployment>::namespaced(world.client.clone(), NS);
     let rbs = Api::<ResourceBinding>::namespaced(world.client.clone(), NS);
 
-    // The template first, then a Lazy policy: claimed, not propagated.
+    // The template first, then a Lazy policy: claimed, not propagated. A template created while
+    // the Lazy policy exists is a change and propagates (Karmada's too), so the detector must
+    // have taken the template's creation in before the policy comes.
     world.apply(deployment("late")).await;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     world
         .apply(policy(
             "lazy",
