@@ -399,6 +399,9 @@ async fn member_quotas_cap_the_estimated_replicas() {
             )
         })
         .await;
+        // The scheduler's estimator sees the member through its own watch, which can trail the
+        // member's status under load: let it catch up before the workload comes.
+        tokio::time::sleep(std::time::Duration::from_secs(3)).await;
         plane
             .apply(
                 None,
@@ -639,6 +642,9 @@ async fn overflow_follows_the_member_quotas(plane: &ControlPlane) {
         )
     })
     .await;
+    // The scheduler's estimator sees the member through its own watch, which can trail the
+    // member's status under load: let it catch up before the workload comes.
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
     let scale = |replicas: &'static str| async move {
         plane
             .kubectl(&[
@@ -670,6 +676,9 @@ async fn overflow_follows_the_member_quotas(plane: &ControlPlane) {
         )
     })
     .await;
+    // The scheduler's estimator sees the member through its own watch, which can trail the
+    // member's status under load: let it catch up before the workload comes.
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
     scale("5").await;
     await_value("5 do not fit both quotas", "False", || {
         plane.get(
