@@ -5,6 +5,7 @@
 //! objects; controllers call them.
 
 pub mod aggregate;
+pub mod bundled;
 pub mod customized;
 pub mod dependencies;
 pub mod health;

@@ -13,6 +13,8 @@ mod descheduler;
 mod federated_hpa;
 #[path = "propagate_e2e/jobs.rs"]
 mod jobs;
+#[path = "propagate_e2e/kubeflow.rs"]
+mod kubeflow;
 #[path = "propagate_e2e/mcs.rs"]
 mod mcs;
 #[path = "propagate_e2e/multi_template.rs"]
@@ -70,7 +72,7 @@ async fn service_export_and_import_through_up_demo() {
 }
 
 /// Karmada's cases of alpha features (CrossCluster MultiClusterService, multi-template
-/// scheduling), on a control plane with their gates.
+/// scheduling, a Kubeflow job's components), on a control plane with their gates.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn alpha_features_through_up_demo() {
     let dir = tempfile::tempdir().expect("a temporary directory");
@@ -85,6 +87,7 @@ async fn alpha_features_through_up_demo() {
         mcs::empty_lists_mean_every_cluster(&plane),
         multi_template::multi_template_workloads_go_to_one_cluster_with_their_components(&plane),
         multi_template::a_federated_quota_counts_a_flink_deployments_components(&plane),
+        kubeflow::a_pytorch_job_is_interpreted_by_the_bundled_rules(&plane),
         service_export::a_slice_exported_both_ways_is_reported_once(&plane),
     );
 }

@@ -5,8 +5,11 @@
 //! are merged (Karmada's `configmanager`). An operation no customization scripts falls back to
 //! the native interpreter; one that does replaces it, errors included.
 //!
-//! ResourceInterpreterWebhookConfigurations come first (`webhook.rs`): an operation a webhook
-//! answers for the kind is the webhook's, whatever the customizations say.
+//! Karmada's chain (`pkg/resourceinterpreter/interpreter.go`), per operation: the
+//! customizations first; then ResourceInterpreterWebhookConfigurations (`webhook.rs`), for an
+//! operation no customization scripts; then the bundled third-party customizations
+//! (`bundled.rs`, Flotilla's own scripts for the kinds Karmada bundles); `None` leaves the
+//! operation to the native interpreter.
 //!
 //! One [`Customizations`] per [`crate::Context`]: an informer of the customizations (started by
 //! the first controller that waits for it) keeps an index by kind, so a kind without rules costs
@@ -64,14 +67,14 @@ impl CustomizedError {
 
 /// The merged rules of one kind.
 #[derive(Debug, Default, Clone)]
-struct Rules {
+pub(super) struct Rules {
     /// Operation → script (the first customization, by name, that has one).
-    single: BTreeMap<Operation, Arc<str>>,
+    pub(super) single: BTreeMap<Operation, Arc<str>>,
     /// Every `InterpretDependency` script, in customization name order.
-    dependencies: Vec<Arc<str>>,
+    pub(super) dependencies: Vec<Arc<str>>,
 }
 
-type Index = HashMap<(String, String), Rules>;
+pub(super) type Index = HashMap<(String, String), Rules>;
 
 /// How long [`Customizations::ready`] waits for the first list.
 const LIST_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
@@ -87,7 +90,7 @@ pub struct Customizations {
     started: OnceLock<Started>,
     index: Arc<RwLock<Arc<Index>>>,
     lua: LuaInterpreter,
-    /// ResourceInterpreterWebhookConfigurations, consulted first.
+    /// ResourceInterpreterWebhookConfigurations, consulted after the customizations.
     webhooks: Webhooks,
 }
 
@@ -105,7 +108,8 @@ impl Customizations {
         Self::build(Some(informers))
     }
 
-    /// No customizations ever: the native interpreter alone (tests of pure code).
+    /// No customizations ever: the bundled third-party rules and the native interpreter alone
+    /// (tests of pure code).
     pub fn none() -> Self {
         Self::build(None)
     }
@@ -190,30 +194,44 @@ impl Customizations {
         self.with_rules(object, |rules| rules.single.get(&operation).cloned())
     }
 
+    /// Who interprets `operation` for `object`, in Karmada's order: a customization's script,
+    /// else a matching webhook, else a bundled third-party script (`None`: the native rules).
+    fn choose(&self, object: &Value, operation: Operation) -> Option<Choice> {
+        if let Some(script) = self.script(object, operation) {
+            return Some(Choice::Script(script));
+        }
+        if self.webhooks.enabled(object, operation) {
+            return Some(Choice::Webhook);
+        }
+        super::bundled::script(object, operation).map(Choice::Script)
+    }
+
     /// `InterpretReplica`: replicas and per-replica requirements.
     pub async fn interpret_replica(
         &self,
         object: &Value,
     ) -> Option<Result<InterpretedReplicas, CustomizedError>> {
-        let call = Call {
-            object,
-            ..Call::default()
+        let script = match self.choose(object, Operation::InterpretReplica)? {
+            Choice::Script(script) => script,
+            Choice::Webhook => {
+                let call = Call {
+                    object,
+                    ..Call::default()
+                };
+                let answer = self
+                    .webhooks
+                    .interpret(Operation::InterpretReplica, call)
+                    .await?;
+                return Some(
+                    answer
+                        .map(|a| InterpretedReplicas {
+                            replicas: a.0.replicas.unwrap_or_default(),
+                            requirements: a.0.replica_requirements,
+                        })
+                        .map_err(by_webhook(Operation::InterpretReplica, object)),
+                );
+            }
         };
-        if let Some(answer) = self
-            .webhooks
-            .interpret(Operation::InterpretReplica, call)
-            .await
-        {
-            return Some(
-                answer
-                    .map(|a| InterpretedReplicas {
-                        replicas: a.0.replicas.unwrap_or_default(),
-                        requirements: a.0.replica_requirements,
-                    })
-                    .map_err(by_webhook(Operation::InterpretReplica, object)),
-            );
-        }
-        let script = self.script(object, Operation::InterpretReplica)?;
         let fail = failure(Operation::InterpretReplica, object);
         Some(
             self.lua
@@ -238,7 +256,11 @@ impl Customizations {
         &self,
         object: &Value,
     ) -> Option<Result<Vec<flotilla_api::karmada::Component>, CustomizedError>> {
-        let script = self.script(object, Operation::InterpretComponent)?;
+        // Karmada's webhooks do not interpret components (`interpreterContextVersions` has no
+        // field for them): a customization's script, else a bundled one.
+        let script = self
+            .script(object, Operation::InterpretComponent)
+            .or_else(|| super::bundled::script(object, Operation::InterpretComponent))?;
         let fail = failure(Operation::InterpretComponent, object);
         Some(
             self.lua
@@ -256,10 +278,14 @@ impl Customizations {
         )
     }
 
-    /// Whether a webhook answers `ReviseReplica` for `object` (then
-    /// [`Customizations::revise_replica_by_webhook`] revises it, not [`Customizations::revise_replica`]).
+    /// Whether a webhook answers `ReviseReplica` for `object`: one matches and no customization
+    /// scripts it (then [`Customizations::revise_replica_by_webhook`] revises it, not
+    /// [`Customizations::revise_replica`]).
     pub fn webhook_revises(&self, object: &Value) -> bool {
-        self.webhooks.enabled(object, Operation::ReviseReplica)
+        matches!(
+            self.choose(object, Operation::ReviseReplica),
+            Some(Choice::Webhook)
+        )
     }
 
     /// `ReviseReplica` by the webhook that answers it, if any.
@@ -268,6 +294,9 @@ impl Customizations {
         object: &Value,
         replicas: i32,
     ) -> Option<Result<Value, CustomizedError>> {
+        if !self.webhook_revises(object) {
+            return None;
+        }
         let call = Call {
             object,
             replicas: Some(replicas),
@@ -280,13 +309,16 @@ impl Customizations {
         Some(patched(answer, object, Operation::ReviseReplica))
     }
 
-    /// `ReviseReplica` by a customization's script: `object` with `replicas` for one cluster.
+    /// `ReviseReplica` by a script (a customization's, else, when no webhook answers, a bundled
+    /// one): `object` with `replicas` for one cluster.
     pub fn revise_replica(
         &self,
         object: &Value,
         replicas: i32,
     ) -> Option<Result<Value, CustomizedError>> {
-        let script = self.script(object, Operation::ReviseReplica)?;
+        let Choice::Script(script) = self.choose(object, Operation::ReviseReplica)? else {
+            return None;
+        };
         let fail = failure(Operation::ReviseReplica, object);
         Some(
             self.lua
@@ -301,15 +333,15 @@ impl Customizations {
         desired: &Value,
         observed: &Value,
     ) -> Option<Result<Value, CustomizedError>> {
-        let call = Call {
-            object: desired,
-            observed: Some(observed),
-            ..Call::default()
-        };
-        if let Some(answer) = self.webhooks.interpret(Operation::Retain, call).await {
+        let Choice::Script(script) = self.choose(desired, Operation::Retain)? else {
+            let call = Call {
+                object: desired,
+                observed: Some(observed),
+                ..Call::default()
+            };
+            let answer = self.webhooks.interpret(Operation::Retain, call).await?;
             return Some(patched(answer, desired, Operation::Retain));
-        }
-        let script = self.script(desired, Operation::Retain)?;
+        };
         let fail = failure(Operation::Retain, desired);
         Some(
             self.lua
@@ -320,22 +352,21 @@ impl Customizations {
 
     /// `InterpretStatus`: the status a Work records for the member object.
     pub async fn reflect_status(&self, observed: &Value) -> Option<Result<Value, CustomizedError>> {
-        let call = Call {
-            object: observed,
-            ..Call::default()
-        };
-        if let Some(answer) = self
-            .webhooks
-            .interpret(Operation::InterpretStatus, call)
-            .await
-        {
+        let Choice::Script(script) = self.choose(observed, Operation::InterpretStatus)? else {
+            let call = Call {
+                object: observed,
+                ..Call::default()
+            };
+            let answer = self
+                .webhooks
+                .interpret(Operation::InterpretStatus, call)
+                .await?;
             return Some(
                 answer
                     .map(|a| a.0.raw_status.unwrap_or_default())
                     .map_err(by_webhook(Operation::InterpretStatus, observed)),
             );
-        }
-        let script = self.script(observed, Operation::InterpretStatus)?;
+        };
         let fail = failure(Operation::InterpretStatus, observed);
         Some(
             self.lua
@@ -349,22 +380,21 @@ impl Customizations {
         &self,
         observed: &Value,
     ) -> Option<Result<bool, CustomizedError>> {
-        let call = Call {
-            object: observed,
-            ..Call::default()
-        };
-        if let Some(answer) = self
-            .webhooks
-            .interpret(Operation::InterpretHealth, call)
-            .await
-        {
+        let Choice::Script(script) = self.choose(observed, Operation::InterpretHealth)? else {
+            let call = Call {
+                object: observed,
+                ..Call::default()
+            };
+            let answer = self
+                .webhooks
+                .interpret(Operation::InterpretHealth, call)
+                .await?;
             return Some(
                 answer
                     .map(|a| a.0.healthy.unwrap_or_default())
                     .map_err(by_webhook(Operation::InterpretHealth, observed)),
             );
-        }
-        let script = self.script(observed, Operation::InterpretHealth)?;
+        };
         let fail = failure(Operation::InterpretHealth, observed);
         Some(
             self.lua
@@ -385,7 +415,7 @@ impl Customizations {
             _ => Value::Object(Default::default()),
         };
         // The items are converted only for a webhook or a script: this runs for every binding.
-        if self.webhooks.enabled(template, Operation::AggregateStatus) {
+        let Choice::Script(script) = self.choose(template, Operation::AggregateStatus)? else {
             let call = Call {
                 object: template,
                 aggregated_status: items.iter().map(status_item).collect(),
@@ -396,8 +426,7 @@ impl Customizations {
                 .interpret(Operation::AggregateStatus, call)
                 .await?;
             return Some(patched(answer, template, Operation::AggregateStatus).map(status_of));
-        }
-        let script = self.script(template, Operation::AggregateStatus)?;
+        };
         let fail = failure(Operation::AggregateStatus, template);
         let items: Vec<Value> = items.iter().map(status_item).collect();
         Some(
@@ -414,15 +443,22 @@ impl Customizations {
         &self,
         object: &Value,
     ) -> Option<Result<Vec<DependentObjectReference>, CustomizedError>> {
-        let call = Call {
-            object,
-            ..Call::default()
-        };
-        if let Some(answer) = self
-            .webhooks
-            .interpret(Operation::InterpretDependency, call)
-            .await
+        let customized = self.with_rules(object, |rules| {
+            (!rules.dependencies.is_empty()).then(|| rules.dependencies.clone())
+        });
+        if customized.is_none()
+            && self
+                .webhooks
+                .enabled(object, Operation::InterpretDependency)
         {
+            let call = Call {
+                object,
+                ..Call::default()
+            };
+            let answer = self
+                .webhooks
+                .interpret(Operation::InterpretDependency, call)
+                .await?;
             let fail = by_webhook(Operation::InterpretDependency, object);
             return Some(answer.map_err(&fail).and_then(|a| {
                 let mut merged = BTreeSet::new();
@@ -434,9 +470,7 @@ impl Customizations {
                 Ok(merged.into_iter().collect())
             }));
         }
-        let scripts = self.with_rules(object, |rules| {
-            (!rules.dependencies.is_empty()).then(|| rules.dependencies.clone())
-        })?;
+        let scripts = customized.or_else(|| super::bundled::dependency_scripts(object))?;
         let fail = failure(Operation::InterpretDependency, object);
         let mut merged = BTreeSet::new();
         for script in &scripts {
@@ -455,6 +489,14 @@ impl Customizations {
         }
         Some(Ok(merged.into_iter().collect()))
     }
+}
+
+/// Who interprets one operation (see [`Customizations::choose`]).
+enum Choice {
+    /// A Lua script: a customization's, or a bundled one.
+    Script(Arc<str>),
+    /// The matching interpreter webhook.
+    Webhook,
 }
 
 /// A failed webhook call as the operation's error.
@@ -544,7 +586,7 @@ fn dependency(reference: Value) -> Result<DependentObjectReference, String> {
     Ok(out)
 }
 
-fn build_index(customizations: &[Arc<ResourceInterpreterCustomization>]) -> Index {
+pub(super) fn build_index(customizations: &[Arc<ResourceInterpreterCustomization>]) -> Index {
     let mut sorted: Vec<&ResourceInterpreterCustomization> =
         customizations.iter().map(Arc::as_ref).collect();
     sorted.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));

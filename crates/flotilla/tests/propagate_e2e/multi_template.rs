@@ -10,7 +10,7 @@ use crate::support::{ControlPlane, MEMBERS, eventually};
 
 const NS: &str = "multi-template-e2e";
 
-fn crd(group: &str, version: &str, kind: &str, plural: &str) -> String {
+pub fn crd(group: &str, version: &str, kind: &str, plural: &str) -> String {
     format!(
         "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {{name: {plural}.{group}}}\nspec:\n  group: {group}\n  scope: Namespaced\n  names: {{kind: {kind}, plural: {plural}, singular: {singular}, listKind: {kind}List}}\n  versions:\n  - name: {version}\n    served: true\n    storage: true\n    subresources: {{status: {{}}}}\n    schema:\n      openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}\n---\napiVersion: policy.karmada.io/v1alpha1\nkind: ClusterPropagationPolicy\nmetadata: {{name: {plural}-crd}}\nspec:\n  resourceSelectors: [{{apiVersion: apiextensions.k8s.io/v1, kind: CustomResourceDefinition, name: {plural}.{group}}}]\n  placement: {{clusterAffinity: {{clusterNames: [{}]}}}}\n",
         MEMBERS.join(", "),

@@ -243,43 +243,72 @@ end"}}),
 }
 
 #[tokio::test]
-async fn a_matching_webhook_comes_before_the_scripts_and_its_failure_is_the_operations() {
+async fn a_script_comes_before_a_matching_webhook_whose_failure_is_the_operations() {
+    // Karmada's chain: the customization's script, else the webhook, else the native rules.
     let customizations = Customizations::none();
     customizations.set(&[customization(
         "a",
         "Deployment",
-        json!({"healthInterpretation": {"luaScript": "function InterpretHealth(obj) return true end"}}),
+        json!({"healthInterpretation": {"luaScript": "function InterpretHealth(obj) return false end"}}),
     )]);
     let configuration: flotilla_api::karmada::ResourceInterpreterWebhookConfiguration =
         serde_json::from_value(json!({
             "metadata": {"name": "examples"},
             "webhooks": [{
-                "name": "health",
+                "name": "hooks",
                 // Nothing listens on port 1.
-                "clientConfig": {"url": "https://127.0.0.1:1/health"},
-                "rules": [{"operations": ["InterpretHealth"], "apiGroups": ["apps"],
-                           "apiVersions": ["v1"], "kinds": ["Deployment"]}],
+                "clientConfig": {"url": "https://127.0.0.1:1/hooks"},
+                "rules": [{"operations": ["InterpretHealth", "InterpretReplica", "ReviseReplica"],
+                           "apiGroups": ["apps"], "apiVersions": ["v1"], "kinds": ["Deployment"]}],
                 "interpreterContextVersions": ["v1alpha1"],
                 "timeoutSeconds": 2,
             }],
         }))
         .expect("configuration");
     customizations.webhooks().set(&[configuration]);
-    let error = customizations
+    let healthy = customizations
         .interpret_health(&deployment(1))
+        .await
+        .expect("the script answers the operation")
+        .expect("the script runs");
+    assert!(!healthy, "the script's answer, the webhook is not called");
+    // An operation no script covers is the webhook's, and its failure is the operation's.
+    let error = customizations
+        .interpret_replica(&deployment(1))
         .await
         .expect("the webhook answers the operation")
         .expect_err("the call fails");
     assert!(
         error
             .to_string()
-            .contains("failed calling webhook \"examples/health\""),
+            .contains("failed calling webhook \"examples/hooks\""),
         "{error}"
     );
-    // Another operation stays with the rest.
+    assert!(customizations.webhook_revises(&deployment(1)));
+    assert!(customizations.revise_replica(&deployment(1), 2).is_none());
+    // A script for ReviseReplica takes it from the webhook.
+    customizations.set(&[customization(
+        "a",
+        "Deployment",
+        json!({"replicaRevision": {"luaScript":
+            "function ReviseReplica(obj, n) obj.spec.replicas = n return obj end"}}),
+    )]);
+    assert!(!customizations.webhook_revises(&deployment(1)));
     assert!(
         customizations
-            .interpret_replica(&deployment(1))
+            .revise_replica_by_webhook(&deployment(1), 2)
+            .await
+            .is_none()
+    );
+    let revised = customizations
+        .revise_replica(&deployment(1), 2)
+        .expect("the script")
+        .expect("runs");
+    assert_eq!(revised["spec"]["replicas"], 2);
+    // Another operation nobody interprets stays native.
+    assert!(
+        customizations
+            .reflect_status(&deployment(1))
             .await
             .is_none()
     );

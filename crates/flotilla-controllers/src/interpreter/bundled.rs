@@ -1,0 +1,79 @@
+//! Karmada's bundled third-party interpretation (`pkg/resourceinterpreter/default/thirdparty`):
+//! ResourceInterpreterCustomizations shipped inside the binary for kinds of well-known
+//! operators, consulted after the user's customizations and interpreter webhooks and before the
+//! native interpreter (Karmada's `thirdpartyInterpreter`). Karmada writes them in Lua; so does
+//! Flotilla, in its own scripts (`bundled/*.yaml`) that follow the same behaviour, run by the
+//! same Lua runtime as the user's customizations. They are not API objects: `kubectl get
+//! resourceinterpretercustomizations` does not list them, and a customization of the same kind
+//! and operation replaces them.
+//!
+//! FlinkDeployment and Volcano Job are interpreted natively instead (`thirdparty.rs`).
+
+use std::sync::{Arc, LazyLock};
+
+use flotilla_api::karmada::{Operation, ResourceInterpreterCustomization};
+use serde_json::Value;
+
+use super::customized::{Index, build_index};
+
+/// The bundled customizations: file name and text.
+const FILES: &[(&str, &str)] = &[
+    (
+        "kubeflow-mpijob.yaml",
+        include_str!("bundled/kubeflow-mpijob.yaml"),
+    ),
+    (
+        "kubeflow-pytorchjob.yaml",
+        include_str!("bundled/kubeflow-pytorchjob.yaml"),
+    ),
+    (
+        "kubeflow-tfjob.yaml",
+        include_str!("bundled/kubeflow-tfjob.yaml"),
+    ),
+];
+
+/// The parsed customizations (a file that does not parse is logged and left out; the tests
+/// parse every one).
+fn customizations() -> Vec<Arc<ResourceInterpreterCustomization>> {
+    FILES
+        .iter()
+        .filter_map(|(file, text)| {
+            match yaml_serde::from_str::<ResourceInterpreterCustomization>(text) {
+                Ok(customization) => Some(Arc::new(customization)),
+                Err(error) => {
+                    tracing::error!(file, %error, "a bundled interpreter customization does not parse");
+                    None
+                }
+            }
+        })
+        .collect()
+}
+
+static INDEX: LazyLock<Index> = LazyLock::new(|| build_index(&customizations()));
+
+/// The bundled script for `operation` on `object`'s kind.
+pub fn script(object: &Value, operation: Operation) -> Option<Arc<str>> {
+    let (api_version, kind) = super::gvk_of(object);
+    INDEX
+        .get(&(api_version.to_owned(), kind.to_owned()))
+        .and_then(|rules| rules.single.get(&operation).cloned())
+}
+
+/// The bundled `InterpretDependency` scripts for `object`'s kind (`None` without one).
+pub fn dependency_scripts(object: &Value) -> Option<Vec<Arc<str>>> {
+    let (api_version, kind) = super::gvk_of(object);
+    INDEX
+        .get(&(api_version.to_owned(), kind.to_owned()))
+        .filter(|rules| !rules.dependencies.is_empty())
+        .map(|rules| rules.dependencies.clone())
+}
+
+/// The kinds with bundled rules, as (`apiVersion`, `kind`), sorted.
+pub fn kinds() -> Vec<(String, String)> {
+    let mut kinds: Vec<(String, String)> = INDEX.keys().cloned().collect();
+    kinds.sort();
+    kinds
+}
+
+#[cfg(test)]
+mod tests;
