@@ -30,6 +30,10 @@ const FILES: &[(&str, &str)] = &[
         "kubeflow-tfjob.yaml",
         include_str!("bundled/kubeflow-tfjob.yaml"),
     ),
+    (
+        "ray-raycluster.yaml",
+        include_str!("bundled/ray-raycluster.yaml"),
+    ),
 ];
 
 /// The parsed customizations (a file that does not parse is logged and left out; the tests

@@ -59,6 +59,7 @@ fn every_bundled_customization_parses_and_its_scripts_compile() {
             ("kubeflow.org/v1".to_owned(), "PyTorchJob".to_owned()),
             ("kubeflow.org/v1".to_owned(), "TFJob".to_owned()),
             ("kubeflow.org/v2beta1".to_owned(), "MPIJob".to_owned()),
+            ("ray.io/v1".to_owned(), "RayCluster".to_owned()),
         ]
     );
 }
@@ -435,4 +436,123 @@ async fn a_users_customization_replaces_the_bundled_script_for_its_operations() 
             .interpret_components(&pytorch_job())
             .is_some()
     );
+}
+
+fn ray_cluster() -> Value {
+    json!({
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": "serve", "namespace": "ml"},
+        "spec": {
+            "headGroupSpec": {"template": pod_template("2", "head-env")},
+            "workerGroupSpecs": [
+                {"groupName": "gpu", "replicas": 4, "template": pod_template("8", "a")},
+                {"replicas": 2, "template": pod_template("1", "b")},
+                {"groupName": "idle"},
+            ],
+        },
+    })
+}
+
+#[tokio::test]
+async fn a_ray_cluster_has_a_head_and_its_worker_groups_and_sums_what_members_report() {
+    let customizations = Customizations::none();
+    let components = customizations
+        .interpret_components(&ray_cluster())
+        .expect("bundled")
+        .expect("components");
+    let summary: Vec<(&str, i32, bool)> = components
+        .iter()
+        .map(|c| {
+            (
+                c.name.as_str(),
+                c.replicas,
+                c.replica_requirements.is_some(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("ray-head", 1, true),
+            ("gpu", 4, true),
+            ("worker-2", 2, true),
+            ("idle", 0, false)
+        ]
+    );
+
+    let mut cluster = ray_cluster();
+    let health = |object: Value| {
+        let customizations = &customizations;
+        async move {
+            customizations
+                .interpret_health(&object)
+                .await
+                .expect("bundled")
+                .expect("interprets")
+        }
+    };
+    assert!(!health(cluster.clone()).await, "no conditions");
+    cluster["status"] = json!({"conditions": [
+        {"type": "HeadPodReady", "status": "True"},
+        {"type": "RayClusterProvisioned", "status": "True"},
+    ]});
+    assert!(health(cluster.clone()).await);
+    cluster["status"]["conditions"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"type": "RayClusterReplicaFailure", "status": "True"}));
+    assert!(!health(cluster.clone()).await);
+
+    let member = |ready: i64, cpu: &str, gpu: &str, endpoints: Option<Value>, updated: &str| {
+        let mut status = json!({
+            "readyWorkerReplicas": ready, "desiredWorkerReplicas": 4, "desiredCPU": cpu,
+            "desiredMemory": "1Gi", "desiredGPU": gpu, "lastUpdateTime": updated,
+            "conditions": [{"type": "HeadPodReady", "status": "True"}],
+        });
+        if let Some(endpoints) = endpoints {
+            status["endpoints"] = endpoints;
+            status["state"] = json!("ready");
+        }
+        status
+    };
+    let one = member(2, "4", "2", None, "2026-12-07T10:00:00Z");
+    let status = customizations
+        .aggregate_status(&ray_cluster(), &[item("a", one.clone())])
+        .await
+        .expect("bundled")
+        .expect("aggregates");
+    assert_eq!(status, one, "one member: its status as it is");
+
+    let status = customizations
+        .aggregate_status(
+            &ray_cluster(),
+            &[
+                item("a", member(2, "500m", "2", None, "2026-12-07T10:00:00Z")),
+                item(
+                    "b",
+                    member(
+                        3,
+                        "1500m",
+                        "4",
+                        Some(json!({"dashboard": "8265"})),
+                        "2026-12-07T11:00:00Z",
+                    ),
+                ),
+            ],
+        )
+        .await
+        .expect("bundled")
+        .expect("aggregates");
+    assert_eq!(status["readyWorkerReplicas"], 5);
+    assert_eq!(status["desiredWorkerReplicas"], 8);
+    assert_eq!(status["availableWorkerReplicas"], 0);
+    assert_eq!(status["desiredCPU"], "2");
+    assert_eq!(status["desiredMemory"], "2Gi");
+    assert_eq!(status["desiredGPU"], "6");
+    assert_eq!(status["desiredTPU"], "0");
+    assert_eq!(status["lastUpdateTime"], "2026-12-07T11:00:00Z");
+    assert_eq!(status["endpoints"], json!({"dashboard": "8265"}));
+    assert_eq!(status["state"], "ready");
+    assert_eq!(status["conditions"].as_array().map(Vec::len), Some(2));
 }
