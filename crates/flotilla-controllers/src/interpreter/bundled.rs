@@ -23,6 +23,10 @@ const FILES: &[(&str, &str)] = &[
         include_str!("bundled/kubeflow-mpijob.yaml"),
     ),
     (
+        "kubeflow-notebook.yaml",
+        include_str!("bundled/kubeflow-notebook.yaml"),
+    ),
+    (
         "kubeflow-pytorchjob.yaml",
         include_str!("bundled/kubeflow-pytorchjob.yaml"),
     ),
@@ -34,6 +38,7 @@ const FILES: &[(&str, &str)] = &[
         "ray-raycluster.yaml",
         include_str!("bundled/ray-raycluster.yaml"),
     ),
+    ("ray-rayjob.yaml", include_str!("bundled/ray-rayjob.yaml")),
 ];
 
 /// The parsed customizations (a file that does not parse is logged and left out; the tests

@@ -56,10 +56,12 @@ fn every_bundled_customization_parses_and_its_scripts_compile() {
     assert_eq!(
         kinds(),
         [
+            ("kubeflow.org/v1".to_owned(), "Notebook".to_owned()),
             ("kubeflow.org/v1".to_owned(), "PyTorchJob".to_owned()),
             ("kubeflow.org/v1".to_owned(), "TFJob".to_owned()),
             ("kubeflow.org/v2beta1".to_owned(), "MPIJob".to_owned()),
             ("ray.io/v1".to_owned(), "RayCluster".to_owned()),
+            ("ray.io/v1".to_owned(), "RayJob".to_owned()),
         ]
     );
 }
@@ -555,4 +557,188 @@ async fn a_ray_cluster_has_a_head_and_its_worker_groups_and_sums_what_members_re
     assert_eq!(status["endpoints"], json!({"dashboard": "8265"}));
     assert_eq!(status["state"], "ready");
     assert_eq!(status["conditions"].as_array().map(Vec::len), Some(2));
+}
+
+#[tokio::test]
+async fn a_ray_job_takes_its_clusters_components_and_the_worst_state_of_its_members() {
+    let customizations = Customizations::none();
+    let mut cluster = ray_cluster();
+    let job = json!({
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "metadata": {"name": "batch", "namespace": "ml"},
+        "spec": {
+            "entrypoint": "python train.py",
+            "rayClusterSpec": cluster["spec"].take(),
+            "submitterPodTemplate": {"spec": {"containers": [{"name": "submit", "image": "ray",
+                "env": [{"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "ray-token", "key": "t"}}}]}]}},
+        },
+    });
+    let components = customizations
+        .interpret_components(&job)
+        .expect("bundled")
+        .expect("components");
+    let names: Vec<&str> = components.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["ray-head", "gpu", "worker-2", "idle"]);
+
+    let references = customizations
+        .dependencies(&job)
+        .await
+        .expect("bundled")
+        .expect("dependencies");
+    let names: Vec<(&str, &str)> = references
+        .iter()
+        .map(|r| (r.kind.as_str(), r.name.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("ConfigMap", "a"),
+            ("ConfigMap", "b"),
+            ("ConfigMap", "head-env"),
+            ("Secret", "ray-token")
+        ]
+    );
+
+    let health = |status: Value| {
+        let mut observed = job.clone();
+        observed["status"] = status;
+        let customizations = &customizations;
+        async move {
+            customizations
+                .interpret_health(&observed)
+                .await
+                .expect("bundled")
+                .expect("interprets")
+        }
+    };
+    assert!(health(json!({"jobDeploymentStatus": "Running", "jobStatus": "RUNNING"})).await);
+    assert!(health(json!({"jobDeploymentStatus": "Complete", "jobStatus": "SUCCEEDED"})).await);
+    assert!(!health(json!({"jobDeploymentStatus": "Complete", "jobStatus": "STOPPED"})).await);
+    assert!(!health(json!({"jobDeploymentStatus": "Initializing"})).await);
+    assert!(!health(json!({"jobDeploymentStatus": "Failed", "jobStatus": "FAILED"})).await);
+
+    let status = customizations
+        .aggregate_status(
+            &job,
+            &[
+                item(
+                    "a",
+                    json!({"jobDeploymentStatus": "Complete", "jobStatus": "SUCCEEDED",
+                                 "reason": "", "message": "done"}),
+                ),
+                item(
+                    "b",
+                    json!({"jobDeploymentStatus": "Running", "jobStatus": "RUNNING",
+                                 "startTime": "2026-12-07T10:00:00Z"}),
+                ),
+                item(
+                    "c",
+                    json!({"jobDeploymentStatus": "Failed", "jobStatus": "PENDING",
+                                 "reason": "DeadlineExceeded", "message": "too slow"}),
+                ),
+            ],
+        )
+        .await
+        .expect("bundled")
+        .expect("aggregates");
+    assert_eq!(
+        status,
+        json!({"jobDeploymentStatus": "Failed", "jobStatus": "SUCCEEDED",
+               "reason": "DeadlineExceeded", "message": "too slow"})
+    );
+}
+
+#[tokio::test]
+async fn a_notebook_is_one_replica_ready_only_when_running_everywhere() {
+    let customizations = Customizations::none();
+    let notebook = json!({
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "Notebook",
+        "metadata": {"name": "lab", "namespace": "ml"},
+        "spec": {"template": pod_template("2", "lab-env")},
+    });
+    let interpreted = customizations
+        .interpret_replica(&notebook)
+        .await
+        .expect("bundled")
+        .expect("interprets");
+    assert_eq!(interpreted.replicas, 1);
+    assert!(interpreted.requirements.is_some());
+
+    let health = |state: Value| {
+        let mut observed = notebook.clone();
+        observed["status"] = json!({"containerState": state});
+        let customizations = &customizations;
+        async move {
+            customizations
+                .interpret_health(&observed)
+                .await
+                .expect("bundled")
+                .expect("interprets")
+        }
+    };
+    assert!(health(json!({"running": {"startedAt": "2026-12-07T10:00:00Z"}})).await);
+    assert!(health(json!({"waiting": {"reason": "ContainerCreating"}})).await);
+    assert!(!health(json!({"waiting": {"reason": "ImagePullBackOff"}})).await);
+    assert!(health(json!({"terminated": {"reason": "Completed", "exitCode": 0}})).await);
+    assert!(!health(json!({"terminated": {"reason": "Completed", "exitCode": 1}})).await);
+    assert!(!health(json!({"terminated": {"reason": "OOMKilled"}})).await);
+
+    let running =
+        |at: &str| json!({"readyReplicas": 1, "containerState": {"running": {"startedAt": at}}});
+    let status = customizations
+        .aggregate_status(
+            &notebook,
+            &[
+                item("a", running("2026-12-07T10:00:00Z")),
+                item("b", running("2026-12-07T10:05:00Z")),
+            ],
+        )
+        .await
+        .expect("bundled")
+        .expect("aggregates");
+    assert_eq!(status["readyReplicas"], 2);
+    assert_eq!(
+        status["containerState"],
+        json!({"running": {"startedAt": "2026-12-07T10:05:00Z"}})
+    );
+    assert_eq!(status["conditions"][0]["type"], "Ready");
+    assert_eq!(
+        status["conditions"][0]["message"],
+        "All notebooks are ready"
+    );
+
+    let status = customizations
+        .aggregate_status(
+            &notebook,
+            &[
+                item("a", running("2026-12-07T10:00:00Z")),
+                item("b", json!({"readyReplicas": 0})),
+            ],
+        )
+        .await
+        .expect("bundled")
+        .expect("aggregates");
+    assert_eq!(
+        status["containerState"],
+        json!({"waiting": {"reason": "Unschedulable"}})
+    );
+    assert_eq!(
+        status["conditions"][0]["message"],
+        "Notebook executed failed in member clusters: b"
+    );
+    assert_eq!(status["conditions"].as_array().map(Vec::len), Some(1));
+
+    let reflected = customizations
+        .reflect_status(&json!({
+            "apiVersion": "kubeflow.org/v1", "kind": "Notebook",
+            "metadata": {"name": "lab", "namespace": "ml"},
+            "status": {"readyReplicas": 1, "containerState": {"running": {}}, "extra": 1},
+        }))
+        .await
+        .expect("bundled")
+        .expect("reflects");
+    assert_eq!(reflected["readyReplicas"], 1);
+    assert_eq!(reflected.get("extra"), None);
 }
