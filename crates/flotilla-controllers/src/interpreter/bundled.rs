@@ -19,6 +19,10 @@ use super::customized::{Index, build_index};
 /// The bundled customizations: file name and text.
 const FILES: &[(&str, &str)] = &[
     (
+        "argo-workflow.yaml",
+        include_str!("bundled/argo-workflow.yaml"),
+    ),
+    (
         "kubeflow-mpijob.yaml",
         include_str!("bundled/kubeflow-mpijob.yaml"),
     ),

@@ -56,6 +56,7 @@ fn every_bundled_customization_parses_and_its_scripts_compile() {
     assert_eq!(
         kinds(),
         [
+            ("argoproj.io/v1alpha1".to_owned(), "Workflow".to_owned()),
             ("kubeflow.org/v1".to_owned(), "Notebook".to_owned()),
             ("kubeflow.org/v1".to_owned(), "PyTorchJob".to_owned()),
             ("kubeflow.org/v1".to_owned(), "TFJob".to_owned()),
@@ -741,4 +742,95 @@ async fn a_notebook_is_one_replica_ready_only_when_running_everywhere() {
         .expect("reflects");
     assert_eq!(reflected["readyReplicas"], 1);
     assert_eq!(reflected.get("extra"), None);
+}
+
+#[tokio::test]
+async fn an_argo_workflow_runs_its_parallelism_and_keeps_what_the_member_decided() {
+    let customizations = Customizations::none();
+    let workflow = json!({
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Workflow",
+        "metadata": {"name": "etl", "namespace": "data"},
+        "spec": {
+            "parallelism": 4,
+            "entrypoint": "main",
+            "nodeSelector": {"accelerator": "a100"},
+            "serviceAccountName": "runner",
+            "executor": {"serviceAccountName": "default"},
+            "imagePullSecrets": [{"name": "registry"}],
+            "volumeClaimTemplates": [{"metadata": {"name": "work"}}],
+            "volumes": [
+                {"name": "cfg", "configMap": {"name": "etl-config"}},
+                {"name": "creds", "secret": {"secretName": "not-read", "name": "read-by-name"}},
+                {"name": "ceph", "cephfs": {"secretRef": {"name": "ceph-key"}}},
+            ],
+        },
+    });
+    let interpreted = customizations
+        .interpret_replica(&workflow)
+        .await
+        .expect("bundled")
+        .expect("interprets");
+    assert_eq!(interpreted.replicas, 4);
+    let requirements =
+        serde_json::to_value(interpreted.requirements.expect("requirements")).unwrap();
+    assert_eq!(
+        requirements["nodeClaim"]["nodeSelector"],
+        json!({"accelerator": "a100"})
+    );
+    let revised = customizations
+        .revise_replica(&workflow, 1)
+        .expect("bundled")
+        .expect("revises");
+    assert_eq!(revised["spec"]["parallelism"], 1);
+
+    let references = customizations
+        .dependencies(&workflow)
+        .await
+        .expect("bundled")
+        .expect("dependencies");
+    let names: Vec<(&str, &str)> = references
+        .iter()
+        .map(|r| (r.kind.as_str(), r.name.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("ConfigMap", "etl-config"),
+            ("PersistentVolumeClaim", "work"),
+            ("Secret", "ceph-key"),
+            ("Secret", "read-by-name"),
+            ("Secret", "registry"),
+            ("ServiceAccount", "default"),
+            ("ServiceAccount", "runner"),
+        ]
+    );
+
+    let mut observed = workflow.clone();
+    observed["spec"]["suspend"] = json!(true);
+    observed["status"] = json!({"phase": "Running"});
+    let retained = customizations
+        .retain(&workflow, &observed)
+        .await
+        .expect("bundled")
+        .expect("retains");
+    assert_eq!(retained["spec"]["suspend"], true);
+    assert_eq!(retained["status"]["phase"], "Running");
+
+    for (phase, healthy) in [
+        ("Running", true),
+        ("Succeeded", true),
+        ("Failed", false),
+        ("Error", false),
+        ("", false),
+    ] {
+        let mut observed = workflow.clone();
+        observed["status"] = json!({"phase": phase});
+        let answer = customizations
+            .interpret_health(&observed)
+            .await
+            .expect("bundled")
+            .expect("interprets");
+        assert_eq!(answer, healthy, "{phase}");
+    }
 }
