@@ -14,7 +14,7 @@ use std::sync::{Arc, LazyLock};
 use flotilla_api::karmada::{Operation, ResourceInterpreterCustomization};
 use serde_json::Value;
 
-use super::customized::{Index, build_index};
+use super::customized::{Index, Rules, build_index};
 
 /// The bundled customizations: file name and text.
 const FILES: &[(&str, &str)] = &[
@@ -64,19 +64,24 @@ fn customizations() -> Vec<Arc<ResourceInterpreterCustomization>> {
 
 static INDEX: LazyLock<Index> = LazyLock::new(|| build_index(&customizations()));
 
-/// The bundled script for `operation` on `object`'s kind.
-pub fn script(object: &Value, operation: Operation) -> Option<Arc<str>> {
+/// The bundled rules of `object`'s kind. Asked for every object every controller interprets:
+/// a scan of the few kinds, without allocating.
+fn rules_of(object: &Value) -> Option<&'static Rules> {
     let (api_version, kind) = super::gvk_of(object);
     INDEX
-        .get(&(api_version.to_owned(), kind.to_owned()))
-        .and_then(|rules| rules.single.get(&operation).cloned())
+        .iter()
+        .find(|((v, k), _)| v == api_version && k == kind)
+        .map(|(_, rules)| rules)
+}
+
+/// The bundled script for `operation` on `object`'s kind.
+pub fn script(object: &Value, operation: Operation) -> Option<Arc<str>> {
+    rules_of(object).and_then(|rules| rules.single.get(&operation).cloned())
 }
 
 /// The bundled `InterpretDependency` scripts for `object`'s kind (`None` without one).
 pub fn dependency_scripts(object: &Value) -> Option<Vec<Arc<str>>> {
-    let (api_version, kind) = super::gvk_of(object);
-    INDEX
-        .get(&(api_version.to_owned(), kind.to_owned()))
+    rules_of(object)
         .filter(|rules| !rules.dependencies.is_empty())
         .map(|rules| rules.dependencies.clone())
 }
