@@ -23,6 +23,14 @@ const FILES: &[(&str, &str)] = &[
         include_str!("bundled/argo-workflow.yaml"),
     ),
     (
+        "flux-gitrepository.yaml",
+        include_str!("bundled/flux-gitrepository.yaml"),
+    ),
+    (
+        "flux-kustomization.yaml",
+        include_str!("bundled/flux-kustomization.yaml"),
+    ),
+    (
         "kubeflow-mpijob.yaml",
         include_str!("bundled/kubeflow-mpijob.yaml"),
     ),

@@ -61,8 +61,16 @@ fn every_bundled_customization_parses_and_its_scripts_compile() {
             ("kubeflow.org/v1".to_owned(), "PyTorchJob".to_owned()),
             ("kubeflow.org/v1".to_owned(), "TFJob".to_owned()),
             ("kubeflow.org/v2beta1".to_owned(), "MPIJob".to_owned()),
+            (
+                "kustomize.toolkit.fluxcd.io/v1".to_owned(),
+                "Kustomization".to_owned()
+            ),
             ("ray.io/v1".to_owned(), "RayCluster".to_owned()),
             ("ray.io/v1".to_owned(), "RayJob".to_owned()),
+            (
+                "source.toolkit.fluxcd.io/v1".to_owned(),
+                "GitRepository".to_owned()
+            ),
         ]
     );
 }
@@ -833,4 +841,174 @@ async fn an_argo_workflow_runs_its_parallelism_and_keeps_what_the_member_decided
             .expect("interprets");
         assert_eq!(answer, healthy, "{phase}");
     }
+}
+
+fn flux_condition(status: &str, reason: &str, message: &str) -> Value {
+    json!({"type": "Ready", "status": status, "reason": reason, "message": message})
+}
+
+#[tokio::test]
+async fn a_git_repository_merges_member_conditions_and_follows_generations() {
+    let customizations = Customizations::none();
+    let repository = json!({
+        "apiVersion": "source.toolkit.fluxcd.io/v1",
+        "kind": "GitRepository",
+        "metadata": {"name": "apps", "namespace": "flux-system", "generation": 3},
+        "spec": {"url": "https://example.com/apps.git", "secretRef": {"name": "git-auth"},
+                 "verify": {"secretRef": {"name": "signing-keys"}}},
+        "status": {"observedGeneration": 2},
+    });
+    let member = |rendered: i64, ready: Value| {
+        json!({"resourceTemplateGeneration": rendered, "generation": 1, "observedGeneration": 1,
+               "artifact": {"revision": format!("main@sha1:{rendered}")}, "conditions": [ready]})
+    };
+    let stored = "stored artifact for revision 'main@sha1:abc'";
+    let status = customizations
+        .aggregate_status(
+            &repository,
+            &[
+                item("a", member(3, flux_condition("True", "Succeeded", stored))),
+                item("b", member(3, flux_condition("True", "Succeeded", stored))),
+                item(
+                    "c",
+                    member(
+                        2,
+                        flux_condition("False", "GitOperationFailed", "auth failed"),
+                    ),
+                ),
+            ],
+        )
+        .await
+        .expect("bundled")
+        .expect("aggregates");
+    assert_eq!(
+        status["observedGeneration"], 2,
+        "c still renders generation 2"
+    );
+    assert_eq!(status["artifact"], json!({"revision": "main@sha1:2"}));
+    assert_eq!(
+        status["conditions"],
+        json!([
+            {"type": "Ready", "status": "True", "reason": "Succeeded",
+             "message": format!("a={stored}, b={stored}")},
+            {"type": "Ready", "status": "False", "reason": "GitOperationFailed", "message": "c=auth failed"},
+        ])
+    );
+    let status = customizations
+        .aggregate_status(
+            &repository,
+            &[item(
+                "a",
+                member(3, flux_condition("True", "Succeeded", stored)),
+            )],
+        )
+        .await
+        .expect("bundled")
+        .expect("aggregates");
+    assert_eq!(status["observedGeneration"], 3);
+
+    let mut observed = repository.clone();
+    observed["metadata"]["annotations"] = json!({"resourcetemplate.karmada.io/generation": "3"});
+    observed["metadata"]["generation"] = json!(1);
+    observed["status"] = json!({"observedGeneration": 1, "conditions": [flux_condition("True", "Succeeded", "ok")],
+                                "artifact": {"revision": "r"}, "url": "not reflected"});
+    let reflected = customizations
+        .reflect_status(&observed)
+        .await
+        .expect("bundled")
+        .expect("reflects");
+    assert_eq!(reflected["resourceTemplateGeneration"], 3);
+    assert_eq!(reflected["generation"], 1);
+    assert_eq!(reflected.get("url"), None);
+    assert!(
+        customizations
+            .interpret_health(&observed)
+            .await
+            .expect("bundled")
+            .expect("interprets")
+    );
+
+    let references = customizations
+        .dependencies(&repository)
+        .await
+        .expect("bundled")
+        .expect("dependencies");
+    let names: Vec<&str> = references.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["git-auth", "signing-keys"]);
+
+    let mut suspended = repository.clone();
+    suspended["spec"]["suspend"] = json!(true);
+    let retained = customizations
+        .retain(&repository, &suspended)
+        .await
+        .expect("bundled")
+        .expect("retains");
+    assert_eq!(retained["spec"]["suspend"], true);
+}
+
+#[tokio::test]
+async fn a_kustomization_keeps_the_last_revisions_and_is_healthy_once_reconciled() {
+    let customizations = Customizations::none();
+    let kustomization = json!({
+        "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+        "kind": "Kustomization",
+        "metadata": {"name": "apps", "namespace": "flux-system", "generation": 1},
+        "spec": {"path": "./apps", "serviceAccountName": "flux-applier",
+                 "decryption": {"provider": "sops", "secretRef": {"name": "sops-age"}},
+                 "kubeConfig": {"secretRef": {"name": "remote"}}},
+        "status": {"lastAppliedRevision": "main@sha1:old"},
+    });
+    let status = customizations
+        .aggregate_status(
+            &kustomization,
+            &[
+                item("a", json!({"lastAppliedRevision": "main@sha1:new", "lastAttemptedRevision": "main@sha1:new",
+                                 "resourceTemplateGeneration": 1,
+                                 "conditions": [flux_condition("True", "ReconciliationSucceeded", "Applied revision: main@sha1:new")]})),
+                item("b", json!({"lastAppliedRevision": ""})),
+            ],
+        )
+        .await
+        .expect("bundled")
+        .expect("aggregates");
+    assert_eq!(status["lastAppliedRevision"], "main@sha1:new");
+    assert_eq!(status["lastAttemptedRevision"], "main@sha1:new");
+    assert_eq!(
+        status["observedGeneration"], 0,
+        "b has not rendered generation 1"
+    );
+    assert_eq!(
+        status["conditions"][0]["message"],
+        "a=Applied revision: main@sha1:new"
+    );
+
+    let mut observed = kustomization.clone();
+    observed["status"] = json!({"conditions": [flux_condition("True", "Succeeded", "")]});
+    let healthy = customizations
+        .interpret_health(&observed)
+        .await
+        .expect("bundled")
+        .expect("interprets");
+    assert!(
+        !healthy,
+        "a Kustomization's success reason is ReconciliationSucceeded"
+    );
+
+    let references = customizations
+        .dependencies(&kustomization)
+        .await
+        .expect("bundled")
+        .expect("dependencies");
+    let names: Vec<(&str, &str)> = references
+        .iter()
+        .map(|r| (r.kind.as_str(), r.name.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("Secret", "remote"),
+            ("Secret", "sops-age"),
+            ("ServiceAccount", "flux-applier")
+        ]
+    );
 }
