@@ -16,7 +16,10 @@ use serde_json::Value;
 
 use super::customized::{Index, Rules, build_index};
 
-/// The bundled customizations: file name and text.
+mod gitops;
+mod kruise;
+
+/// The bundled customizations: file name and text (`gitops.rs` and `kruise.rs` list more).
 const FILES: &[(&str, &str)] = &[
     (
         "argo-workflow.yaml",
@@ -56,8 +59,7 @@ const FILES: &[(&str, &str)] = &[
 /// The parsed customizations (a file that does not parse is logged and left out; the tests
 /// parse every one).
 fn customizations() -> Vec<Arc<ResourceInterpreterCustomization>> {
-    FILES
-        .iter()
+    all_files()
         .filter_map(|(file, text)| {
             match yaml_serde::from_str::<ResourceInterpreterCustomization>(text) {
                 Ok(customization) => Some(Arc::new(customization)),
@@ -68,6 +70,11 @@ fn customizations() -> Vec<Arc<ResourceInterpreterCustomization>> {
             }
         })
         .collect()
+}
+
+/// Every bundled file.
+fn all_files() -> impl Iterator<Item = &'static (&'static str, &'static str)> {
+    FILES.iter().chain(gitops::FILES).chain(kruise::FILES)
 }
 
 static INDEX: LazyLock<Index> = LazyLock::new(|| build_index(&customizations()));

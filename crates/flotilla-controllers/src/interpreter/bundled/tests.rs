@@ -4,7 +4,7 @@ use serde_json::json;
 use super::*;
 use crate::interpreter::Customizations;
 
-fn item(cluster: &str, status: Value) -> AggregatedStatusItem {
+pub(super) fn item(cluster: &str, status: Value) -> AggregatedStatusItem {
     AggregatedStatusItem {
         cluster_name: cluster.into(),
         status: Some(JsonText::new(&status)),
@@ -13,7 +13,7 @@ fn item(cluster: &str, status: Value) -> AggregatedStatusItem {
     }
 }
 
-fn pod_template(cpu: &str, config_map: &str) -> Value {
+pub(super) fn pod_template(cpu: &str, config_map: &str) -> Value {
     json!({"spec": {
         "containers": [{
             "name": "trainer",
@@ -39,7 +39,7 @@ fn pytorch_job() -> Value {
 #[test]
 fn every_bundled_customization_parses_and_its_scripts_compile() {
     let parsed = customizations();
-    assert_eq!(parsed.len(), FILES.len(), "every file parses");
+    assert_eq!(parsed.len(), all_files().count(), "every file parses");
     for customization in &parsed {
         for operation in Operation::ALL {
             if let Some(script) = customization.spec.customizations.script(operation) {
@@ -53,26 +53,24 @@ fn every_bundled_customization_parses_and_its_scripts_compile() {
             }
         }
     }
-    assert_eq!(
-        kinds(),
-        [
-            ("argoproj.io/v1alpha1".to_owned(), "Workflow".to_owned()),
-            ("kubeflow.org/v1".to_owned(), "Notebook".to_owned()),
-            ("kubeflow.org/v1".to_owned(), "PyTorchJob".to_owned()),
-            ("kubeflow.org/v1".to_owned(), "TFJob".to_owned()),
-            ("kubeflow.org/v2beta1".to_owned(), "MPIJob".to_owned()),
-            (
-                "kustomize.toolkit.fluxcd.io/v1".to_owned(),
-                "Kustomization".to_owned()
-            ),
-            ("ray.io/v1".to_owned(), "RayCluster".to_owned()),
-            ("ray.io/v1".to_owned(), "RayJob".to_owned()),
-            (
-                "source.toolkit.fluxcd.io/v1".to_owned(),
-                "GitRepository".to_owned()
-            ),
-        ]
-    );
+    // One kind per file, none twice.
+    assert_eq!(kinds().len(), all_files().count());
+    for kind in [
+        ("argoproj.io/v1alpha1", "Workflow"),
+        ("kubeflow.org/v1", "Notebook"),
+        ("kubeflow.org/v1", "PyTorchJob"),
+        ("kubeflow.org/v1", "TFJob"),
+        ("kubeflow.org/v2beta1", "MPIJob"),
+        ("kustomize.toolkit.fluxcd.io/v1", "Kustomization"),
+        ("ray.io/v1", "RayCluster"),
+        ("ray.io/v1", "RayJob"),
+        ("source.toolkit.fluxcd.io/v1", "GitRepository"),
+    ] {
+        assert!(
+            kinds().contains(&(kind.0.to_owned(), kind.1.to_owned())),
+            "{kind:?}"
+        );
+    }
 }
 
 #[test]
