@@ -18,8 +18,9 @@ use super::customized::{Index, Rules, build_index};
 
 mod gitops;
 mod kruise;
+mod ml;
 
-/// The bundled customizations: file name and text (`gitops.rs` and `kruise.rs` list more).
+/// The bundled customizations: file name and text (`gitops.rs`, `kruise.rs` and `ml.rs` list more).
 const FILES: &[(&str, &str)] = &[
     (
         "argo-workflow.yaml",
@@ -74,7 +75,11 @@ fn customizations() -> Vec<Arc<ResourceInterpreterCustomization>> {
 
 /// Every bundled file.
 fn all_files() -> impl Iterator<Item = &'static (&'static str, &'static str)> {
-    FILES.iter().chain(gitops::FILES).chain(kruise::FILES)
+    FILES
+        .iter()
+        .chain(gitops::FILES)
+        .chain(kruise::FILES)
+        .chain(ml::FILES)
 }
 
 static INDEX: LazyLock<Index> = LazyLock::new(|| build_index(&customizations()));

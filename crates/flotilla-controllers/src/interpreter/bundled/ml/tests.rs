@@ -1,0 +1,1 @@
+//! Tests of this group's bundled customizations (behaviour a user relies on, per kind).
