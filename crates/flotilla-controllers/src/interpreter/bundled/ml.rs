@@ -2,7 +2,16 @@
 //! in `bundled/ml/`.
 
 /// The customizations of this group.
-pub(super) const FILES: &[(&str, &str)] = &[];
+pub(super) const FILES: &[(&str, &str)] = &[
+    (
+        "ray-rayservice.yaml",
+        include_str!("ml/ray-rayservice.yaml"),
+    ),
+    (
+        "spark-sparkapplication.yaml",
+        include_str!("ml/spark-sparkapplication.yaml"),
+    ),
+];
 
 #[cfg(test)]
 mod tests;
