@@ -55,6 +55,7 @@ const FILES: &[(&str, &str)] = &[
         include_str!("bundled/ray-raycluster.yaml"),
     ),
     ("ray-rayjob.yaml", include_str!("bundled/ray-rayjob.yaml")),
+    ("volcano-job.yaml", include_str!("bundled/volcano-job.yaml")),
 ];
 
 /// The parsed customizations (a file that does not parse is logged and left out; the tests
@@ -92,6 +93,16 @@ fn rules_of(object: &Value) -> Option<&'static Rules> {
         .iter()
         .find(|((v, k), _)| v == api_version && k == kind)
         .map(|(_, rules)| rules)
+}
+
+/// Whether a bundled rule interprets `operation` for the kind (part of Karmada's `HookEnabled`).
+pub fn interprets(api_version: &str, kind: &str, operation: Operation) -> bool {
+    INDEX.iter().any(|((v, k), rules)| {
+        v == api_version
+            && k == kind
+            && (rules.single.contains_key(&operation)
+                || (operation == Operation::InterpretDependency && !rules.dependencies.is_empty()))
+    })
 }
 
 /// The bundled script for `operation` on `object`'s kind.

@@ -56,10 +56,15 @@ pub fn verdict_health(verdict: Option<&Result<bool, HealthError>>) -> Health {
     }
 }
 
-/// Whether the native interpreter has a health rule for the kind (Karmada's `HookEnabled` for
-/// `InterpretHealth`): the kinds [`interpret`] knows.
+/// Whether the native interpreter or a bundled third-party rule has a health rule for the kind
+/// (Karmada's `HookEnabled` for `InterpretHealth`): the kinds [`interpret`] knows and the
+/// bundled ones with a `healthInterpretation`.
 pub fn has_rule(api_version: &str, kind: &str) -> bool {
-    matches!(
+    super::bundled::interprets(
+        api_version,
+        kind,
+        flotilla_api::karmada::Operation::InterpretHealth,
+    ) || matches!(
         (api_version, kind),
         (
             "apps/v1",

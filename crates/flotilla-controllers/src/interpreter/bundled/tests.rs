@@ -65,6 +65,7 @@ fn every_bundled_customization_parses_and_its_scripts_compile() {
         ("ray.io/v1", "RayCluster"),
         ("ray.io/v1", "RayJob"),
         ("source.toolkit.fluxcd.io/v1", "GitRepository"),
+        ("batch.volcano.sh/v1alpha1", "Job"),
     ] {
         assert!(
             kinds().contains(&(kind.0.to_owned(), kind.1.to_owned())),
@@ -1009,4 +1010,140 @@ async fn a_kustomization_keeps_the_last_revisions_and_is_healthy_once_reconciled
             ("ServiceAccount", "flux-applier")
         ]
     );
+}
+
+fn volcano_job() -> Value {
+    json!({
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": "train", "namespace": "ml"},
+        "spec": {"minAvailable": 3, "tasks": [
+            {"name": "ps", "replicas": 1, "template": pod_template("1", "a")},
+            {"replicas": 4, "minAvailable": 2, "template": pod_template("4", "b")},
+        ]},
+    })
+}
+
+#[tokio::test]
+async fn a_volcano_job_has_a_component_per_task_and_sums_what_members_report() {
+    let customizations = Customizations::none();
+    let components = customizations
+        .interpret_components(&volcano_job())
+        .expect("bundled")
+        .expect("components");
+    let summary: Vec<(&str, i32)> = components
+        .iter()
+        .map(|c| (c.name.as_str(), c.replicas))
+        .collect();
+    assert_eq!(summary, [("ps", 1), ("task-1", 2)]);
+
+    for (phase, healthy) in [
+        ("Running", true),
+        ("Pending", true),
+        ("Completed", true),
+        ("Aborted", true),
+        ("Failed", false),
+        ("", false),
+    ] {
+        let mut observed = volcano_job();
+        observed["status"] = json!({"state": {"phase": phase}});
+        let answer = customizations
+            .interpret_health(&observed)
+            .await
+            .expect("bundled")
+            .expect("interprets");
+        assert_eq!(answer, healthy, "{phase}");
+    }
+
+    let member = |phase: &str, running: i64, duration: &str| {
+        json!({"state": {"phase": phase}, "running": running, "succeeded": 1, "version": running,
+               "runningDuration": duration,
+               "taskStatusCount": {"ps": {"phase": {"Running": running}}},
+               "conditions": [{"status": "Running", "lastTransitionTime": format!("2026-12-07T10:0{running}:00Z")}]})
+    };
+    let status = customizations
+        .aggregate_status(
+            &volcano_job(),
+            &[
+                item("a", member("Running", 1, "1m30s")),
+                item("b", member("Running", 2, "2m")),
+            ],
+        )
+        .await
+        .expect("bundled")
+        .expect("aggregates");
+    assert_eq!(status["running"], 3);
+    assert_eq!(status["succeeded"], 2);
+    assert_eq!(status["version"], 2, "the highest");
+    assert_eq!(status["runningDuration"], "2m", "the longest");
+    assert_eq!(
+        status["taskStatusCount"],
+        json!({"ps": {"phase": {"Running": 3}}})
+    );
+    assert_eq!(
+        status["conditions"],
+        json!([{"status": "Running", "lastTransitionTime": "2026-12-07T10:02:00Z"}])
+    );
+    assert_eq!(status.get("state"), None, "no member finished");
+
+    let status = customizations
+        .aggregate_status(
+            &volcano_job(),
+            &[
+                item("a", member("Completed", 1, "1m")),
+                item("b", member("Failed", 1, "1m")),
+            ],
+        )
+        .await
+        .expect("bundled")
+        .expect("aggregates");
+    assert_eq!(status["state"]["phase"], "Failed");
+    assert_eq!(status["state"]["message"], "Job failed in clusters: b");
+    let status = customizations
+        .aggregate_status(
+            &volcano_job(),
+            &[
+                item("a", member("Completed", 1, "1m")),
+                item("b", member("Completed", 1, "1m")),
+            ],
+        )
+        .await
+        .expect("bundled")
+        .expect("aggregates");
+    assert_eq!(status["state"]["reason"], "Completed");
+    assert_eq!(status["state"]["message"], "Job completed successfully");
+
+    let mut observed = volcano_job();
+    observed["status"] = member("Running", 1, "10s");
+    observed["status"]["extra"] = json!(true);
+    let reflected = customizations
+        .reflect_status(&observed)
+        .await
+        .expect("bundled")
+        .expect("reflects");
+    assert_eq!(reflected["running"], 1);
+    assert_eq!(reflected["state"], json!({"phase": "Running"}));
+    assert_eq!(reflected.get("extra"), None);
+}
+
+#[test]
+fn bundled_health_rules_count_as_health_hooks() {
+    use crate::interpreter::health::has_rule;
+    assert!(has_rule("kubeflow.org/v1", "PyTorchJob"));
+    assert!(has_rule("apps.kruise.io/v1alpha1", "CloneSet"));
+    assert!(
+        !has_rule("apps.kruise.io/v1alpha1", "AdvancedCronJob"),
+        "no health rule"
+    );
+    assert!(!has_rule("example.io/v1", "Workload"));
+    assert!(interprets(
+        "kubeflow.org/v1",
+        "PyTorchJob",
+        Operation::InterpretDependency
+    ));
+    assert!(!interprets(
+        "kubeflow.org/v2beta1",
+        "MPIJob",
+        Operation::InterpretDependency
+    ));
 }
