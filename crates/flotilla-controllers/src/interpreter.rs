@@ -12,7 +12,6 @@ pub mod health;
 pub mod reflect;
 pub mod replicas;
 pub mod retain;
-pub mod thirdparty;
 pub mod webhook;
 
 pub use aggregate::aggregate_status;

@@ -44,7 +44,7 @@ impl Detector {
                         .await;
                     return Err(error.into());
                 }
-                None => interpreter::thirdparty::components(template),
+                None => None,
             }
         } else {
             None
@@ -67,10 +67,7 @@ impl Detector {
                 requirements: None,
             }),
             (None, Some(customized)) => customized.map_err(DetectorError::from),
-            (None, None) => match interpreter::thirdparty::interpret_replica(template) {
-                Some(interpreted) => Ok(interpreted),
-                None => interpreter::interpret_replica(template).map_err(DetectorError::from),
-            },
+            (None, None) => interpreter::interpret_replica(template).map_err(DetectorError::from),
         };
         if components.is_none() && hooked {
             match &interpreted {
@@ -95,8 +92,9 @@ impl Detector {
     }
 }
 
-/// Whether Karmada has a replica interpreter for `template` without customizations: its native
-/// ones (Deployment, ReplicaSet, StatefulSet, Job, Pod) and its bundled third-party rules.
+/// Whether Karmada's native interpreter has a replica rule for `template` (Deployment,
+/// ReplicaSet, StatefulSet, Job, Pod); customizations and the bundled third-party rules are
+/// hooks of their own.
 fn replica_hook(template: &Value) -> bool {
     let api_version = template["apiVersion"].as_str().unwrap_or("");
     let kind = template["kind"].as_str().unwrap_or("");
@@ -105,5 +103,5 @@ fn replica_hook(template: &Value) -> bool {
         ("apps/v1", "Deployment" | "ReplicaSet" | "StatefulSet")
             | ("batch/v1", "Job")
             | ("v1", "Pod")
-    ) || interpreter::thirdparty::interpret_replica(template).is_some()
+    )
 }

@@ -6,8 +6,6 @@
 //! same Lua runtime as the user's customizations. They are not API objects: `kubectl get
 //! resourceinterpretercustomizations` does not list them, and a customization of the same kind
 //! and operation replaces them.
-//!
-//! FlinkDeployment and Volcano Job are interpreted natively instead (`thirdparty.rs`).
 
 use std::sync::{Arc, LazyLock};
 

@@ -72,8 +72,6 @@ pub fn has_rule(api_version: &str, kind: &str) -> bool {
         ) | ("v1", "Service" | "PersistentVolumeClaim" | "Pod")
             | ("networking.k8s.io/v1", "Ingress")
             | ("policy/v1", "PodDisruptionBudget")
-            | ("flink.apache.org/v1beta1", "FlinkDeployment")
-            | ("batch.volcano.sh/v1alpha1", "Job")
     )
 }
 
@@ -157,8 +155,7 @@ pub fn interpret(object: &Value) -> Option<Result<bool, HealthError>> {
                 status.current_healthy >= status.desired_healthy
             })
         }
-        // Karmada's bundled third-party rules (FlinkDeployment, Volcano Job).
-        _ => return super::thirdparty::health(object).map(Ok),
+        _ => return None,
     })
 }
 

@@ -4,6 +4,10 @@
 /// The customizations of this group.
 pub(super) const FILES: &[(&str, &str)] = &[
     (
+        "flink-flinkdeployment.yaml",
+        include_str!("ml/flink-flinkdeployment.yaml"),
+    ),
+    (
         "ray-rayservice.yaml",
         include_str!("ml/ray-rayservice.yaml"),
     ),
