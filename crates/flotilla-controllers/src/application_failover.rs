@@ -113,6 +113,8 @@ struct Controller {
     cluster_bindings: Store<ClusterResourceBinding>,
     queue: WorkQueue<BindingKey>,
     clocks: UnhealthySince,
+    /// Whether a kind has a health rule counts customizations and webhooks too.
+    interpreter: Arc<crate::interpreter::Customizations>,
 }
 
 /// `CONTROLLERS` entry point.
@@ -149,6 +151,7 @@ async fn run(context: Context, shutdown: Shutdown) {
         cluster_bindings: crbs.store(),
         queue: WorkQueue::named("resource-binding-application-failover-controller"),
         clocks: UnhealthySince::default(),
+        interpreter: context.interpreter.clone(),
     });
     let mut tasks = Tasks::new();
     let me = this.clone();
@@ -176,6 +179,7 @@ async fn run(context: Context, shutdown: Shutdown) {
     let ready = async {
         rbs.wait_until_ready().await;
         crbs.wait_until_ready().await;
+        this.interpreter.ready().await;
     };
     if !until_ready(&shutdown, ready).await {
         return;
@@ -217,12 +221,15 @@ impl Controller {
     }
 
     /// Karmada's `bindingFilter`: the behaviour is set, some status was collected, the kind
-    /// has a health rule, and dependencies propagate.
-    fn applies(view: &BindingView) -> Option<&ApplicationFailoverBehavior> {
+    /// has a health rule (Karmada's `HookEnabled`: native, bundled, a customization's or a
+    /// webhook's), and dependencies propagate.
+    fn applies<'v>(&self, view: &'v BindingView) -> Option<&'v ApplicationFailoverBehavior> {
         let behaviour = view.spec.failover.as_ref()?.application.as_ref()?;
         let resource = &view.spec.resource;
         (!view.status.aggregated_status.is_empty()
-            && crate::interpreter::health::has_rule(&resource.api_version, &resource.kind)
+            && self
+                .interpreter
+                .health_hook(&resource.api_version, &resource.kind)
             && view.spec.propagate_deps)
             .then_some(behaviour)
     }
@@ -232,7 +239,7 @@ impl Controller {
             self.clocks.forget(key);
             return Ok(());
         };
-        let Some(behaviour) = Self::applies(&binding) else {
+        let Some(behaviour) = self.applies(&binding) else {
             self.clocks.forget(key);
             return Ok(());
         };

@@ -206,6 +206,18 @@ impl Customizations {
         super::bundled::script(object, operation).map(Choice::Script)
     }
 
+    /// Whether any interpreter judges the health of `api_version`/`kind` (Karmada's
+    /// `HookEnabled` for `InterpretHealth`): the native rules, a bundled rule, a customization's
+    /// script or a matching webhook.
+    pub fn health_hook(&self, api_version: &str, kind: &str) -> bool {
+        if super::health::has_rule(api_version, kind) {
+            return true;
+        }
+        let probe = serde_json::json!({"apiVersion": api_version, "kind": kind});
+        self.script(&probe, Operation::InterpretHealth).is_some()
+            || self.webhooks.enabled(&probe, Operation::InterpretHealth)
+    }
+
     /// `InterpretReplica`: replicas and per-replica requirements.
     pub async fn interpret_replica(
         &self,

@@ -366,3 +366,28 @@ async fn a_component_script_gives_the_components_of_a_multi_template_kind() {
         .unwrap_err();
     assert!(error.to_string().contains("InterpretComponent"), "{error}");
 }
+
+#[test]
+fn a_health_hook_is_native_bundled_or_a_customizations() {
+    let customizations = Customizations::none();
+    assert!(
+        customizations.health_hook("apps/v1", "Deployment"),
+        "native"
+    );
+    assert!(
+        customizations.health_hook("kubeflow.org/v1", "TFJob"),
+        "bundled"
+    );
+    assert!(!customizations.health_hook("apps/v1", "ControllerRevision"));
+    let mut scripted = customization(
+        "a",
+        "ControllerRevision",
+        json!({"healthInterpretation": {"luaScript": "function InterpretHealth(obj) return true end"}}),
+    );
+    scripted.spec.target.api_version = "apps/v1".into();
+    customizations.set(&[scripted]);
+    assert!(
+        customizations.health_hook("apps/v1", "ControllerRevision"),
+        "customized"
+    );
+}
