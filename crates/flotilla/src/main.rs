@@ -4,6 +4,7 @@ mod agent;
 mod bench;
 mod cluster_proxy;
 mod demo;
+mod interpret;
 mod join;
 mod metrics;
 mod registration;
@@ -50,6 +51,9 @@ enum Command {
     Agent(Box<agent::AgentArgs>),
     /// Bootstrap tokens for pull-mode registration (Karmada's `karmadactl token`).
     Token(token::TokenArgs),
+    /// Check ResourceInterpreterCustomizations, or run one interpreter operation locally on
+    /// objects from files (Karmada's `karmadactl interpret`).
+    Interpret(interpret::InterpretArgs),
     /// Measure hot paths against baselines measured in the same run.
     Bench {
         #[command(subcommand)]
@@ -229,6 +233,7 @@ fn main() -> anyhow::Result<()> {
             Command::Join(args) => join::run_join(args).await,
             Command::Agent(args) => agent::run(*args).await,
             Command::Token(args) => token::run(args).await,
+            Command::Interpret(args) => std::process::exit(interpret::main(&args).await),
             Command::Unjoin(args) => join::run_unjoin(args).await,
             Command::Bench { target } => match target {
                 BenchTarget::Schedule {

@@ -114,6 +114,15 @@ impl Customizations {
         Self::build(None)
     }
 
+    /// Exactly `customizations`, no informer and no webhook (`flotilla interpret`).
+    pub fn fixed(customizations: &[ResourceInterpreterCustomization]) -> Self {
+        let this = Self::build(None);
+        let owned: Vec<Arc<ResourceInterpreterCustomization>> =
+            customizations.iter().cloned().map(Arc::new).collect();
+        *this.index.write() = Arc::new(build_index(&owned));
+        this
+    }
+
     fn build(informers: Option<Informers>) -> Self {
         Customizations {
             webhooks: Webhooks::new(informers.clone()),
