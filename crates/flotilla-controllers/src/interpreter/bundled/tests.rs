@@ -24,6 +24,60 @@ pub(super) fn pod_template(cpu: &str, config_map: &str) -> Value {
     }})
 }
 
+// Shared by the group tests (`gitops`, `kruise`): one operation through the bundled rules,
+// expected to be there and to succeed.
+
+/// `object` with `status` as its status.
+pub(super) fn with_status(object: &Value, status: Value) -> Value {
+    let mut observed = object.clone();
+    observed["status"] = status;
+    observed
+}
+
+pub(super) async fn health(observed: &Value) -> bool {
+    Customizations::none()
+        .interpret_health(observed)
+        .await
+        .expect("bundled")
+        .expect("interprets")
+}
+
+pub(super) async fn aggregate(template: &Value, items: &[AggregatedStatusItem]) -> Value {
+    Customizations::none()
+        .aggregate_status(template, items)
+        .await
+        .expect("bundled")
+        .expect("aggregates")
+}
+
+pub(super) async fn reflect(observed: &Value) -> Value {
+    Customizations::none()
+        .reflect_status(observed)
+        .await
+        .expect("bundled")
+        .expect("reflects")
+}
+
+pub(super) async fn retain(desired: &Value, observed: &Value) -> Value {
+    Customizations::none()
+        .retain(desired, observed)
+        .await
+        .expect("bundled")
+        .expect("retains")
+}
+
+/// The references as (kind, namespace, name).
+pub(super) async fn dependencies(object: &Value) -> Vec<(String, String, String)> {
+    Customizations::none()
+        .dependencies(object)
+        .await
+        .expect("bundled")
+        .expect("dependencies")
+        .into_iter()
+        .map(|r| (r.kind, r.namespace, r.name))
+        .collect()
+}
+
 fn pytorch_job() -> Value {
     json!({
         "apiVersion": "kubeflow.org/v1",

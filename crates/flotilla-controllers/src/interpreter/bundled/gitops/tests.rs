@@ -1,9 +1,8 @@
 //! Tests of this group's bundled customizations (behaviour a user relies on, per kind).
 
-use flotilla_api::karmada::AggregatedStatusItem;
 use serde_json::{Value, json};
 
-use super::super::tests::item;
+use super::super::tests::{aggregate, dependencies, health, item, reflect, retain, with_status};
 use crate::interpreter::Customizations;
 
 const SOURCES: &str = "source.toolkit.fluxcd.io/v1beta2";
@@ -14,57 +13,6 @@ fn condition(kind: &str, status: &str, reason: &str, message: &str) -> Value {
 
 fn ready(status: &str, reason: &str, message: &str) -> Value {
     condition("Ready", status, reason, message)
-}
-
-/// `object` with `status` as its status.
-fn with_status(object: &Value, status: Value) -> Value {
-    let mut observed = object.clone();
-    observed["status"] = status;
-    observed
-}
-
-async fn health(object: &Value) -> bool {
-    Customizations::none()
-        .interpret_health(object)
-        .await
-        .expect("bundled")
-        .expect("interprets")
-}
-
-async fn aggregate(template: &Value, items: &[AggregatedStatusItem]) -> Value {
-    Customizations::none()
-        .aggregate_status(template, items)
-        .await
-        .expect("bundled")
-        .expect("aggregates")
-}
-
-async fn reflect(observed: &Value) -> Value {
-    Customizations::none()
-        .reflect_status(observed)
-        .await
-        .expect("bundled")
-        .expect("reflects")
-}
-
-async fn retain(desired: &Value, observed: &Value) -> Value {
-    Customizations::none()
-        .retain(desired, observed)
-        .await
-        .expect("bundled")
-        .expect("retains")
-}
-
-/// The references as (kind, namespace, name), in the order returned.
-async fn dependencies(object: &Value) -> Vec<(String, String, String)> {
-    Customizations::none()
-        .dependencies(object)
-        .await
-        .expect("bundled")
-        .expect("dependencies")
-        .into_iter()
-        .map(|r| (r.kind, r.namespace, r.name))
-        .collect()
 }
 
 fn refs(namespace: &str, expected: &[(&str, &str)]) -> Vec<(String, String, String)> {

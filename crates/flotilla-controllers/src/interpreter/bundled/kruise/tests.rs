@@ -4,7 +4,7 @@ use flotilla_api::karmada::AggregatedStatusItem;
 use flotilla_api::karmada::replicas::InterpretedReplicas;
 use serde_json::{Value, json};
 
-use super::super::tests::item;
+use super::super::tests::{aggregate, dependencies, health, item, reflect, retain, with_status};
 use crate::interpreter::Customizations;
 
 const V1ALPHA1: &str = "apps.kruise.io/v1alpha1";
@@ -43,13 +43,6 @@ fn object(api_version: &str, kind: &str, spec: Value) -> Value {
     })
 }
 
-/// `object` with `status` as its status.
-fn with_status(object: &Value, status: Value) -> Value {
-    let mut observed = object.clone();
-    observed["status"] = status;
-    observed
-}
-
 /// A member that reported no status.
 fn silent(cluster: &str) -> AggregatedStatusItem {
     AggregatedStatusItem {
@@ -72,50 +65,6 @@ fn revise(object: &Value, replicas: i32) -> Value {
         .revise_replica(object, replicas)
         .expect("bundled")
         .expect("revises")
-}
-
-async fn reflect(observed: &Value) -> Value {
-    Customizations::none()
-        .reflect_status(observed)
-        .await
-        .expect("bundled")
-        .expect("reflects")
-}
-
-async fn health(observed: &Value) -> bool {
-    Customizations::none()
-        .interpret_health(observed)
-        .await
-        .expect("bundled")
-        .expect("interprets")
-}
-
-async fn aggregate(template: &Value, items: &[AggregatedStatusItem]) -> Value {
-    Customizations::none()
-        .aggregate_status(template, items)
-        .await
-        .expect("bundled")
-        .expect("aggregates")
-}
-
-async fn retain(desired: &Value, observed: &Value) -> Value {
-    Customizations::none()
-        .retain(desired, observed)
-        .await
-        .expect("bundled")
-        .expect("retains")
-}
-
-/// The references as (kind, namespace, name).
-async fn dependencies(object: &Value) -> Vec<(String, String, String)> {
-    Customizations::none()
-        .dependencies(object)
-        .await
-        .expect("bundled")
-        .expect("dependencies")
-        .into_iter()
-        .map(|r| (r.kind, r.namespace, r.name))
-        .collect()
 }
 
 fn refs(expected: &[(&str, &str)]) -> Vec<(String, String, String)> {
