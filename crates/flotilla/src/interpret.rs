@@ -299,6 +299,7 @@ async fn execute(
             let object = one_object(desired, observed)?;
             let components = customizations
                 .interpret_components(object)
+                .await
                 .ok_or_else(not_enabled)?
                 .map_err(failed)?;
             vec![("components", to_json(&components))]

@@ -176,6 +176,9 @@ pub struct InterpreterResponse {
     /// InterpretReplica's replicas (required).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
+    /// InterpretComponent's components (a multi-template workload's pod templates).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub components: Vec<super::Component>,
     /// InterpretDependency's references.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dependencies: Vec<Value>,

@@ -36,7 +36,7 @@ impl Detector {
         // kind with components gets them instead of replicas. Each interpretation a hook
         // exists for is reported on the template (`GetComponents…`, `GetReplicas…`).
         let components = if self.multiple_templates {
-            match self.interpreter.interpret_components(template) {
+            match self.interpreter.interpret_components(template).await {
                 Some(Ok(components)) => Some(components),
                 Some(Err(error)) => {
                     let note = error.to_string();

@@ -272,16 +272,30 @@ impl Customizations {
     }
 
     /// `InterpretComponent`: the components of a multi-template workload, from a
-    /// customization's `componentResource` script (`None` without one).
-    pub fn interpret_components(
+    /// customization's `componentResource` script, else a webhook's `components`, else a
+    /// bundled script (`None` without any).
+    pub async fn interpret_components(
         &self,
         object: &Value,
     ) -> Option<Result<Vec<flotilla_api::karmada::Component>, CustomizedError>> {
-        // Karmada's webhooks do not interpret components (`interpreterContextVersions` has no
-        // field for them): a customization's script, else a bundled one.
-        let script = self
-            .script(object, Operation::InterpretComponent)
-            .or_else(|| super::bundled::script(object, Operation::InterpretComponent))?;
+        let script = match self.choose(object, Operation::InterpretComponent)? {
+            Choice::Script(script) => script,
+            Choice::Webhook => {
+                let call = Call {
+                    object,
+                    ..Call::default()
+                };
+                let answer = self
+                    .webhooks
+                    .interpret(Operation::InterpretComponent, call)
+                    .await?;
+                return Some(
+                    answer
+                        .map(|a| a.0.components)
+                        .map_err(by_webhook(Operation::InterpretComponent, object)),
+                );
+            }
+        };
         let fail = failure(Operation::InterpretComponent, object);
         Some(
             self.lua

@@ -533,6 +533,10 @@ webhooks:
     apiGroups: [apps]
     apiVersions: [v1]
     kinds: [Deployment]
+  - operations: [InterpretComponent]
+    apiGroups: [batch]
+    apiVersions: [v1]
+    kinds: [Job]
   clientConfig:
     url: {url}
     caBundle: {ca}
@@ -649,6 +653,31 @@ webhooks:
                     ns,
                     "deployment/web",
                     "{.metadata.labels.touched} {.spec.paused}",
+                )
+                .await
+        },
+    )
+    .await;
+    // InterpretComponent (gate MultiplePodTemplatesScheduling, on with AllAlpha): a Job's
+    // binding gets the webhook's components instead of replicas.
+    plane
+        .apply(
+            None,
+            &format!(
+                "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\n  namespace: {ns}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - {{name: c, image: busybox, command: [\"true\"]}}\n---\napiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata:\n  name: train\n  namespace: {ns}\nspec:\n  resourceSelectors:\n  - {{apiVersion: batch/v1, kind: Job, name: train}}\n  placement:\n{ONE_CLUSTER}"
+            ),
+        )
+        .await;
+    await_value(
+        "the Job's binding has the webhook's components",
+        "from-webhook=2 100m",
+        || async {
+            plane
+                .get(
+                    None,
+                    ns,
+                    "resourcebinding/train-job",
+                    "{.spec.components[0].name}={.spec.components[0].replicas} {.spec.components[0].replicaRequirements.resourceRequest.cpu}",
                 )
                 .await
         },

@@ -23,7 +23,8 @@ fn patch(ops: Value) -> String {
 
 /// The answers: replicas + 2 and 250m per replica; each cluster's share + 10; the member's
 /// `paused` kept; health false; status reflected with a marker; template `status.replicas` 42;
-/// a ConfigMap `from-webhook` as dependency.
+/// a ConfigMap `from-webhook` as dependency; for InterpretComponent (Jobs) one component
+/// `from-webhook` of 2 replicas requesting 100m.
 async fn interpret(Json(context): Json<Value>) -> Json<Value> {
     let request = &context["request"];
     let uid = request["uid"].clone();
@@ -51,6 +52,12 @@ async fn interpret(Json(context): Json<Value>) -> Json<Value> {
             response["patchType"] = json!("JSONPatch");
         }
         "InterpretHealth" => response["healthy"] = json!(false),
+        "InterpretComponent" => {
+            response["components"] = json!([
+                {"name": "from-webhook", "replicas": 2,
+                 "replicaRequirements": {"resourceRequest": {"cpu": "100m"}}}
+            ]);
+        }
         "InterpretStatus" => {
             let mut status = object["status"].clone();
             if let Some(map) = status.as_object_mut() {

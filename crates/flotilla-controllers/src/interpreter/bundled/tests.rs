@@ -1,4 +1,5 @@
 use flotilla_api::karmada::{AggregatedStatusItem, JsonText};
+use futures::FutureExt as _;
 use serde_json::json;
 
 use super::*;
@@ -132,6 +133,8 @@ fn every_bundled_customization_parses_and_its_scripts_compile() {
 fn a_pytorch_job_has_a_master_and_a_worker_component() {
     let components = Customizations::none()
         .interpret_components(&pytorch_job())
+        .now_or_never()
+        .expect("no webhook to wait for")
         .expect("bundled")
         .expect("components");
     let summary: Vec<(&str, i32)> = components
@@ -152,6 +155,8 @@ fn a_pytorch_job_has_a_master_and_a_worker_component() {
     empty["spec"] = json!({});
     let components = Customizations::none()
         .interpret_components(&empty)
+        .now_or_never()
+        .expect("no webhook to wait for")
         .expect("bundled")
         .expect("components");
     assert!(components.is_empty());
@@ -336,6 +341,8 @@ async fn a_tf_job_has_a_component_per_role_and_completes_when_every_member_succe
     });
     let components = customizations
         .interpret_components(&job)
+        .now_or_never()
+        .expect("no webhook to wait for")
         .expect("bundled")
         .expect("components");
     let summary: Vec<(&str, i32)> = components
@@ -403,6 +410,8 @@ async fn an_mpi_job_keeps_one_members_status_and_merges_several() {
     });
     let components = customizations
         .interpret_components(&job)
+        .now_or_never()
+        .expect("no webhook to wait for")
         .expect("bundled")
         .expect("components");
     let summary: Vec<(&str, i32)> = components
@@ -498,6 +507,8 @@ async fn a_users_customization_replaces_the_bundled_script_for_its_operations() 
     assert!(
         customizations
             .interpret_components(&pytorch_job())
+            .now_or_never()
+            .expect("no webhook to wait for")
             .is_some()
     );
 }
@@ -523,6 +534,8 @@ async fn a_ray_cluster_has_a_head_and_its_worker_groups_and_sums_what_members_re
     let customizations = Customizations::none();
     let components = customizations
         .interpret_components(&ray_cluster())
+        .now_or_never()
+        .expect("no webhook to wait for")
         .expect("bundled")
         .expect("components");
     let summary: Vec<(&str, i32, bool)> = components
@@ -638,6 +651,8 @@ async fn a_ray_job_takes_its_clusters_components_and_the_worst_state_of_its_memb
     });
     let components = customizations
         .interpret_components(&job)
+        .now_or_never()
+        .expect("no webhook to wait for")
         .expect("bundled")
         .expect("components");
     let names: Vec<&str> = components.iter().map(|c| c.name.as_str()).collect();
@@ -1083,6 +1098,8 @@ async fn a_volcano_job_has_a_component_per_task_and_sums_what_members_report() {
     let customizations = Customizations::none();
     let components = customizations
         .interpret_components(&volcano_job())
+        .now_or_never()
+        .expect("no webhook to wait for")
         .expect("bundled")
         .expect("components");
     let summary: Vec<(&str, i32)> = components

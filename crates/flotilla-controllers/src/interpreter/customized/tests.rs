@@ -1,3 +1,4 @@
+use futures::FutureExt as _;
 use serde_json::json;
 
 use super::*;
@@ -320,6 +321,8 @@ async fn a_component_script_gives_the_components_of_a_multi_template_kind() {
     assert!(
         customizations
             .interpret_components(&deployment(1))
+            .now_or_never()
+            .expect("no webhook to wait for")
             .is_none()
     );
     customizations.set(&[customization(
@@ -338,6 +341,8 @@ async fn a_component_script_gives_the_components_of_a_multi_template_kind() {
     )]);
     let components = customizations
         .interpret_components(&deployment(3))
+        .now_or_never()
+        .expect("no webhook to wait for")
         .expect("a component script")
         .expect("components");
     assert_eq!(components.len(), 2);
@@ -362,6 +367,8 @@ async fn a_component_script_gives_the_components_of_a_multi_template_kind() {
     )]);
     let error = customizations
         .interpret_components(&deployment(3))
+        .now_or_never()
+        .expect("no webhook to wait for")
         .expect("a component script")
         .unwrap_err();
     assert!(error.to_string().contains("InterpretComponent"), "{error}");

@@ -2,6 +2,7 @@
 
 use flotilla_api::karmada::AggregatedStatusItem;
 use flotilla_api::karmada::replicas::InterpretedReplicas;
+use futures::FutureExt as _;
 use serde_json::{Value, json};
 
 use super::super::tests::{aggregate, dependencies, health, item, reflect, retain, with_status};
@@ -124,7 +125,13 @@ async fn a_clone_set_divides_its_replicas_and_depends_on_its_pod_template() {
     // No retention or component rule: those stay with the native interpreter.
     let customizations = Customizations::none();
     assert!(customizations.retain(&bare, &bare).await.is_none());
-    assert!(customizations.interpret_components(&bare).is_none());
+    assert!(
+        customizations
+            .interpret_components(&bare)
+            .now_or_never()
+            .expect("no webhook to wait for")
+            .is_none()
+    );
 }
 
 #[tokio::test]

@@ -1,5 +1,6 @@
 //! Tests of this group's bundled customizations (behaviour a user relies on, per kind).
 use flotilla_api::karmada::AggregatedStatusItem;
+use futures::FutureExt as _;
 use serde_json::{Value, json};
 
 use super::super::tests::{item, pod_template};
@@ -352,6 +353,8 @@ fn spark_application(kind: &str, driver: Value, executor: Value) -> Value {
 fn spark_components(application: &Value) -> (Vec<(String, i32, Value)>, Vec<Value>) {
     let components = Customizations::none()
         .interpret_components(application)
+        .now_or_never()
+        .expect("no webhook to wait for")
         .expect("bundled")
         .expect("components");
     let summary = components
@@ -433,6 +436,8 @@ fn a_spark_application_requests_its_memory_plus_sparks_overhead() {
     assert!(
         Customizations::none()
             .interpret_components(&wrong)
+            .now_or_never()
+            .expect("no webhook to wait for")
             .expect("bundled")
             .is_err()
     );
@@ -500,6 +505,8 @@ fn a_spark_application_has_a_driver_and_its_executors_with_their_placement() {
     assert!(
         Customizations::none()
             .interpret_components(&application)
+            .now_or_never()
+            .expect("no webhook to wait for")
             .expect("bundled")
             .is_err()
     );
@@ -729,6 +736,8 @@ fn flink_deployment() -> Value {
 fn flink_components(deployment: &Value) -> (Vec<(String, i32)>, Vec<Value>) {
     let components = Customizations::none()
         .interpret_components(deployment)
+        .now_or_never()
+        .expect("no webhook to wait for")
         .expect("bundled")
         .expect("components");
     let names = components
@@ -827,6 +836,8 @@ fn a_flink_deployments_pod_template_places_both_managers() {
     assert!(
         Customizations::none()
             .interpret_components(&deployment)
+            .now_or_never()
+            .expect("no webhook to wait for")
             .expect("bundled")
             .is_err()
     );
