@@ -270,7 +270,10 @@ fn sort_desc(list: &mut [TargetCluster]) {
     crate::lifted::go_sort::sort(list, |a, b| a.replicas > b.replicas);
 }
 
-/// DynamicWeight and Aggregated.
+/// DynamicWeight and Aggregated. Aggregated puts the clusters already holding replicas first
+/// only on a Steady scale-up; a Fresh reschedule divides as a first schedule does (Karmada's
+/// `dynamicFreshScale` drops the previous result before dividing), so the clusters are ordered
+/// by allocatable + held replicas alone and the workload may move.
 fn dynamic(
     input: AssignInput<'_, '_>,
     replicas: i32,
@@ -325,9 +328,10 @@ fn dynamic(
         )));
     }
     if aggregated {
-        // Clusters already holding replicas first (relative order kept), then the shortest
-        // prefix whose weights cover the target.
-        let prior: BTreeSet<&str> = scheduled
+        // On a scale-up, clusters already holding replicas first (relative order kept), then
+        // the shortest prefix whose weights cover the target. `previous` is empty for Fresh
+        // and scale-down, as Karmada's `scheduledClusters` is.
+        let prior: BTreeSet<&str> = previous
             .iter()
             .filter(|c| c.replicas > 0)
             .map(|c| c.name.as_str())

@@ -4,6 +4,11 @@ use serde_json::json;
 use super::*;
 use crate::select::sort_candidates;
 
+// Karmada's own unit-test cases for assignment and Webster, restated.
+mod karmada_cases;
+mod karmada_common;
+mod karmada_webster;
+
 fn cluster(name: &str) -> Cluster {
     serde_json::from_value(json!({"metadata": {"name": name}, "spec": {"syncMode": "Push"}}))
         .expect("cluster")

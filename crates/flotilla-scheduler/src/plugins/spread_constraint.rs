@@ -40,6 +40,9 @@ impl FilterPlugin for SpreadConstraint {
 }
 
 #[cfg(test)]
+mod karmada_tests;
+
+#[cfg(test)]
 mod tests {
     use flotilla_api::karmada::{Placement, ResourceBindingStatus};
     use serde_json::json;

@@ -3,6 +3,11 @@ use serde_json::json;
 
 use super::*;
 
+// Karmada's own unit-test cases (`pkg/scheduler/core/spreadconstraint/*_test.go`), restated.
+mod karmada_groups;
+mod karmada_regions;
+mod karmada_select;
+
 fn clusters(specs: &[(&str, &str)]) -> Vec<Cluster> {
     specs
         .iter()
@@ -12,6 +17,27 @@ fn clusters(specs: &[(&str, &str)]) -> Vec<Cluster> {
             .expect("cluster")
         })
         .collect()
+}
+
+/// A cluster with a provider, a region and one zone, as Karmada's tests build them.
+fn topology(name: &str, provider: &str, region: &str, zone: &str) -> Cluster {
+    serde_json::from_value(
+        json!({"metadata": {"name": name}, "spec": {"syncMode": "Push",
+        "provider": provider, "region": region, "zones": [zone]}}),
+    )
+    .expect("cluster")
+}
+
+/// One candidate with the given score and available replicas, not re-sorted.
+fn detail(cluster: &Cluster, score: i64, available: i64) -> ClusterDetail<'_> {
+    ClusterDetail {
+        name: cluster.name(),
+        score,
+        overflow_order: 0,
+        available_replicas: available,
+        allocatable_replicas: available as i32,
+        cluster,
+    }
 }
 
 fn details<'a>(clusters: &'a [Cluster], figures: &[(i64, i64)]) -> Vec<ClusterDetail<'a>> {
