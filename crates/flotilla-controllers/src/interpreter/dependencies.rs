@@ -240,6 +240,8 @@ mod tests {
 
     use super::*;
 
+    mod karmada_cases;
+
     #[test]
     fn a_deployment_depends_on_what_its_pods_reference() {
         let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",

@@ -146,6 +146,9 @@ pub fn reflect_status(object: &Value) -> Result<Option<Value>, ReflectError> {
             let mut out = Map::new();
             omit_zero(&mut out, "currentReplicas", s.current_replicas);
             out.insert("desiredReplicas".into(), s.desired_replicas.into());
+            // Go's `currentMetrics` has no `omitempty`: Karmada writes the list it leaves
+            // empty as `null`.
+            out.insert("currentMetrics".into(), Value::Null);
             Ok(Some(Value::Object(out)))
         }
         // Ingress and every other kind: the whole status.

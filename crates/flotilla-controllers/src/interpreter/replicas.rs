@@ -48,6 +48,8 @@ mod tests {
 
     use super::*;
 
+    mod karmada_cases;
+
     #[test]
     fn revise_sets_the_kinds_replica_field() {
         let mut deployment =

@@ -3,6 +3,8 @@ use serde_json::{Value, json};
 
 use super::*;
 
+mod karmada_cases;
+mod karmada_pod_cases;
 mod network;
 mod phases;
 

@@ -2,6 +2,8 @@ use serde_json::json;
 
 use super::*;
 
+mod karmada_cases;
+
 fn deployment(generation: i64, replicas: i32, status: Value) -> Value {
     json!({"apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": "web", "namespace": "default", "generation": generation},

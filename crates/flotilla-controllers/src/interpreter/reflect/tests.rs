@@ -2,6 +2,8 @@ use serde_json::json;
 
 use super::*;
 
+mod karmada_cases;
+
 #[test]
 fn deployment_keeps_counters_and_both_generations_in_go_order() {
     let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",

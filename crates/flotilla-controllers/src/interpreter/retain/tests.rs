@@ -2,6 +2,8 @@ use serde_json::json;
 
 use super::*;
 
+mod karmada_cases;
+
 #[test]
 fn member_owned_metadata_is_kept_and_removed_template_keys_are_dropped() {
     let mut desired = json!({"apiVersion": "v1", "kind": "ConfigMap",
