@@ -4,12 +4,14 @@
 //! `value`s) come out as the API server hands them to Karmada: object keys sorted, numbers as
 //! int64 when integral and in range, else float64 in Go's notation. Strings escape `<`, `>`, `&`,
 //! U+2028 and U+2029 as `\uXXXX`, as Go does.
+//!
+//! Also the JSON documents fieldOverrider rewrites ([`compact`]).
 
 use std::io;
 
 use flotilla_api::karmada::{OverridePolicyShadow, Overriders};
 use serde::Serialize;
-use serde_json::ser::Formatter;
+use serde_json::{Value, ser::Formatter};
 
 use super::ops::sorted;
 
@@ -39,6 +41,51 @@ fn normalize(overriders: &mut Overriders) {
     }
 }
 
+/// `value` as compact JSON with Go's string escaping and serde's number notation: a document
+/// Karmada's JSON patch library rewrote (it keeps the document's numbers as they were written,
+/// which serde reads back the same for ordinary notation).
+pub fn compact(value: &Value) -> String {
+    let mut out = Vec::new();
+    let mut serializer = serde_json::Serializer::with_formatter(&mut out, GoEscaping);
+    // Plain data into memory: serialization has no way to fail.
+    if value.serialize(&mut serializer).is_err() {
+        return String::new();
+    }
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Writes `fragment` of a string with `<`, `>`, `&`, U+2028 and U+2029 escaped, as Go does.
+fn write_go_escaped<W: ?Sized + io::Write>(writer: &mut W, fragment: &str) -> io::Result<()> {
+    let mut start = 0;
+    for (i, c) in fragment.char_indices() {
+        let escaped = match c {
+            '<' => "\\u003c",
+            '>' => "\\u003e",
+            '&' => "\\u0026",
+            '\u{2028}' => "\\u2028",
+            '\u{2029}' => "\\u2029",
+            _ => continue,
+        };
+        writer.write_all(&fragment.as_bytes()[start..i])?;
+        writer.write_all(escaped.as_bytes())?;
+        start = i + c.len_utf8();
+    }
+    writer.write_all(&fragment.as_bytes()[start..])
+}
+
+/// Compact JSON with Go's string escaping only.
+struct GoEscaping;
+
+impl Formatter for GoEscaping {
+    fn write_string_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        write_go_escaped(writer, fragment)
+    }
+}
+
 /// Compact JSON with Go's string escaping and number notation.
 struct GoFormatter;
 
@@ -48,21 +95,7 @@ impl Formatter for GoFormatter {
         writer: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
-        let mut start = 0;
-        for (i, c) in fragment.char_indices() {
-            let escaped = match c {
-                '<' => "\\u003c",
-                '>' => "\\u003e",
-                '&' => "\\u0026",
-                '\u{2028}' => "\\u2028",
-                '\u{2029}' => "\\u2029",
-                _ => continue,
-            };
-            writer.write_all(&fragment.as_bytes()[start..i])?;
-            writer.write_all(escaped.as_bytes())?;
-            start = i + c.len_utf8();
-        }
-        writer.write_all(&fragment.as_bytes()[start..])
+        write_go_escaped(writer, fragment)
     }
 
     fn write_u64<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: u64) -> io::Result<()> {

@@ -4,6 +4,9 @@
 use flotilla_api::karmada::{CommandArgsOverrider, FieldOverrider, LabelAnnotationOverrider};
 use serde_json::{Map, Value, json};
 
+use super::go_json;
+use crate::lifted::go_yaml;
+
 /// One RFC 6902 operation.
 #[derive(Debug, Clone)]
 pub struct Operation {
@@ -139,32 +142,40 @@ pub fn labels_annotations(
 }
 
 /// `fieldOverrider`: the string at `fieldPath` is parsed as JSON (`json` operations) or YAML
-/// (`yaml` operations), patched and written back.
+/// (`yaml` operations), patched and written back. A JSON document keeps its key order (added
+/// keys go last) and is written compact with Go's escaping of `<`, `>`, `&`, as Karmada's JSON
+/// patch library does (an empty JSON string stays empty); a YAML document is written with every map's keys in go-yaml's order
+/// ([`go_yaml::sorted`]).
 pub fn field(object: &mut Value, overrider: &FieldOverrider) -> Result<(), String> {
     let text = match object.pointer(&overrider.field_path) {
         Some(Value::String(text)) => text.clone(),
         Some(_) => return Err(format!("path {} is not string", overrider.field_path)),
         None => return Err(format!("path {} does not exist", overrider.field_path)),
     };
+    // Values with their keys sorted, as the API server hands the policy to Karmada.
     let to_ops = |list: &[flotilla_api::karmada::SubPathOperation]| -> Vec<Operation> {
         list.iter()
             .map(|o| Operation {
                 op: o.operator.clone(),
                 path: o.sub_path.clone(),
-                value: o.value.clone(),
+                value: o.value.clone().map(sorted),
             })
             .collect()
     };
     let rendered = if !overrider.json.is_empty() {
+        // An empty document is left as it is (the patch library returns it untouched).
+        if text.is_empty() {
+            return Ok(());
+        }
         let mut document: Value = serde_json::from_str(&text)
             .map_err(|e| format!("path {}: invalid JSON: {e}", overrider.field_path))?;
-        json_patch(&mut document, &to_ops(&overrider.json))?;
-        serde_json::to_string(&sorted(document)).map_err(|e| e.to_string())?
+        json_patch_keeping_order(&mut document, &to_ops(&overrider.json))?;
+        go_json::compact(&document)
     } else if !overrider.yaml.is_empty() {
         let mut document: Value = yaml_serde::from_str(&text)
             .map_err(|e| format!("path {}: invalid YAML: {e}", overrider.field_path))?;
         json_patch(&mut document, &to_ops(&overrider.yaml))?;
-        yaml_serde::to_string(&sorted(document)).map_err(|e| e.to_string())?
+        yaml_serde::to_string(&go_yaml::sorted(document)).map_err(|e| e.to_string())?
     } else {
         return Ok(());
     };
@@ -189,4 +200,32 @@ pub(super) fn sorted(value: Value) -> Value {
         Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
         other => other,
     }
+}
+
+/// Applies `operations` like [`json_patch`], but a `remove` of an object key keeps the order of
+/// the other keys (the patch library would move the last key into the gap).
+fn json_patch_keeping_order(document: &mut Value, operations: &[Operation]) -> Result<(), String> {
+    let mut patched = document.clone();
+    for operation in operations {
+        if operation.op == "remove" && remove_key_in_order(&mut patched, &operation.path) {
+            continue;
+        }
+        json_patch(&mut patched, std::slice::from_ref(operation))?;
+    }
+    *document = patched;
+    Ok(())
+}
+
+/// Removes the object key `path` points to, shifting the keys after it; `false` when `path`
+/// is not an existing key of an object (an array element, or missing: the patch library then
+/// removes it or reports the error).
+fn remove_key_in_order(document: &mut Value, path: &str) -> bool {
+    let Some((parent, key)) = path.rsplit_once('/') else {
+        return false;
+    };
+    let key = key.replace("~1", "/").replace("~0", "~");
+    document
+        .pointer_mut(parent)
+        .and_then(Value::as_object_mut)
+        .is_some_and(|map| map.shift_remove(&key).is_some())
 }

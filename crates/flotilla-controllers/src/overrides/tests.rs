@@ -3,6 +3,10 @@ use serde_json::{Value, json};
 
 use super::*;
 
+mod karmada_command_labels;
+mod karmada_image;
+mod karmada_manager;
+
 fn cluster(name: &str) -> Cluster {
     serde_json::from_value(json!({"metadata": {"name": name, "labels": {"env": "prod"}}}))
         .expect("cluster")
