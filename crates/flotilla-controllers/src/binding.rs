@@ -388,13 +388,7 @@ impl BindingController {
         }
         // An eviction purged `Directly` deletes the old copy before the new one is written
         // (Karmada's `checkDirectPurgeOrphanWorks`); the Work's deletion requeues the binding.
-        let directly: BTreeSet<&str> = binding
-            .spec
-            .graceful_eviction_tasks
-            .iter()
-            .filter(|t| t.purge_mode == "Directly")
-            .map(|t| t.from_cluster.as_str())
-            .collect();
+        let directly = render::directly_purged_clusters(&binding.spec);
         if existing.iter().any(|(namespace, _)| {
             cluster_name(namespace).is_ok_and(|c| directly.contains(c) && !expected.contains(c))
         }) {

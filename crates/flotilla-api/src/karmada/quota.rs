@@ -308,6 +308,9 @@ pub fn check_quota(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // Karmada's own `CalculateResourceUsage` cases, restated.
+    mod karmada_usage;
     use crate::karmada::work::{Component, ReplicaRequirements, TargetCluster};
 
     fn list(entries: &[(&str, &str)]) -> ResourceList {

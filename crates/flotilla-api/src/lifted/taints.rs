@@ -133,6 +133,9 @@ pub fn min_toleration_time(
 mod tests {
     use super::*;
 
+    // Karmada's own taint-helper cases, restated.
+    mod karmada_taints;
+
     fn taint(key: &str, value: Option<&str>, effect: &str) -> Taint {
         Taint {
             key: key.into(),

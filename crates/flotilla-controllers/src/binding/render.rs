@@ -343,6 +343,17 @@ pub fn expected_clusters(spec: &ResourceBindingSpec) -> BTreeSet<String> {
     clusters
 }
 
+/// The clusters of a binding's graceful evictions purged `Directly` (Karmada's
+/// `ObtainClustersWithPurgeModeDirectly`): their Works are deleted at once, before the Works of
+/// the new placement are written.
+pub fn directly_purged_clusters(spec: &ResourceBindingSpec) -> BTreeSet<&str> {
+    spec.graceful_eviction_tasks
+        .iter()
+        .filter(|t| t.purge_mode == "Directly")
+        .map(|t| t.from_cluster.as_str())
+        .collect()
+}
+
 /// The clusters a binding's Works are rendered for, each with the replicas a workload is
 /// revised to there: the scheduled clusters, then (Karmada's `mergeTargetClusters`) each
 /// `requiredBy` cluster not already among them, with the requiring binding's replicas there.

@@ -8,6 +8,9 @@ use serde_json::{Value, json};
 
 use super::*;
 
+// Karmada's own `GenerateTaintsMessage` cases, restated.
+mod karmada_taints_message;
+
 /// One request the controller sent: method, path (with query), body.
 type Sent = (String, String, Value);
 

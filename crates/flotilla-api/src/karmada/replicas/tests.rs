@@ -2,6 +2,9 @@ use serde_json::json;
 
 use super::*;
 
+// Karmada's own `GenerateReplicaRequirements` cases, restated.
+mod karmada_requirements;
+
 fn requests(r: &InterpretedReplicas) -> BTreeMap<String, String> {
     r.requirements
         .as_ref()

@@ -1,5 +1,8 @@
 use super::*;
 
+// Karmada's own dispenser cases (`binding_test.go`), restated.
+mod karmada_dispenser;
+
 /// A UID whose FNV-1a 32 hash is even (from Karmada's tests).
 pub(crate) const EVEN_UID: &str = "4858ca61-3ff8-4095-8267-f3d059d8074c";
 /// A UID whose FNV-1a 32 hash is odd (from Karmada's tests).

@@ -3,6 +3,9 @@ use serde_json::{Value, json};
 
 use super::*;
 
+// Karmada's own existing-cluster cases (`binding_test.go`), restated.
+mod karmada_clusters;
+
 fn template() -> Value {
     json!({"apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": "nginx", "namespace": "default", "uid": "u-1", "generation": 4,

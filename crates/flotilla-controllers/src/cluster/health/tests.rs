@@ -2,6 +2,9 @@ use serde_json::json;
 
 use super::*;
 
+// Karmada's own `SetCurrentClusterTaints` / `TaintExists` cases, restated.
+mod karmada_taints;
+
 fn cluster(mode: &str, ready: Option<&str>, taints: serde_json::Value) -> Cluster {
     let mut status = json!({});
     if let Some(ready) = ready {
