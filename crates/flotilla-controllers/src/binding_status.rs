@@ -62,7 +62,44 @@ pub enum StatusError {
     Customized(#[from] crate::interpreter::CustomizedError),
 }
 
-/// One aggregated item per non-deleting Work, sorted by cluster.
+/// What [`manifest_ordinal`] reads of a manifest.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ManifestHead {
+    #[serde(default)]
+    api_version: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    metadata: ManifestHeadMeta,
+}
+
+#[derive(Default, serde::Deserialize)]
+struct ManifestHeadMeta {
+    #[serde(default)]
+    namespace: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+}
+
+/// The index of `resource` among the Work's manifests (Karmada's `GetManifestIndex`): the
+/// ordinal its manifest status is reported under. `None` when the Work does not carry it.
+pub fn manifest_ordinal(work: &Work, resource: &ObjectReference) -> Option<i32> {
+    let index = work.spec.workload.manifests.iter().position(|manifest| {
+        manifest.parse::<ManifestHead>().is_ok_and(|head| {
+            head.api_version == resource.api_version
+                && head.kind == resource.kind
+                && head.metadata.namespace.unwrap_or_default() == resource.namespace
+                && head.metadata.name.unwrap_or_default() == resource.name
+        })
+    })?;
+    i32::try_from(index).ok()
+}
+
+/// One aggregated item per non-deleting Work, sorted by cluster. An applied Work's item takes
+/// the status and health of the manifest status whose identifier is the resource at its
+/// manifest's ordinal (Karmada's `equalIdentifier`); a Work not carrying the resource (which
+/// fails Karmada's whole aggregation) gets an item without member status.
 pub fn aggregated_items(works: &[&Work], resource: &ObjectReference) -> Vec<AggregatedStatusItem> {
     let (group, version) = match resource.api_version.split_once('/') {
         Some((g, v)) => (g, v),
@@ -89,13 +126,15 @@ pub fn aggregated_items(works: &[&Work], resource: &ObjectReference) -> Vec<Aggr
                 item.applied_message = applied.map(|c| c.message.clone()).unwrap_or_default();
                 return Some(item);
             }
+            let ordinal = manifest_ordinal(work, resource);
             if let Some(manifest) =
                 status
                     .into_iter()
                     .flat_map(|s| &s.manifest_statuses)
                     .find(|m| {
                         let id = &m.identifier;
-                        id.kind == resource.kind
+                        Some(id.ordinal) == ordinal
+                            && id.kind == resource.kind
                             && id.name == resource.name
                             && id.namespace == resource.namespace
                             && id.group == group

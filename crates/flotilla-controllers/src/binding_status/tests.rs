@@ -6,6 +6,8 @@ use serde_json::json;
 
 use super::*;
 
+mod karmada_workstatus;
+
 fn work(cluster: &str, applied: Option<(&str, &str)>, status: Option<serde_json::Value>) -> Work {
     let mut conditions = Vec::new();
     if let Some((state, message)) = applied {
@@ -22,6 +24,8 @@ fn work(cluster: &str, applied: Option<(&str, &str)>, status: Option<serde_json:
         .collect();
     serde_json::from_value(
         json!({"metadata": {"name": "web-x", "namespace": format!("karmada-es-{cluster}")},
+        "spec": {"workload": {"manifests": [{"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "default"}}]}},
         "status": {"conditions": conditions, "manifestStatuses": manifest_statuses}}),
     )
     .expect("work")

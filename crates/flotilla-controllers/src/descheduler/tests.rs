@@ -7,6 +7,8 @@ use serde_json::json;
 
 use super::*;
 
+mod karmada_policy;
+
 fn binding(placement: serde_json::Value, kind: &str) -> ResourceBinding {
     serde_json::from_value(json!({
         "apiVersion": "work.karmada.io/v1alpha2",

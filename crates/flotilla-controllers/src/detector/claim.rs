@@ -129,6 +129,21 @@ impl PolicyClaim {
             }
     }
 
+    /// Whether `object` still carries this policy's claim: its permanent-id label of this
+    /// policy's kind is this policy's id (Karmada's `NeedCleanupClaimMetadata`). Only then does
+    /// deleting the policy unclaim it: a template meanwhile claimed by another policy (e.g. one
+    /// deleted and recreated under the same name) keeps that claim.
+    pub fn held_by(&self, object: &Value) -> bool {
+        self.labels().iter().all(|(key, id)| {
+            object
+                .pointer("/metadata/labels")
+                .and_then(|labels| labels.get(*key))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                == id
+        })
+    }
+
     /// A merge patch writing this claim and removing the other kind's.
     pub fn claim_patch(&self) -> Value {
         let mut labels = Map::new();
@@ -225,4 +240,6 @@ mod tests {
         assert_eq!(PolicyClaim::of(&object), None);
         assert_eq!(object["metadata"]["labels"], json!({"app": "x"}));
     }
+
+    mod karmada_claim;
 }

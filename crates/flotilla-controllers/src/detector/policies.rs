@@ -357,7 +357,7 @@ impl Detector {
                 continue;
             };
             let value = serde_json::to_value(&*object)?;
-            if PolicyClaim::of(&value).as_ref().map(PolicyClaim::id) == Some(claim.id()) {
+            if claim.held_by(&value) {
                 // A template deleted meanwhile (e.g. with its namespace) has nothing to unclaim.
                 match self.patch_template(template, &patch).await {
                     Err(DetectorError::Kube(kube::Error::Api(status))) if status.code == 404 => {}

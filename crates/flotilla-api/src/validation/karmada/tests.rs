@@ -1,6 +1,7 @@
 //! Defaults of every kind; the validation rules are in `tests/`.
 
 mod federated_hpa;
+mod karmada_policy_defaults;
 mod others;
 mod policies;
 mod resource_registry;

@@ -1,5 +1,8 @@
 use serde_json::json;
 
+mod karmada_compare;
+mod karmada_selector;
+
 use super::*;
 
 fn selector(value: serde_json::Value) -> ResourceSelector {
