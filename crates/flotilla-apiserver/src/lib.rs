@@ -79,6 +79,7 @@ pub struct Builder {
     deletion_protection: bool,
     allow_no_execute_taint_policy: bool,
     federated_quota_enforcement: bool,
+    multiple_pod_templates_scheduling: bool,
     service_ips: Option<Arc<service_ips::ServiceIps>>,
 }
 
@@ -167,6 +168,7 @@ impl Builder {
             deletion_protection: true,
             allow_no_execute_taint_policy: false,
             federated_quota_enforcement: false,
+            multiple_pod_templates_scheduling: false,
             service_ips: None,
             event_ttl: events::ttl::DEFAULT_TTL,
         }
@@ -295,6 +297,13 @@ impl Builder {
         self
     }
 
+    /// Karmada's gate `MultiplePodTemplatesScheduling` (karmada-webhook's `--feature-gates`): a
+    /// ResourceBinding whose `spec.components` have empty or repeated names is refused.
+    pub fn multiple_pod_templates_scheduling(mut self, on: bool) -> Self {
+        self.multiple_pod_templates_scheduling = on;
+        self
+    }
+
     /// Services created without a cluster IP get one of `cidr` (IPv4, e.g. `10.96.0.0/12`), as
     /// kube-apiserver's `--service-cluster-ip-range` ([`service_ips`]); `None` if it does not
     /// parse. Off by default; `flotilla up` and the simulator's clusters set it.
@@ -359,6 +368,7 @@ impl Builder {
         registry.service_ips = self.service_ips;
         registry.webhook.allow_no_execute_taint_policy = self.allow_no_execute_taint_policy;
         registry.webhook.federated_quota_enforcement = self.federated_quota_enforcement;
+        registry.webhook.multiple_pod_templates_scheduling = self.multiple_pod_templates_scheduling;
         let namespaces = registry
             .catalog()
             .get("", "v1", "namespaces")

@@ -335,6 +335,11 @@ pub async fn run(options: UpOptions) -> anyhow::Result<()> {
     let mut running = flotilla_apiserver::Builder::new(store)
         .allow_no_execute_taint_policy(options.allow_no_execute_taint_policy)
         .federated_quota_enforcement(options.feature_gates.federated_quota_enforcement())
+        .multiple_pod_templates_scheduling(
+            options
+                .feature_gates
+                .enabled("MultiplePodTemplatesScheduling"),
+        )
         .cluster_proxy(proxy.clone())
         .search(Arc::new(crate::search::Search(search.clone())))
         .resource_metrics(Arc::new(metrics_adapter.clone()))

@@ -11,10 +11,12 @@
 //!
 //! Works on `serde_json::Value` so that it depends on no typed Karmada API.
 
+mod binding;
 mod cluster;
 mod defaults;
 mod federated_hpa;
 mod go_url;
+mod networking;
 mod others;
 mod overrides;
 mod policy;
@@ -155,6 +157,9 @@ pub struct WebhookOptions {
     /// Gate `FederatedQuotaEnforcement`: the ResourceBinding webhook refuses a binding whose
     /// usage change exceeds a FederatedResourceQuota of its namespace.
     pub federated_quota_enforcement: bool,
+    /// Gate `MultiplePodTemplatesScheduling`: the ResourceBinding webhook requires unique,
+    /// non-empty `spec.components[].name`s.
+    pub multiple_pod_templates_scheduling: bool,
 }
 
 /// Every rule of `kind` that `object` breaks (`old`: the stored object on update). Schema
@@ -195,12 +200,14 @@ pub fn validate_with(
         Kind::FederatedHpa => federated_hpa::federated_hpa(object),
         Kind::CronFederatedHpa => others::cron_federated_hpa(object),
         Kind::ResourceRegistry => resource_registry::resource_registry(object),
-        Kind::ResourceBinding
-        | Kind::ClusterResourceBinding
+        Kind::ResourceBinding => {
+            binding::resource_binding(object, webhook.multiple_pod_templates_scheduling)
+        }
+        Kind::MultiClusterService => networking::multi_cluster_service(object, old),
+        Kind::ClusterResourceBinding
         | Kind::Work
         | Kind::WorkloadRebalancer
         | Kind::Remedy
-        | Kind::MultiClusterService
         | Kind::ResourceInterpreterCustomization
         | Kind::ResourceInterpreterWebhookConfiguration => Vec::new(),
     }

@@ -44,56 +44,81 @@ impl Registry {
         }
         let new = spec_of(object);
         let old = old.map(spec_of);
-        match &old {
-            // Not scheduled yet: nothing used.
-            None if new.clusters.is_empty() => return Ok(()),
-            Some(old) if !quota_relevant_change(old, &new) => return Ok(()),
-            _ => {}
-        }
-        let old_usage = old.as_ref().map(binding_usage).unwrap_or_default();
-        let delta = usage_delta(&binding_usage(&new), &old_usage);
-        if delta.is_empty() {
-            return Ok(());
-        }
         let namespace = object["metadata"]["namespace"].as_str().unwrap_or("");
         let name = object["metadata"]["name"].as_str().unwrap_or("");
-        let Some(quota_info) =
-            self.catalog
-                .get("policy.karmada.io", "v1alpha1", "federatedresourcequotas")
-        else {
-            return Ok(());
-        };
-        let (quotas, _) = self.cache.list(
-            quota_info.storage_prefix_in(Some(namespace)).as_bytes(),
-            None,
-        );
-        if quotas.is_empty() {
-            return Ok(());
-        }
-        // What the namespace uses before this write: the other bindings, and this one as stored.
-        let mut used: ResourceList = old_usage;
-        let (bindings, _) = self
-            .cache
-            .list(info.storage_prefix_in(Some(namespace)).as_bytes(), None);
-        for binding in bindings {
-            let binding = binding.value();
-            if binding["metadata"]["name"].as_str() != Some(name) {
-                add_into(&mut used, &binding_usage(&spec_of(&binding)));
-            }
-        }
-        for quota in quotas {
-            let Ok(quota) = serde_json::from_value::<FederatedResourceQuota>(quota.value()) else {
-                continue;
+        let quotas = || {
+            let Some(quota_info) =
+                self.catalog
+                    .get("policy.karmada.io", "v1alpha1", "federatedresourcequotas")
+            else {
+                return Vec::new();
             };
-            if let Err(message) = check_quota(&quota, &used, &delta) {
-                tracing::debug!(namespace, name, %message, "ResourceBinding refused for quota");
-                return Err(ApiError::new(
-                    403,
-                    QUOTA_EXCEEDED_REASON,
-                    format!("{DENIED_PREFIX}: {message}"),
-                ));
+            let (quotas, _) = self.cache.list(
+                quota_info.storage_prefix_in(Some(namespace)).as_bytes(),
+                None,
+            );
+            quotas
+                .into_iter()
+                .filter_map(|quota| serde_json::from_value(quota.value()).ok())
+                .collect()
+        };
+        // What the namespace uses before this write: the other bindings, and this one as stored.
+        let used = |old_usage: &ResourceList| {
+            let mut used = old_usage.clone();
+            let (bindings, _) = self
+                .cache
+                .list(info.storage_prefix_in(Some(namespace)).as_bytes(), None);
+            for binding in bindings {
+                let binding = binding.value();
+                if binding["metadata"]["name"].as_str() != Some(name) {
+                    add_into(&mut used, &binding_usage(&spec_of(&binding)));
+                }
             }
+            used
+        };
+        if let Some(message) = quota_refusal(&new, old.as_ref(), quotas, used) {
+            tracing::debug!(namespace, name, %message, "ResourceBinding refused for quota");
+            return Err(ApiError::new(
+                403,
+                QUOTA_EXCEEDED_REASON,
+                format!("{DENIED_PREFIX}: {message}"),
+            ));
         }
         Ok(())
     }
 }
+
+/// Karmada's decision for a ResourceBinding write (`old`: the stored spec on update): `None` to
+/// admit, or the message of the first quota the change would exceed. A create without
+/// `spec.clusters`, an update that changes no usage field, and a change of no usage are not
+/// checked; otherwise the change is added, per quota of `quotas()`, to what the namespace uses
+/// before the write (`used(old usage)`; Karmada reads each quota's `status.overallUsed`).
+fn quota_refusal(
+    new: &ResourceBindingSpec,
+    old: Option<&ResourceBindingSpec>,
+    quotas: impl FnOnce() -> Vec<FederatedResourceQuota>,
+    used: impl FnOnce(&ResourceList) -> ResourceList,
+) -> Option<String> {
+    match old {
+        // Not scheduled yet: nothing used.
+        None if new.clusters.is_empty() => return None,
+        Some(old) if !quota_relevant_change(old, new) => return None,
+        _ => {}
+    }
+    let old_usage = old.map(binding_usage).unwrap_or_default();
+    let delta = usage_delta(&binding_usage(new), &old_usage);
+    if delta.is_empty() {
+        return None;
+    }
+    let quotas = quotas();
+    if quotas.is_empty() {
+        return None;
+    }
+    let used = used(&old_usage);
+    quotas
+        .iter()
+        .find_map(|quota| check_quota(quota, &used, &delta).err())
+}
+
+#[cfg(test)]
+mod karmada_webhooks_tests;

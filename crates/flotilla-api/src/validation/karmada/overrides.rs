@@ -3,7 +3,9 @@
 
 use serde_json::Value;
 
-use super::policy::{cluster_affinity, items, resource_selector_namespaces, string_map};
+use super::policy::{
+    cluster_affinity, items, resource_selector_namespaces, string_map, webhook_wording,
+};
 use super::{shown, str_field};
 use crate::validation::{BadValue, FieldError, FieldPath, validate_annotations, validate_labels};
 
@@ -64,11 +66,14 @@ fn override_rule(rule: &Value, path: &FieldPath) -> Vec<FieldError> {
     let base = path.child("overriders");
     for (i, annotation) in items(&overriders["annotationsOverrider"]) {
         let at = base.child("annotationsOverrider").index(i).child("value");
-        errors.extend(validate_annotations(&string_map(&annotation["value"]), &at));
+        errors.extend(reworded(validate_annotations(
+            &string_map(&annotation["value"]),
+            &at,
+        )));
     }
     for (i, label) in items(&overriders["labelsOverrider"]) {
         let at = base.child("labelsOverrider").index(i).child("value");
-        errors.extend(validate_labels(&string_map(&label["value"]), &at));
+        errors.extend(reworded(validate_labels(&string_map(&label["value"]), &at)));
     }
     for (i, image) in items(&overriders["imageOverrider"]) {
         if image["predicate"].is_null() {
@@ -116,6 +121,17 @@ fn override_rule(rule: &Value, path: &FieldPath) -> Vec<FieldError> {
         &path.child("targetCluster"),
     ));
     errors
+}
+
+/// Label and annotation errors with karmada-webhook's (apimachinery v0.36) wording.
+fn reworded(errors: Vec<FieldError>) -> Vec<FieldError> {
+    errors
+        .into_iter()
+        .map(|mut error| {
+            error.detail = webhook_wording(error.detail);
+            error
+        })
+        .collect()
 }
 
 /// A sub-path that is a JSON pointer, and a value exactly when the operator needs one.

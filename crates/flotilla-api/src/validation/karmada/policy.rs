@@ -9,6 +9,29 @@ use super::defaults::{CPP_PERMANENT_ID, PP_PERMANENT_ID};
 use super::{shown, str_field};
 use crate::validation::{BadValue, FieldError, FieldPath, is_qualified_name};
 
+/// `content.IsLabelKey` in karmada-webhook's words. Karmada v1.19 builds on apimachinery
+/// v0.36, whose format messages count lengths in "bytes" and call a key with several `/`
+/// "a valid label key"; the shared [`is_qualified_name`] keeps Kubernetes 1.33's wording
+/// ("characters", "a qualified name") for the API server's own kinds.
+pub fn label_key_errors(value: &str) -> Vec<String> {
+    is_qualified_name(value)
+        .into_iter()
+        .map(webhook_wording)
+        .collect()
+}
+
+/// A format message of apimachinery v0.33 as v0.36 (karmada-webhook's) words it.
+pub fn webhook_wording(message: String) -> String {
+    let message = match message.strip_prefix("a qualified name ") {
+        Some(rest) => format!("a valid label key {rest}"),
+        None => message,
+    };
+    match message.strip_suffix(" characters") {
+        Some(head) if head.contains("must be no more than ") => format!("{head} bytes"),
+        _ => message,
+    }
+}
+
 /// Update rules (scheduler name, permanent id) first; when they fail nothing else is checked.
 pub fn propagation_policy(
     namespaced: bool,
@@ -21,14 +44,17 @@ pub fn propagation_policy(
         CPP_PERMANENT_ID
     };
     let label_path = FieldPath::new("metadata").child("labels").key(label);
+    // Go compares the strings, so an absent scheduler name or label equals an empty one.
     if let Some(old) = old {
-        if object["spec"]["schedulerName"] != old["spec"]["schedulerName"] {
+        if str_field(&object["spec"], "schedulerName") != str_field(&old["spec"], "schedulerName") {
             return vec![FieldError::forbidden(
                 "spec.schedulerName",
                 "the schedulerName should not be updated",
             )];
         }
-        if object["metadata"]["labels"][label] != old["metadata"]["labels"][label] {
+        if str_field(&object["metadata"]["labels"], label)
+            != str_field(&old["metadata"]["labels"], label)
+        {
             return vec![FieldError::forbidden(
                 label_path,
                 format!(
@@ -213,7 +239,7 @@ fn cluster_affinities(terms: &Value, path: &FieldPath) -> Vec<FieldError> {
     let mut names = BTreeSet::new();
     for (i, term) in items(terms) {
         let name = str_field(term, "affinityName");
-        for message in is_qualified_name(name) {
+        for message in label_key_errors(name) {
             errors.push(FieldError::invalid(path.index(i), name, message));
         }
         if !names.insert(name) {
@@ -255,7 +281,7 @@ fn overflow_affinities(term: &Value, path: &FieldPath) -> Vec<FieldError> {
     for (i, affinity) in items(overflow) {
         let name = str_field(affinity, "affinityName");
         let name_path = path.index(i).child("affinityName");
-        for message in is_qualified_name(name) {
+        for message in label_key_errors(name) {
             errors.push(FieldError::invalid(&name_path, name, message));
         }
         if !names.insert(name) {
@@ -336,7 +362,7 @@ fn workload_affinity(affinity: &Value, path: &FieldPath) -> Vec<FieldError> {
             continue;
         }
         let key = str_field(&affinity[term], "groupByLabelKey");
-        for message in is_qualified_name(key) {
+        for message in label_key_errors(key) {
             errors.push(FieldError::invalid(
                 path.child(term).child("groupByLabelKey"),
                 key,
@@ -415,7 +441,7 @@ fn state_preservation(preservation: &Value, path: &FieldPath) -> Vec<FieldError>
     let mut errors = Vec::new();
     for (i, rule) in items(&preservation["rules"]) {
         let name = str_field(rule, "aliasLabelName");
-        for message in is_qualified_name(name) {
+        for message in label_key_errors(name) {
             errors.push(FieldError::invalid(
                 path.child("rules").index(i).child("aliasLabelName"),
                 name,

@@ -2,6 +2,14 @@
 
 mod federated_hpa;
 mod karmada_policy_defaults;
+mod karmada_validation_override_spec;
+mod karmada_validation_placement_failover;
+mod karmada_validation_policy_webhooks;
+mod karmada_validation_propagation_spec;
+mod karmada_webhooks_bindings;
+mod karmada_webhooks_cluster;
+mod karmada_webhooks_networking;
+mod karmada_webhooks_quota;
 mod others;
 mod policies;
 mod resource_registry;
