@@ -358,8 +358,8 @@ impl BindingController {
         let Some(reference) = binding.reference() else {
             return Ok(());
         };
-        let (_, id) = reference.id_label();
-        let existing = self.index.works_of(id);
+        let (label, id) = reference.id_label();
+        let existing = self.index.works_of(label, id);
         if binding.metadata.deletion_timestamp.is_some() {
             for (namespace, name) in &existing {
                 delete_work(&self.client, namespace, name).await?;

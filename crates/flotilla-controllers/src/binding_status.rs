@@ -432,22 +432,30 @@ impl BindingStatusController {
                 .get(&ObjectRef::new(name).within(namespace))
                 .and_then(|b| {
                     let id = b.metadata.labels.as_ref()?.get(RB_PERMANENT_ID)?.clone();
-                    Some((id, crate::binding::expected_clusters(&b.spec).len()))
+                    Some((
+                        RB_PERMANENT_ID,
+                        id,
+                        crate::binding::expected_clusters(&b.spec).len(),
+                    ))
                 }),
             BindingKey::Cluster { name } => self
                 .cluster_bindings
                 .get(&ObjectRef::new(name))
                 .and_then(|b| {
                     let id = b.metadata.labels.as_ref()?.get(CRB_PERMANENT_ID)?.clone();
-                    Some((id, crate::binding::expected_clusters(&b.spec).len()))
+                    Some((
+                        CRB_PERMANENT_ID,
+                        id,
+                        crate::binding::expected_clusters(&b.spec).len(),
+                    ))
                 }),
         };
-        let Some((id, expected)) = found else {
+        let Some((label, id, expected)) = found else {
             return true;
         };
         let reported = self
             .index
-            .works_of(&id)
+            .works_of(label, &id)
             .into_iter()
             .filter_map(|(ns, name)| self.works.get(&ObjectRef::new(&name).within(&ns)))
             .filter(|work| work_reported(work))
@@ -513,9 +521,10 @@ impl BindingStatusController {
         let Some(reference) = binding.reference() else {
             return Ok(());
         };
+        let (label, id) = reference.id_label();
         let works: Vec<Arc<Work>> = self
             .index
-            .works_of(reference.id_label().1)
+            .works_of(label, id)
             .into_iter()
             .filter_map(|(ns, name)| self.works.get(&ObjectRef::new(&name).within(&ns)))
             .collect();

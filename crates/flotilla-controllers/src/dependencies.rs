@@ -19,7 +19,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use flotilla_api::karmada::names::binding_name;
-use flotilla_api::karmada::{BindingSnapshot, ResourceBinding, ResourceBindingSpec};
+use flotilla_api::karmada::{BindingSnapshot, ResourceBinding};
 use flotilla_api::selector::label::LabelSelector;
 use flotilla_api::validation::karmada::RB_PERMANENT_ID;
 use flotilla_runtime::controller::Tasks;
@@ -40,7 +40,7 @@ use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tracing::{info, warn};
 
-use crate::detector::build::{RB_FINALIZER, owner_reference, resource_reference};
+use crate::detector::build::resource_reference;
 use crate::interpreter::{DependentObjectReference, dependencies};
 use crate::manager::{Context, ControllerTask};
 use crate::resources::{ResolveError, Resources};
@@ -51,7 +51,8 @@ mod dependents;
 use dependents::{BindingKey, Dependents};
 
 pub use attached::{
-    InheritedPolicy, controlled_by_other, depended_by_label, inherit_policy, with_required_by,
+    InheritedPolicy, controlled_by_other, depended_by_label, detach, inherit_policy, new_attached,
+    refresh_attached, stale_attached, with_required_by,
 };
 
 /// Annotation on an independent binding: its dependencies (JSON).
@@ -229,7 +230,7 @@ impl Distributor {
         let resource = ApiResource {
             group: group.to_owned(),
             version: "v1".to_owned(),
-            api_version,
+            api_version: api_version.clone(),
             kind: kind.to_owned(),
             plural: plural.to_owned(),
         };
@@ -248,15 +249,14 @@ impl Distributor {
             };
             let (namespace, name) = key_of(&meta);
             let labels = meta.labels.unwrap_or_default();
-            let mut wanting: BTreeSet<BindingKey> = {
-                let dependents = self.dependents.lock();
-                let mut wanting: BTreeSet<BindingKey> = dependents
-                    .of(&(kind.to_owned(), namespace.clone(), name.clone()))
-                    .into_iter()
-                    .collect();
-                wanting.extend(dependents.selecting(kind, &namespace, &labels));
-                wanting
-            };
+            let object = (
+                api_version.clone(),
+                kind.to_owned(),
+                namespace.clone(),
+                name.clone(),
+            );
+            let mut wanting: BTreeSet<BindingKey> =
+                self.dependents.lock().wanting(&object, &labels);
             // Bindings this object was attached for (it may no longer match their selector).
             if let Some(attached) = self
                 .bindings
@@ -387,7 +387,12 @@ impl Distributor {
         synced
     }
 
-    /// Attaches `wanted`, detaches the rest and records the outcome on `binding`.
+    /// Attaches `wanted`, detaches the rest and records the outcome on `binding`. As in
+    /// Karmada, a dependency that fails (its kind not served, its selector not listable, an
+    /// attached binding awaiting garbage collection) does not hold up the others: they are
+    /// attached, the dependencies recorded, and the first error returned for a retry. Its
+    /// existing attached binding is kept; when a selector could not be listed nothing is
+    /// detached (what it picks is unknown).
     async fn sync(
         &self,
         binding: &Arc<ResourceBinding>,
@@ -398,22 +403,25 @@ impl Distributor {
         deleting: bool,
     ) -> Result<(), DistributeError> {
         let (namespace, name) = key;
+        let mut first_error: Option<DistributeError> = None;
+        let mut all_listed = true;
         // Label-selected dependencies stand for the objects they pick now.
         let mut named: Vec<DependentObjectReference> = Vec::new();
-        let mut selectors = Vec::new();
+        let (_, selectors) = dependents::index_of(wanted);
         for dependency in wanted {
             match &dependency.label_selector {
                 Some(selector) if dependency.name.is_empty() => {
-                    if let Ok(parsed) = LabelSelector::try_from(selector) {
-                        selectors.push((
-                            dependency.kind.clone(),
-                            dependency.namespace.clone(),
-                            parsed,
-                        ));
-                    }
-                    for picked in self.select(dependency, selector).await? {
-                        if !named.contains(&picked) {
-                            named.push(picked);
+                    match self.select(dependency, selector).await {
+                        Ok(picked) => {
+                            for picked in picked {
+                                if !named.contains(&picked) {
+                                    named.push(picked);
+                                }
+                            }
+                        }
+                        Err(error) => {
+                            all_listed = false;
+                            first_error.get_or_insert(error);
                         }
                     }
                 }
@@ -426,27 +434,45 @@ impl Distributor {
         }
         {
             let mut dependents = self.dependents.lock();
-            dependents.set(
-                key,
-                named
-                    .iter()
-                    .map(|d| (d.kind.clone(), d.namespace.clone(), d.name.clone()))
-                    .collect(),
-            );
+            dependents.set(key, named.iter().map(dependents::key_of).collect());
             dependents.set_selectors(key, selectors);
         }
         let mut attached = BTreeSet::new();
         for dependency in &named {
-            if let Some(attached_name) = self.attach(binding, dependency, label, id).await? {
-                attached.insert(attached_name);
+            match self.attach(binding, dependency, label, id).await {
+                Ok(Some(attached_name)) => {
+                    attached.insert(attached_name);
+                }
+                Ok(None) => {}
+                Err(error) => {
+                    attached.insert(binding_name(&dependency.kind, &dependency.name));
+                    first_error.get_or_insert(error);
+                }
             }
         }
-        self.detach_others(namespace, name, label, &attached)
-            .await?;
-        // The cached binding's resourceVersion is often behind (its status is written by the
-        // scheduler and the binding status controller meanwhile): a conflicting write is
-        // retried at once from a fresh read instead of backing off, which would delay the
-        // next distribution by ever longer waits.
+        if all_listed
+            && let Err(error) = self.detach_others(namespace, name, label, &attached).await
+        {
+            first_error.get_or_insert(error);
+        }
+        let recorded = self.record_fresh(binding, key, wanted, deleting).await;
+        match first_error {
+            Some(error) => Err(error),
+            None => recorded,
+        }
+    }
+
+    /// Records the outcome on `binding`. The cached binding's resourceVersion is often behind
+    /// (its status is written by the scheduler and the binding status controller meanwhile):
+    /// a conflicting write is retried at once from a fresh read instead of backing off, which
+    /// would delay the next distribution by ever longer waits.
+    async fn record_fresh(
+        &self,
+        binding: &Arc<ResourceBinding>,
+        (namespace, name): &(String, String),
+        wanted: &[DependentObjectReference],
+        deleting: bool,
+    ) -> Result<(), DistributeError> {
         let mut binding = binding.clone();
         for _ in 0..CONFLICT_RETRIES {
             match self.record(&binding, wanted, deleting).await {
@@ -556,34 +582,11 @@ impl Distributor {
         let object = serde_json::to_value(&object)?;
         let name = binding_name(&dependency.kind, &dependency.name);
         let api = Api::<ResourceBinding>::namespaced(self.client.clone(), &dependency.namespace);
-        let independent_name = independent.metadata.name.clone().unwrap_or_default();
-        let independent_namespace = independent.metadata.namespace.clone().unwrap_or_default();
         match api.get_opt(&name).await? {
             None => {
-                let mut spec = ResourceBindingSpec {
-                    resource: resource_reference(&object),
-                    ..ResourceBindingSpec::default()
-                };
-                spec.required_by = with_required_by(
-                    &spec,
-                    &independent_namespace,
-                    &independent_name,
-                    Some(&independent.spec.clusters),
-                );
-                let requiring = self.requiring_specs(&spec.required_by, independent);
-                let policy = inherit_policy(&mut spec, requiring.iter().map(|b| &b.spec));
-                let binding = ResourceBinding {
-                    metadata: ObjectMeta {
-                        name: Some(name.clone()),
-                        namespace: Some(dependency.namespace.clone()),
-                        labels: Some([(label.to_owned(), id.to_owned())].into()),
-                        owner_references: Some(vec![owner_reference(&object)]),
-                        finalizers: Some(vec![RB_FINALIZER.to_owned()]),
-                        ..ObjectMeta::default()
-                    },
-                    spec,
-                    ..ResourceBinding::default()
-                };
+                let mut binding = new_attached(independent, &object, label, id);
+                let requiring = self.requiring_specs(&binding.spec.required_by, independent);
+                let policy = inherit_policy(&mut binding.spec, requiring.iter().map(|b| &b.spec));
                 let created = api.create(&PostParams::default(), &binding).await?;
                 info!(binding = %name, dependency = %dependency.name, "created attached binding");
                 self.report_conflict(&created, policy.as_ref()).await;
@@ -596,19 +599,7 @@ impl Distributor {
                         name,
                     });
                 }
-                let mut updated = existing.clone();
-                updated
-                    .metadata
-                    .labels
-                    .get_or_insert_with(Default::default)
-                    .insert(label.to_owned(), id.to_owned());
-                updated.spec.required_by = with_required_by(
-                    &existing.spec,
-                    &independent_namespace,
-                    &independent_name,
-                    Some(&independent.spec.clusters),
-                );
-                updated.spec.resource = resource_reference(&object);
+                let mut updated = refresh_attached(&existing, independent, &object, label, id);
                 let requiring = self.requiring_specs(&updated.spec.required_by, independent);
                 let policy = inherit_policy(&mut updated.spec, requiring.iter().map(|b| &b.spec));
                 if updated != existing {
@@ -642,46 +633,23 @@ impl Distributor {
         label: &str,
         keep: &BTreeSet<String>,
     ) -> Result<(), DistributeError> {
-        let stale: Vec<Arc<ResourceBinding>> = self
-            .bindings
-            .state()
-            .into_iter()
-            .filter(|b| b.metadata.namespace.as_deref() == Some(namespace))
-            .filter(|b| {
-                b.metadata
-                    .labels
-                    .as_ref()
-                    .is_some_and(|l| l.contains_key(label))
-            })
-            .filter(|b| !keep.contains(b.metadata.name.as_deref().unwrap_or("")))
-            .collect();
+        let stale = stale_attached(self.bindings.state(), namespace, label, keep);
         let api = Api::<ResourceBinding>::namespaced(self.client.clone(), namespace);
         for attached in stale {
             let attached_name = attached.metadata.name.clone().unwrap_or_default();
-            let required_by = with_required_by(&attached.spec, namespace, name, None);
-            let claimed = attached.spec.placement.is_some()
-                || attached.metadata.labels.as_ref().is_some_and(|l| {
-                    l.contains_key(flotilla_api::validation::karmada::PP_PERMANENT_ID)
-                        || l.contains_key(flotilla_api::validation::karmada::CPP_PERMANENT_ID)
-                });
-            if required_by.is_empty() && !claimed {
+            let detached = detach(&attached, namespace, name, label, |e| {
+                self.bindings
+                    .get(&ObjectRef::new(&e.name).within(&e.namespace))
+            });
+            let Some(spec) = detached.map(|b| b.spec) else {
                 match api.delete(&attached_name, &DeleteParams::default()).await {
                     Ok(_) => {}
                     Err(kube::Error::Api(s)) if s.code == 404 => {}
                     Err(e) => return Err(e.into()),
                 }
                 continue;
-            }
-            let mut spec = attached.spec.clone();
-            let requiring: Vec<Arc<ResourceBinding>> = required_by
-                .iter()
-                .filter_map(|e| {
-                    self.bindings
-                        .get(&ObjectRef::new(&e.name).within(&e.namespace))
-                })
-                .collect();
-            inherit_policy(&mut spec, requiring.iter().map(|b| &b.spec));
-            let mut spec_patch = json!({"requiredBy": required_by});
+            };
+            let mut spec_patch = json!({"requiredBy": spec.required_by});
             if spec.placement.is_none() {
                 spec_patch["conflictResolution"] = json!(spec.conflict_resolution);
                 spec_patch["preserveResourcesOnDeletion"] =
@@ -709,26 +677,9 @@ impl Distributor {
         wanted: &[DependentObjectReference],
         deleting: bool,
     ) -> Result<(), DistributeError> {
-        let mut finalizers: Vec<String> = binding.metadata.finalizers.clone().unwrap_or_default();
-        let has = finalizers.iter().any(|f| f == DISTRIBUTOR_FINALIZER);
-        let keep_finalizer = !deleting && binding.spec.propagate_deps;
-        if keep_finalizer && !has {
-            finalizers.push(DISTRIBUTOR_FINALIZER.to_owned());
-        } else if !keep_finalizer {
-            finalizers.retain(|f| f != DISTRIBUTOR_FINALIZER);
-        }
-        let recorded = binding
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(DEPENDENCIES_ANNOTATION))
-            .cloned();
-        let desired = (!wanted.is_empty() && !deleting)
-            .then(|| serde_json::to_string(wanted))
-            .transpose()?;
-        if recorded == desired && (keep_finalizer == has) {
+        let Some((finalizers, desired)) = recorded_metadata(binding, wanted, deleting)? else {
             return Ok(());
-        }
+        };
         let patch = json!({"metadata": {
             "finalizers": finalizers,
             "annotations": {DEPENDENCIES_ANNOTATION: desired},
@@ -746,6 +697,41 @@ impl Distributor {
         .await?;
         Ok(())
     }
+}
+
+/// The finalizers and dependencies annotation to write on an independent binding.
+type RecordedMetadata = (Vec<String>, Option<String>);
+
+/// What the distributor records on the independent `binding`: its finalizers (the
+/// distributor's added while it propagates dependencies and is not being deleted, removed
+/// otherwise) and its dependencies annotation (`wanted` as JSON; none when there are none or
+/// it is being deleted). `None` when both are already as recorded.
+fn recorded_metadata(
+    binding: &ResourceBinding,
+    wanted: &[DependentObjectReference],
+    deleting: bool,
+) -> Result<Option<RecordedMetadata>, serde_json::Error> {
+    let mut finalizers: Vec<String> = binding.metadata.finalizers.clone().unwrap_or_default();
+    let has = finalizers.iter().any(|f| f == DISTRIBUTOR_FINALIZER);
+    let keep_finalizer = !deleting && binding.spec.propagate_deps;
+    if keep_finalizer && !has {
+        finalizers.push(DISTRIBUTOR_FINALIZER.to_owned());
+    } else if !keep_finalizer {
+        finalizers.retain(|f| f != DISTRIBUTOR_FINALIZER);
+    }
+    let recorded = binding
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(DEPENDENCIES_ANNOTATION))
+        .cloned();
+    let desired = (!wanted.is_empty() && !deleting)
+        .then(|| serde_json::to_string(wanted))
+        .transpose()?;
+    if recorded == desired && (keep_finalizer == has) {
+        return Ok(None);
+    }
+    Ok(Some((finalizers, desired)))
 }
 
 fn key_of(meta: &ObjectMeta) -> (String, String) {

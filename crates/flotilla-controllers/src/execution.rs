@@ -42,7 +42,7 @@ use crate::manager::{Context, ControllerTask};
 use crate::member_cache::{InformerKey, MemberCache, MemberEvent};
 use apply::{Applier, ApplyError, Outcome, Versions, api_message};
 use conditions::condition;
-use drift::{Drift, fingerprint};
+use drift::{Drift, Seen, fingerprint};
 use notes::{aggregate, applied_note, apply_failed_note, synced_note};
 
 /// The `--controllers` name.
@@ -149,6 +149,111 @@ struct Execution {
 /// controller's).
 fn member_user(work: &WorkKey) -> String {
     format!("{NAME}/{work}")
+}
+
+/// Karmada's `workKeyFromWorkload`: the Work a member object was applied from, for an object
+/// labelled managed by Karmada whose Work annotations are both set.
+fn work_key_from_workload(object: &kube::api::DynamicObject) -> Option<WorkKey> {
+    let managed = object
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(MANAGED_BY_KARMADA_LABEL))
+        .is_some_and(|v| v == "true");
+    managed.then(|| WorkKey::from_member_object(object))?
+}
+
+/// Whether `work` is a Work of `cluster`'s execution space.
+fn in_cluster(work: Option<WorkKey>, cluster: &str) -> Option<WorkKey> {
+    work.filter(|w| names::cluster_name(&w.namespace).ok() == Some(cluster))
+}
+
+/// Karmada's `onAdd`/`onUpdate`: the Work to re-apply after a member object of `cluster` was
+/// added or changed. The Work is the one the object named before the change (`before`; `now`
+/// the first time it is seen), so removing or editing its Work annotations is repaired too.
+/// Nothing until Flotilla wrote the object once (`recorded`, the version it wrote), for its
+/// own write, or when only status and bookkeeping changed (same fingerprint).
+fn requeue_after_change(
+    cluster: &str,
+    object: &kube::api::DynamicObject,
+    before: Option<&Seen>,
+    now: &Seen,
+    recorded: Option<&str>,
+) -> Option<WorkKey> {
+    let work = in_cluster(before.unwrap_or(now).work.clone(), cluster)?;
+    let recorded = recorded?;
+    if object.metadata.resource_version.as_deref() == Some(recorded) {
+        return None;
+    }
+    if before.is_some_and(|b| b.fingerprint == now.fingerprint) {
+        return None;
+    }
+    Some(work)
+}
+
+/// Karmada's `onDelete`: the Work to re-apply after a member object of `cluster` is gone. A
+/// member informer watches managed objects only, so an object whose managed label was removed
+/// arrives here too (without the label): its Work is the one last seen, else its annotations'.
+fn requeue_after_delete(
+    cluster: &str,
+    object: &kube::api::DynamicObject,
+    before: Option<&Seen>,
+) -> Option<WorkKey> {
+    let work = before
+        .and_then(|b| b.work.clone())
+        .or_else(|| WorkKey::from_member_object(object));
+    in_cluster(work, cluster)
+}
+
+/// The `Dispatching` condition a Work needs (False with reason `SuspendDispatching` while
+/// suspended, else True with reason `Dispatching`), or `None` when it has one of that status
+/// already (Karmada's `updateWorkDispatchingConditionIfNeeded`). Its message is also the note of
+/// the `WorkDispatching` event.
+fn dispatching_condition(work: &Work) -> Option<Condition> {
+    let wanted = if work.is_suspended() {
+        condition(
+            WORK_DISPATCHING,
+            "False",
+            "SuspendDispatching",
+            "Work dispatching is in a suspended state.",
+        )
+    } else {
+        condition(
+            WORK_DISPATCHING,
+            "True",
+            "Dispatching",
+            "Work is being dispatched to member clusters.",
+        )
+    };
+    let present = work
+        .condition(WORK_DISPATCHING)
+        .is_some_and(|c| c.status == wanted.status);
+    (!present).then_some(wanted)
+}
+
+/// What a deleting Work does to its member objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cleanup {
+    /// `preserveResourcesOnDeletion`: keep them, without Flotilla's marks.
+    Release,
+    /// Delete them.
+    Delete,
+}
+
+/// Karmada's `handleWorkDelete`: release the member objects with `preserveResourcesOnDeletion`,
+/// else delete them from a Ready cluster; an unready cluster fails (and is retried) unless it is
+/// being removed itself, when there is nothing to clean (`None`).
+fn cleanup_for(work: &Work, cluster: &Cluster) -> Result<Option<Cleanup>, SyncError> {
+    if work.spec.preserve_resources_on_deletion == Some(true) {
+        return Ok(Some(Cleanup::Release));
+    }
+    if is_ready(cluster) {
+        return Ok(Some(Cleanup::Delete));
+    }
+    if cluster.is_deleting() {
+        return Ok(None);
+    }
+    Err(SyncError::ClusterNotReady(cluster.name().to_owned()))
 }
 
 impl Execution {
@@ -286,43 +391,31 @@ impl Execution {
             MemberEvent::Applied { key, object, .. } => (key, object, false),
             MemberEvent::Deleted { key, object } => (key, object, true),
         };
-        let cluster = &key.cluster;
-        let managed = object
-            .metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(MANAGED_BY_KARMADA_LABEL))
-            .is_some_and(|v| v == "true");
-        let Some(work) = WorkKey::from_member_object(object) else {
-            return;
-        };
-        if names::cluster_name(&work.namespace).ok() != Some(cluster.as_str()) {
-            return;
-        }
         let id = (
             key.clone(),
             object.metadata.namespace.clone().unwrap_or_default(),
             object.metadata.name.clone().unwrap_or_default(),
         );
-        if deleted {
-            drift.forget(&id);
-            self.queue.add(work);
-            return;
-        }
-        if !managed {
-            return;
-        }
-        let fingerprint = fingerprint(object);
-        let changed = drift.observe(id.clone(), fingerprint);
-        // Until Flotilla wrote the object once (after a restart), the Work's own sync decides.
-        let Some(recorded) = self.versions.get(&id) else {
-            return;
+        let work = if deleted {
+            let before = drift.forget(&id);
+            requeue_after_delete(&key.cluster, object, before.as_ref())
+        } else {
+            let now = Seen {
+                fingerprint: fingerprint(object),
+                work: work_key_from_workload(object),
+            };
+            let before = drift.observe(id.clone(), now.clone());
+            let recorded = self.versions.get(&id);
+            requeue_after_change(
+                &key.cluster,
+                object,
+                before.as_ref(),
+                &now,
+                recorded.as_deref(),
+            )
         };
-        if object.metadata.resource_version.as_deref() == Some(recorded.as_str()) {
-            return;
-        }
-        if changed {
-            tracing::debug!(%cluster, %work, "member object drifted; re-applying");
+        if let Some(work) = work {
+            tracing::debug!(cluster = %key.cluster, %work, deleted, "member object drifted; re-applying");
             self.queue.add(work);
         }
     }
@@ -483,14 +576,10 @@ impl Execution {
     /// Deletes (or releases) the member objects of a deleting Work.
     async fn delete(&self, work: &Work, cluster: &Cluster) -> Result<(), SyncError> {
         let name = cluster.name();
-        let preserve = work.spec.preserve_resources_on_deletion == Some(true);
-        if !preserve && !is_ready(cluster) {
-            // An unready cluster that is being removed cannot be cleaned: let it go.
-            if cluster.is_deleting() {
-                return Ok(());
-            }
-            return Err(SyncError::ClusterNotReady(name.to_owned()));
-        }
+        let Some(cleanup) = cleanup_for(work, cluster)? else {
+            return Ok(());
+        };
+        let preserve = cleanup == Cleanup::Release;
         let client = self.ctx.members.client(name).await?;
         let applier = Applier {
             cache: &self.members,
@@ -562,27 +651,9 @@ impl Execution {
     /// Karmada's `updateWorkDispatchingConditionIfNeeded`: a suspension is written at once;
     /// a newly wanted `Dispatching=True` is returned to be written with the apply result.
     async fn update_dispatching(&self, work: &mut Work) -> Result<Option<Condition>, SyncError> {
-        let wanted = if work.is_suspended() {
-            condition(
-                WORK_DISPATCHING,
-                "False",
-                "SuspendDispatching",
-                "Work dispatching is in a suspended state.",
-            )
-        } else {
-            condition(
-                WORK_DISPATCHING,
-                "True",
-                "Dispatching",
-                "Work is being dispatched to member clusters.",
-            )
-        };
-        if work
-            .condition(WORK_DISPATCHING)
-            .is_some_and(|c| c.status == wanted.status)
-        {
+        let Some(wanted) = dispatching_condition(work) else {
             return Ok(None);
-        }
+        };
         if work.is_suspended() {
             self.write_dispatching(work, Some(wanted)).await?;
             return Ok(None);

@@ -316,4 +316,6 @@ mod tests {
             assert!(!should_sync(&namespace(name, &[])), "{name}");
         }
     }
+
+    mod karmada_namespace;
 }

@@ -12,12 +12,13 @@
 //! `TaintManager`, purge mode from the policy's `failover.cluster` or
 //! `--no-execute-taint-eviction-purge-mode`), and the scheduler places the replicas elsewhere.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_api::karmada::{
-    ANNOTATION_APPLIED_PLACEMENT, Cluster, ClusterResourceBinding, GracefulEvictionTask, Placement,
-    ResourceBinding,
+    ANNOTATION_APPLIED_PLACEMENT, Cluster, ClusterResourceBinding, FailoverBehavior,
+    GracefulEvictionTask, Placement, ResourceBinding,
 };
 use flotilla_api::lifted::taints::{matching_tolerations, min_toleration_time, no_execute_taints};
 use flotilla_runtime::controller::{Tasks, until_ready};
@@ -202,12 +203,38 @@ fn resource_kind(key: &BindingKey) -> &'static str {
 }
 
 fn applied_placement(binding: &BindingView) -> Option<Placement> {
-    let text = binding
-        .metadata
-        .annotations
-        .as_ref()?
-        .get(ANNOTATION_APPLIED_PLACEMENT)?;
+    placement_of(binding.metadata.annotations.as_ref())
+}
+
+/// The applied placement in a binding's annotations; `None` when the annotation is missing,
+/// empty or not a placement (Karmada's eviction worker fails such a binding and retries).
+fn placement_of(annotations: Option<&BTreeMap<String, String>>) -> Option<Placement> {
+    let text = annotations?.get(ANNOTATION_APPLIED_PLACEMENT)?;
     serde_json::from_str(text).ok()
+}
+
+/// Karmada's `enqueueBinding`: whether (and when) a binding on a cluster with `taints` goes to
+/// the eviction queue. A missing or unreadable placement queues it at once, so that the eviction
+/// worker reports it.
+fn enqueue_decision(
+    taints: &[Taint],
+    placement: Option<&Placement>,
+    now: jiff::Timestamp,
+) -> Decision {
+    if no_execute_taints(taints).is_empty() {
+        return Decision::Keep;
+    }
+    placement.map_or(Decision::EvictNow, |p| decide(taints, p, now))
+}
+
+/// Karmada's `getPurgeMode`: the purge mode of the policy's `failover.cluster` (`Gracefully`
+/// when it names none), else `--no-execute-taint-eviction-purge-mode`.
+fn purge_mode_for(failover: Option<&FailoverBehavior>, default: PurgeMode) -> String {
+    match failover.and_then(|f| f.cluster.as_ref()) {
+        Some(cluster) if cluster.purge_mode.is_empty() => PurgeMode::Gracefully.as_str().into(),
+        Some(cluster) => cluster.purge_mode.clone(),
+        None => default.as_str().into(),
+    }
 }
 
 impl TaintManager {
@@ -287,11 +314,10 @@ impl TaintManager {
                 cluster: name.to_owned(),
                 binding: view.key.clone(),
             };
-            match applied_placement(&view).map(|p| decide(&taints, &p, now)) {
-                // Unreadable placement: the eviction worker reports it (and retries).
-                None | Some(Decision::EvictNow) => self.enqueue(key, None),
-                Some(Decision::EvictAfter(left)) => self.enqueue(key, Some(left)),
-                Some(Decision::Keep) => {}
+            match enqueue_decision(&taints, applied_placement(&view).as_ref(), now) {
+                Decision::EvictNow => self.enqueue(key, None),
+                Decision::EvictAfter(left) => self.enqueue(key, Some(left)),
+                Decision::Keep => {}
             }
         }
         self.cluster_queue
@@ -303,20 +329,10 @@ impl TaintManager {
     }
 
     fn purge_mode(&self, binding: &BindingView) -> String {
-        match binding
-            .spec
-            .failover
-            .as_ref()
-            .and_then(|f| f.cluster.as_ref())
-        {
-            Some(cluster) if cluster.purge_mode.is_empty() => PurgeMode::Gracefully.as_str().into(),
-            Some(cluster) => cluster.purge_mode.clone(),
-            None => self
-                .options
-                .no_execute_taint_eviction_purge_mode
-                .as_str()
-                .into(),
-        }
+        purge_mode_for(
+            binding.spec.failover.as_ref(),
+            self.options.no_execute_taint_eviction_purge_mode,
+        )
     }
 
     async fn evict(&self, key: &EvictionKey) -> Result<(), TaintManagerError> {
@@ -387,6 +403,9 @@ mod tests {
     use super::*;
     use k8s_openapi::api::core::v1::Toleration;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+    // Karmada's taint-manager cases (`taint_manager_test.go`), restated.
+    mod karmada_taint_manager;
 
     fn taint(key: &str, effect: &str, added: &str) -> Taint {
         Taint {

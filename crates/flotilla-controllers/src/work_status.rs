@@ -419,6 +419,9 @@ mod tests {
 
     use super::*;
 
+    // Karmada's work-status-controller cases (`work_status_controller_test.go`), restated.
+    mod karmada_work_status;
+
     #[test]
     fn identifier_splits_the_api_version_and_leaves_resource_empty() {
         let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",

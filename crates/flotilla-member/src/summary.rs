@@ -383,8 +383,17 @@ impl Tracker {
     /// requests of its non-terminal pods) counted in the highest grade whose minimum it reaches
     /// for every modelled resource. A node with no pod slot left is not counted (Karmada stops
     /// at the first such node, a bug; the nodes after it are counted here).
+    ///
+    /// Models whose grades list different numbers of resources (the API rejects them) give no
+    /// modelings, as Karmada's `InitSummary` fails on them.
     pub fn modelings(&self, models: &[ResourceModel]) -> Vec<AllocatableModeling> {
-        if models.is_empty() {
+        let Some(first) = models.first() else {
+            return Vec::new();
+        };
+        if models
+            .iter()
+            .any(|m| !m.ranges.is_empty() && m.ranges.len() != first.ranges.len())
+        {
             return Vec::new();
         }
         let grades = Grades::new(models);
@@ -460,8 +469,14 @@ impl Grades {
         for (name, mins) in &self.columns {
             let free = match allocatable.get(name) {
                 Some(q) => {
-                    let free = amount(name, q) - used.requests.get(name);
-                    quantity_signed(name, free)
+                    // A grade over `pods` counts the pod slots left, as Karmada subtracts the
+                    // node's pods with their requests.
+                    let used = if name == "pods" {
+                        used.pods
+                    } else {
+                        used.requests.get(name)
+                    };
+                    quantity_signed(name, amount(name, q) - used)
                 }
                 None => Quantity::default(),
             };

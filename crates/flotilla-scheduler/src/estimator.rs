@@ -71,6 +71,26 @@ impl ReplicaEstimator for GeneralEstimator {
             .map(|c| general_max_available(c, requirements))
             .collect()
     }
+
+    fn max_available_replicas_assuming(
+        &self,
+        clusters: &[&Cluster],
+        requirements: Option<&ReplicaRequirements>,
+        assumed: &AssumedByCluster,
+    ) -> Vec<i32> {
+        let request = GeneralRequest::new(requirements);
+        clusters
+            .iter()
+            .map(|c| {
+                let figures = SummaryFigures::new(c);
+                let figures = match assumed.get(c.name()) {
+                    Some(workloads) => figures.deducted(workloads),
+                    None => figures,
+                };
+                figures.estimate(c, requirements, &request)
+            })
+            .collect()
+    }
 }
 
 fn to_i32(value: i64) -> i32 {
@@ -98,6 +118,9 @@ pub struct SummaryFigures {
     /// Per allocatable resource: `allocatable − allocated − allocating` as (`Value()`,
     /// `MilliValue()`).
     available: BTreeMap<String, (i64, i64)>,
+    /// The resource-model virtual nodes, when the summary has `allocatableModelings` and the
+    /// cluster's models build them.
+    models: Option<ModelNodes>,
 }
 
 /// A per-replica request in the general estimator's units, computed once per binding: per
@@ -157,19 +180,32 @@ impl SummaryFigures {
                 ),
             );
         }
+        let models = if summary.allocatable_modelings.is_empty() {
+            None
+        } else {
+            ModelNodes::new(cluster, summary)
+        };
         Self {
             present: true,
             allowed_pods,
             available,
+            models,
         }
     }
 
     /// The figures with assumed in-flight workloads counted as allocating (Karmada's
-    /// `deductAssumedWorkloadsFromSummary`): their pods and their requests are taken off.
+    /// `deductAssumedWorkloadsFromSummary`): their pods and their requests are taken off, and
+    /// one set of each is placed first-fit on the resource-model virtual nodes (Karmada's
+    /// pre-simulation before the model path).
     pub fn deducted(&self, assumed: &[AssumedWorkload]) -> Self {
         let mut figures = self.clone();
         if !figures.present {
             return figures;
+        }
+        if let Some(models) = &mut figures.models {
+            for workload in assumed {
+                models.place_set(&compile_components(&workload.components));
+            }
         }
         for workload in assumed {
             let (pods, resources) = crate::assume::demands(&workload.components);
@@ -192,10 +228,11 @@ impl SummaryFigures {
     }
 
     /// The general estimate for one replica of `request` (`requirements` is the same request,
-    /// needed only for the resource-model path).
+    /// needed only for the resource-model path, whose virtual nodes these figures carry; the
+    /// cluster is the one they were computed from).
     pub fn estimate(
         &self,
-        cluster: &Cluster,
+        _cluster: &Cluster,
         requirements: Option<&ReplicaRequirements>,
         request: &GeneralRequest,
     ) -> i32 {
@@ -205,14 +242,9 @@ impl SummaryFigures {
         let Some(requirements) = requirements else {
             return to_i32(self.allowed_pods);
         };
-        if let Some(summary) = cluster
-            .status
-            .as_ref()
-            .and_then(|s| s.resource_summary.as_ref())
-            && !summary.allocatable_modelings.is_empty()
-            && let Some(by_models) = replicas_by_resource_models(cluster, summary, requirements)
-        {
-            return to_i32(by_models.min(self.allowed_pods));
+        if let Some(models) = &self.models {
+            let request = CompiledRequest::new(requirements.resource_request.as_ref());
+            return to_i32(models.replicas(&request).min(self.allowed_pods));
         }
         to_i32(self.by_summary(request).min(self.allowed_pods))
     }
@@ -242,11 +274,12 @@ impl SummaryFigures {
     }
 }
 
-/// Karmada's multi-template estimate by cluster summary (`maxAvailableComponentSets` without
-/// its resource-model bound): how many whole sets of `components` (each component's replicas
-/// × its per-replica request) the cluster still takes — bounded by the pods left ÷ the pods of
-/// a set and, per requested resource, by what is left ÷ what a set requests (CPU in millis,
-/// the rest in whole units; a resource the cluster lacks ⇒ 0).
+/// Karmada's multi-template estimate by cluster summary (`maxAvailableComponentSets`): how many
+/// whole sets of `components` (each component's replicas × its per-replica request) the
+/// cluster still takes — bounded by the pods left ÷ the pods of a set and, per requested
+/// resource, by what is left ÷ what a set requests (CPU in millis, the rest in whole units; a
+/// resource the cluster lacks ⇒ 0); with resource models, also by the sets that pack first-fit
+/// onto the virtual model nodes.
 pub fn general_max_sets(figures: &SummaryFigures, components: &[Component]) -> i32 {
     if !figures.present || figures.allowed_pods <= 0 {
         return 0;
@@ -272,6 +305,9 @@ pub fn general_max_sets(figures: &SummaryFigures, components: &[Component]) -> i
             return 0;
         }
         sets = sets.min(available / need);
+    }
+    if let Some(models) = &figures.models {
+        sets = sets.min(models.sets(components, sets));
     }
     to_i32(sets)
 }
@@ -394,50 +430,141 @@ impl CompiledRequest {
     }
 }
 
-/// The resource-model path: virtual nodes per grade (capacity = the grade's minimums, 110 pods),
-/// first-fit of single replicas; `None` when the models cannot be built (Karmada then falls back
-/// to the summary path).
-fn replicas_by_resource_models(
-    cluster: &Cluster,
-    summary: &ResourceSummary,
-    requirements: &ReplicaRequirements,
-) -> Option<i64> {
-    let models = &cluster.spec.resource_models;
-    if models.is_empty() {
-        return None;
-    }
-    let mut capacity_by_grade = std::collections::BTreeMap::new();
-    for model in models {
-        let minimums: ResourceList = model
-            .ranges
-            .iter()
-            .map(|r| (r.name.clone(), r.min))
-            .collect();
-        let mut node = Resources::from_list(&minimums);
-        node.pods = MAX_PODS_PER_MODEL_NODE;
-        capacity_by_grade.insert(model.grade, node);
-    }
-    let mut count_by_grade: std::collections::BTreeMap<u32, i64> = Default::default();
-    for modeling in &summary.allocatable_modelings {
-        if modeling.count < 0 {
+/// Karmada's resource-model virtual nodes (`buildModelNodes`): per grade of the cluster's
+/// models, as many nodes as `allocatableModelings` counts, each with the grade's minimums and
+/// 110 pods, in grade order. Identical nodes are kept as runs (node, count), so a count of
+/// thousands costs one entry until placements make the nodes differ.
+#[derive(Debug, Clone, Default)]
+struct ModelNodes {
+    runs: Vec<(Resources, i64)>,
+}
+
+impl ModelNodes {
+    /// `None` when the models cannot be built (no models, a negative count): Karmada then falls
+    /// back to the summary path.
+    fn new(cluster: &Cluster, summary: &ResourceSummary) -> Option<Self> {
+        let models = &cluster.spec.resource_models;
+        if models.is_empty() {
             return None;
         }
-        *count_by_grade.entry(modeling.grade).or_default() += modeling.count;
-    }
-    let request = CompiledRequest::new(requirements.resource_request.as_ref());
-    // Identical single-replica items placed first-fit fill every node to its own limit, so the
-    // simulation's total is the sum of per-node limits (capped at MaxInt32 like the simulator).
-    let mut total = 0i64;
-    for (grade, node) in &capacity_by_grade {
-        let count = count_by_grade.get(grade).copied().unwrap_or(0);
-        if count == 0 {
-            continue;
+        let mut capacity_by_grade = BTreeMap::new();
+        for model in models {
+            let minimums: ResourceList = model
+                .ranges
+                .iter()
+                .map(|r| (r.name.clone(), r.min))
+                .collect();
+            let mut node = Resources::from_list(&minimums);
+            node.pods = MAX_PODS_PER_MODEL_NODE;
+            capacity_by_grade.insert(model.grade, node);
         }
-        let per_node = node.clone();
-        let fits = request.max_divided(&per_node).max(0);
-        total = total.saturating_add(fits.saturating_mul(count));
+        let mut count_by_grade: BTreeMap<u32, i64> = BTreeMap::new();
+        for modeling in &summary.allocatable_modelings {
+            if modeling.count < 0 {
+                return None;
+            }
+            let count = count_by_grade.entry(modeling.grade).or_default();
+            *count = count.saturating_add(modeling.count);
+        }
+        let runs = capacity_by_grade
+            .into_iter()
+            .filter_map(|(grade, node)| {
+                let count = count_by_grade.get(&grade).copied().unwrap_or(0);
+                (count > 0).then_some((node, count))
+            })
+            .collect();
+        Some(Self { runs })
     }
-    Some(total.min(i64::from(i32::MAX)))
+
+    /// Single replicas of `request` placed first-fit until none fits (Karmada's simulation
+    /// of a one-replica component, capped at MaxInt32): identical items fill every node to
+    /// its own limit, so the answer is the sum of the per-node limits.
+    fn replicas(&self, request: &CompiledRequest) -> i64 {
+        let total = self.runs.iter().fold(0i64, |total, (node, count)| {
+            total.saturating_add(request.max_divided(node).max(0).saturating_mul(*count))
+        });
+        total.min(i64::from(i32::MAX))
+    }
+
+    /// Whole sets of `components` placed first-fit one after another, at most `upper_bound`
+    /// (Karmada's `getMaximumSetsBasedOnResourceModels`).
+    fn sets(&self, components: &[Component], upper_bound: i64) -> i64 {
+        let components = compile_components(components);
+        let mut nodes = self.clone();
+        let mut sets = 0;
+        while sets < upper_bound && nodes.place_set(&components) {
+            sets += 1;
+        }
+        sets
+    }
+
+    /// Places one set (each component's replicas, in order); false when a component does not
+    /// fit, what was placed staying placed (Karmada's `scheduleComponentSet`).
+    fn place_set(&mut self, components: &[(CompiledRequest, i64)]) -> bool {
+        components
+            .iter()
+            .all(|(request, replicas)| self.place(request, *replicas))
+    }
+
+    /// Karmada's `scheduleComponent` on virtual nodes (they have no `Node`, so node claims
+    /// match every one): node by node, as many replicas as fit. On a run of identical nodes
+    /// the first ones take `fits` each and one more takes the rest, so the run splits in at
+    /// most three.
+    fn place(&mut self, request: &CompiledRequest, replicas: i64) -> bool {
+        let mut remaining = replicas.max(0);
+        let mut i = 0;
+        while remaining > 0 && i < self.runs.len() {
+            let (node, count) = self.runs[i].clone();
+            let fits = request.max_divided(&node);
+            if fits <= 0 {
+                i += 1;
+                continue;
+            }
+            let full = (remaining / fits).min(count);
+            remaining -= full * fits;
+            let mut split = Vec::with_capacity(3);
+            if full > 0 {
+                let mut taken = node.clone();
+                request.subtract(&mut taken, fits);
+                split.push((taken, full));
+            }
+            let mut untouched = count - full;
+            if untouched > 0 && remaining > 0 {
+                let mut taken = node.clone();
+                request.subtract(&mut taken, remaining);
+                split.push((taken, 1));
+                remaining = 0;
+                untouched -= 1;
+            }
+            if untouched > 0 {
+                split.push((node, untouched));
+            }
+            let len = split.len();
+            self.runs.splice(i..=i, split);
+            i += len;
+        }
+        remaining == 0
+    }
+}
+
+/// Components' per-replica requests and replicas (requirements that do not read as a
+/// binding's count as none).
+fn compile_components(components: &[Component]) -> Vec<(CompiledRequest, i64)> {
+    components
+        .iter()
+        .map(|c| {
+            let requirements: Option<ReplicaRequirements> = c
+                .replica_requirements
+                .as_ref()
+                .and_then(|r| serde_json::from_value(r.clone()).ok());
+            let request = CompiledRequest::new(
+                requirements
+                    .as_ref()
+                    .and_then(|r| r.resource_request.as_ref()),
+            );
+            (request, i64::from(c.replicas))
+        })
+        .collect()
 }
 
 #[cfg(test)]

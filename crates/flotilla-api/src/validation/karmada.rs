@@ -16,6 +16,7 @@ mod cluster;
 mod defaults;
 mod federated_hpa;
 mod go_url;
+mod interpreter_webhook;
 mod networking;
 mod others;
 mod overrides;
@@ -204,12 +205,14 @@ pub fn validate_with(
             binding::resource_binding(object, webhook.multiple_pod_templates_scheduling)
         }
         Kind::MultiClusterService => networking::multi_cluster_service(object, old),
+        Kind::ResourceInterpreterWebhookConfiguration => {
+            interpreter_webhook::resource_interpreter_webhook_configuration(object)
+        }
         Kind::ClusterResourceBinding
         | Kind::Work
         | Kind::WorkloadRebalancer
         | Kind::Remedy
-        | Kind::ResourceInterpreterCustomization
-        | Kind::ResourceInterpreterWebhookConfiguration => Vec::new(),
+        | Kind::ResourceInterpreterCustomization => Vec::new(),
     }
 }
 

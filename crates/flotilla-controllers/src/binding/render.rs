@@ -266,12 +266,14 @@ pub fn render_work_with(
     };
     prune_manifest(object);
     let (id_label, id) = input.binding.id_label();
+    // Karmada's order: the binding id, then a failover's preserved labels, then the managed
+    // label (written last, by `CreateOrUpdateWork`, so nothing overrides it).
     let labels = meta_map(object, "labels");
-    labels.insert(MANAGED_LABEL.into(), "true".into());
     labels.insert(id_label.into(), id.into());
     for (key, value) in input.injected_labels.into_iter().flatten() {
         labels.insert(key.clone(), value.clone().into());
     }
+    labels.insert(MANAGED_LABEL.into(), "true".into());
     let annotations = meta_map(object, "annotations");
     annotations.insert(TEMPLATE_UID_ANNOTATION.into(), uid.into());
     annotations.insert(WORK_NAME_ANNOTATION.into(), work_name.clone().into());

@@ -76,6 +76,18 @@ async fn write_once(
     if existing.is_deleting() {
         return Err(being_deleted(namespace, name));
     }
+    let updated = admitted(merged(existing, desired));
+    if &updated == existing {
+        return Ok(WorkWrite::Unchanged);
+    }
+    api.replace(name, &PostParams::default(), &updated).await?;
+    Ok(WorkWrite::Updated)
+}
+
+/// The stored Work updated with `desired` (Karmada's `CreateOrUpdateWork` mutation): labels and
+/// annotations merged over the stored ones (the binding controller's own annotations that no
+/// longer apply removed first), finalizers merged, the spec replaced.
+fn merged(existing: &Work, desired: &Work) -> Work {
     let mut updated = existing.clone();
     let labels = updated.metadata.labels.get_or_insert_with(Default::default);
     for (k, v) in desired.metadata.labels.iter().flatten() {
@@ -91,26 +103,29 @@ async fn write_once(
     for (k, v) in desired.metadata.annotations.iter().flatten() {
         annotations.insert(k.clone(), v.clone());
     }
-    let finalizers = updated.metadata.finalizers.get_or_insert_with(Vec::new);
-    if !finalizers.iter().any(|f| f == EXECUTION_FINALIZER) {
-        finalizers.push(EXECUTION_FINALIZER.to_owned());
-    }
-    // Karmada's `MergeFinalizers`: the desired ones join those already there.
-    for finalizer in desired.metadata.finalizers.iter().flatten() {
-        if !finalizers.contains(finalizer) {
-            finalizers.push(finalizer.clone());
-        }
-    }
+    updated.metadata.finalizers = Some(merge_finalizers(
+        existing.metadata.finalizers.as_deref().unwrap_or_default(),
+        desired.metadata.finalizers.as_deref().unwrap_or_default(),
+    ));
     if desired.metadata.owner_references.is_some() {
         updated.metadata.owner_references = desired.metadata.owner_references.clone();
     }
     updated.spec = desired.spec.clone();
-    let updated = admitted(updated);
-    if &updated == existing {
-        return Ok(WorkWrite::Unchanged);
-    }
-    api.replace(name, &PostParams::default(), &updated).await?;
-    Ok(WorkWrite::Updated)
+    updated
+}
+
+/// Karmada's `MergeFinalizers`, with the execution controller's finalizer always among them:
+/// the stored and desired finalizers, each once, sorted.
+fn merge_finalizers(existing: &[String], desired: &[String]) -> Vec<String> {
+    existing
+        .iter()
+        .chain(desired)
+        .map(String::as_str)
+        .chain([EXECUTION_FINALIZER])
+        .collect::<BTreeSet<&str>>()
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Karmada's refusal to write a Work that is being deleted, as a 409 Conflict so it is retried.
@@ -149,36 +164,48 @@ fn admitted(work: Work) -> Work {
     serde_json::from_value::<Work>(value).unwrap_or(work)
 }
 
-/// Works by binding permanent id (label value), from a Work watch.
+/// Works by the binding permanent id they carry, from a Work watch. Ids are kept per label (as
+/// Karmada keeps one index for `resourcebinding.karmada.io/permanent-id` and one for
+/// `clusterresourcebinding.karmada.io/permanent-id`): a ResourceBinding never finds a Work
+/// labelled for a ClusterResourceBinding with the same id, and a Work carrying both labels is
+/// found through either.
 #[derive(Debug, Default)]
 pub struct WorkIndex {
-    by_binding: Mutex<HashMap<String, BTreeSet<(String, String)>>>,
-    of_work: Mutex<HashMap<(String, String), String>>,
+    by_binding: Mutex<HashMap<LabelledId, BTreeSet<WorkKey>>>,
+    of_work: Mutex<HashMap<WorkKey, Vec<LabelledId>>>,
 }
 
+/// A binding id with the label holding it.
+type LabelledId = (&'static str, String);
+/// A Work's `(namespace, name)`.
+type WorkKey = (String, String);
+
 impl WorkIndex {
-    /// Records `work` under the id its `label` carries.
-    pub fn upsert(&self, work: &Work, labels: &[&str]) {
+    /// Records `work` under each of `labels` it carries, with the id that label holds.
+    pub fn upsert(&self, work: &Work, labels: &[&'static str]) {
         let key = (
             work.metadata.namespace.clone().unwrap_or_default(),
             work.metadata.name.clone().unwrap_or_default(),
         );
         self.remove_key(&key);
-        let id = labels.iter().find_map(|label| {
-            work.metadata
-                .labels
-                .as_ref()
-                .and_then(|l| l.get(*label))
-                .cloned()
-        });
-        if let Some(id) = id {
-            self.by_binding
-                .lock()
+        let ids: Vec<LabelledId> = labels
+            .iter()
+            .filter_map(|label| {
+                let id = work.metadata.labels.as_ref()?.get(*label)?;
+                Some((*label, id.clone()))
+            })
+            .collect();
+        if ids.is_empty() {
+            return;
+        }
+        let mut by_binding = self.by_binding.lock();
+        for id in &ids {
+            by_binding
                 .entry(id.clone())
                 .or_default()
                 .insert(key.clone());
-            self.of_work.lock().insert(key, id);
         }
+        self.of_work.lock().insert(key, ids);
     }
 
     pub fn remove(&self, work: &Work) {
@@ -188,9 +215,12 @@ impl WorkIndex {
         ));
     }
 
-    fn remove_key(&self, key: &(String, String)) {
-        if let Some(id) = self.of_work.lock().remove(key) {
-            let mut by_binding = self.by_binding.lock();
+    fn remove_key(&self, key: &WorkKey) {
+        let Some(ids) = self.of_work.lock().remove(key) else {
+            return;
+        };
+        let mut by_binding = self.by_binding.lock();
+        for id in ids {
             if let Some(set) = by_binding.get_mut(&id) {
                 set.remove(key);
                 if set.is_empty() {
@@ -200,11 +230,11 @@ impl WorkIndex {
         }
     }
 
-    /// `(namespace, name)` of the Works of binding `id`.
-    pub fn works_of(&self, id: &str) -> Vec<(String, String)> {
+    /// `(namespace, name)` of the Works whose `label` holds `id`.
+    pub fn works_of(&self, label: &'static str, id: &str) -> Vec<WorkKey> {
         self.by_binding
             .lock()
-            .get(id)
+            .get(&(label, id.to_owned()))
             .map(|s| s.iter().cloned().collect())
             .unwrap_or_default()
     }
@@ -212,6 +242,9 @@ impl WorkIndex {
 
 #[cfg(test)]
 mod tests {
+    // Karmada's Work lookups by binding id and its Work update merge, restated.
+    mod karmada_work_index;
+
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
     use super::*;

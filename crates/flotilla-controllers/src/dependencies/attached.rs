@@ -1,10 +1,17 @@
 //! The attached bindings' bookkeeping: the policy they inherit from the bindings requiring
 //! them, their `requiredBy` entries, the `depended-by` label, and the owner check.
 
-use flotilla_api::karmada::names::{fnv1a_32, safe_encode};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use flotilla_api::karmada::names::{binding_name, fnv1a_32, safe_encode};
 use flotilla_api::karmada::{BindingSnapshot, ResourceBinding, ResourceBindingSpec};
+use flotilla_api::validation::karmada::{CPP_PERMANENT_ID, PP_PERMANENT_ID};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde_json::Value;
 
 use super::DEPENDED_BY_PREFIX;
+use crate::detector::build::{RB_FINALIZER, owner_reference, resource_reference};
 
 /// The policy an unclaimed attached binding inherits from the bindings requiring it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,6 +133,117 @@ pub fn with_required_by(
     entries
 }
 
+/// A new attached binding `<name>-<kind>` of `object` (a dependency, in its namespace) for
+/// `independent`: owned by the object, labelled with the `depended-by` label `label` = `id`,
+/// with the binding controller's finalizer and `independent`'s `requiredBy` entry. The
+/// inherited policy is left to [`inherit_policy`].
+pub fn new_attached(
+    independent: &ResourceBinding,
+    object: &Value,
+    label: &str,
+    id: &str,
+) -> ResourceBinding {
+    let resource = resource_reference(object);
+    let mut spec = ResourceBindingSpec::default();
+    spec.required_by = with_required_by(
+        &spec,
+        independent.metadata.namespace.as_deref().unwrap_or(""),
+        independent.metadata.name.as_deref().unwrap_or(""),
+        Some(&independent.spec.clusters),
+    );
+    ResourceBinding {
+        metadata: ObjectMeta {
+            name: Some(binding_name(&resource.kind, &resource.name)),
+            namespace: Some(resource.namespace.clone()),
+            labels: Some([(label.to_owned(), id.to_owned())].into()),
+            owner_references: Some(vec![owner_reference(object)]),
+            finalizers: Some(vec![RB_FINALIZER.to_owned()]),
+            ..ObjectMeta::default()
+        },
+        spec: ResourceBindingSpec { resource, ..spec },
+        ..ResourceBinding::default()
+    }
+}
+
+/// `existing` attached binding updated for `independent`: the `depended-by` label `label` =
+/// `id` added (other labels kept), `independent`'s `requiredBy` entry set to its clusters (the
+/// other entries kept) and `spec.resource` pointing at `object` as it is now. The inherited
+/// policy is left to [`inherit_policy`]; the owner check to [`controlled_by_other`].
+pub fn refresh_attached(
+    existing: &ResourceBinding,
+    independent: &ResourceBinding,
+    object: &Value,
+    label: &str,
+    id: &str,
+) -> ResourceBinding {
+    let mut updated = existing.clone();
+    updated
+        .metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert(label.to_owned(), id.to_owned());
+    updated.spec.required_by = with_required_by(
+        &existing.spec,
+        independent.metadata.namespace.as_deref().unwrap_or(""),
+        independent.metadata.name.as_deref().unwrap_or(""),
+        Some(&independent.spec.clusters),
+    );
+    updated.spec.resource = resource_reference(object);
+    updated
+}
+
+/// The attached bindings in `bindings` of `namespace` labelled for an independent binding
+/// (`label`) that it no longer needs (not in `keep`, by name).
+pub fn stale_attached(
+    bindings: impl IntoIterator<Item = Arc<ResourceBinding>>,
+    namespace: &str,
+    label: &str,
+    keep: &BTreeSet<String>,
+) -> Vec<Arc<ResourceBinding>> {
+    bindings
+        .into_iter()
+        .filter(|b| b.metadata.namespace.as_deref() == Some(namespace))
+        .filter(|b| {
+            b.metadata
+                .labels
+                .as_ref()
+                .is_some_and(|l| l.contains_key(label))
+        })
+        .filter(|b| !keep.contains(b.metadata.name.as_deref().unwrap_or("")))
+        .collect()
+}
+
+/// `attached` once the independent binding `namespace/name` (its `depended-by` label `label`)
+/// withdraws: its label and every `requiredBy` entry of it removed and, unless a policy claims
+/// it, the policy inherited again from the remaining requiring bindings (`requiring` looks
+/// them up; those gone are left out). `None` when nobody requires it any more and no policy
+/// claims it (placement or a policy's permanent id): it is deleted (Karmada keeps it, empty).
+pub fn detach(
+    attached: &ResourceBinding,
+    namespace: &str,
+    name: &str,
+    label: &str,
+    requiring: impl Fn(&BindingSnapshot) -> Option<Arc<ResourceBinding>>,
+) -> Option<ResourceBinding> {
+    let required_by = with_required_by(&attached.spec, namespace, name, None);
+    let claimed =
+        attached.spec.placement.is_some()
+            || attached.metadata.labels.as_ref().is_some_and(|l| {
+                l.contains_key(PP_PERMANENT_ID) || l.contains_key(CPP_PERMANENT_ID)
+            });
+    if required_by.is_empty() && !claimed {
+        return None;
+    }
+    let mut updated = attached.clone();
+    if let Some(labels) = updated.metadata.labels.as_mut() {
+        labels.remove(label);
+    }
+    let requiring: Vec<Arc<ResourceBinding>> = required_by.iter().filter_map(requiring).collect();
+    updated.spec.required_by = required_by;
+    inherit_policy(&mut updated.spec, requiring.iter().map(|b| &b.spec));
+    Some(updated)
+}
+
 #[cfg(test)]
 mod tests {
     use flotilla_api::karmada::TargetCluster;
@@ -244,4 +362,7 @@ mod tests {
         assert_eq!(removed.len(), 1);
         assert_eq!(removed[0].name, "b");
     }
+
+    mod karmada_attached;
+    mod karmada_detach;
 }

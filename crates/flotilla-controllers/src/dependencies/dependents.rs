@@ -5,10 +5,15 @@ use std::collections::{BTreeSet, HashMap};
 
 use flotilla_api::selector::label::LabelSelector;
 
-/// `(kind, namespace, name)` of a dependency.
-pub(super) type DependencyKey = (String, String, String);
+use crate::interpreter::DependentObjectReference;
+
+/// `(apiVersion, kind, namespace, name)` of a dependency.
+pub(super) type DependencyKey = (String, String, String, String);
 /// `(namespace, name)` of an independent binding.
 pub(super) type BindingKey = (String, String);
+
+/// `(apiVersion, kind, namespace, selector)` of dependencies picked by label.
+pub(super) type SelectorKey = (String, String, String, LabelSelector);
 
 /// Which independent bindings want which dependencies, both ways: when a dependency appears or
 /// changes, its bindings are distributed again (Karmada's distributor does the same from its
@@ -17,8 +22,8 @@ pub(super) type BindingKey = (String, String);
 pub(super) struct Dependents {
     by_dependency: HashMap<DependencyKey, BTreeSet<BindingKey>>,
     by_binding: HashMap<BindingKey, Vec<DependencyKey>>,
-    /// Dependencies picked by label: binding → (kind, namespace, selector).
-    selectors: HashMap<BindingKey, Vec<(String, String, LabelSelector)>>,
+    /// Dependencies picked by label: binding → (apiVersion, kind, namespace, selector).
+    selectors: HashMap<BindingKey, Vec<SelectorKey>>,
 }
 
 impl Dependents {
@@ -52,11 +57,7 @@ impl Dependents {
     }
 
     /// Records the label-selected dependencies of `binding` (none: forgets them).
-    pub(super) fn set_selectors(
-        &mut self,
-        binding: &BindingKey,
-        selectors: Vec<(String, String, LabelSelector)>,
-    ) {
+    pub(super) fn set_selectors(&mut self, binding: &BindingKey, selectors: Vec<SelectorKey>) {
         if selectors.is_empty() {
             self.selectors.remove(binding);
         } else {
@@ -69,9 +70,10 @@ impl Dependents {
         self.selectors.keys()
     }
 
-    /// The bindings with a selector of `kind` in `namespace` matching `labels`.
+    /// The bindings with a selector of `apiVersion`/`kind` in `namespace` matching `labels`.
     pub(super) fn selecting(
         &self,
+        api_version: &str,
         kind: &str,
         namespace: &str,
         labels: &std::collections::BTreeMap<String, String>,
@@ -79,13 +81,63 @@ impl Dependents {
         self.selectors
             .iter()
             .filter(|(_, selectors)| {
-                selectors.iter().any(|(k, ns, selector)| {
-                    k == kind && ns == namespace && selector.matches(labels)
+                selectors.iter().any(|(v, k, ns, selector)| {
+                    v == api_version && k == kind && ns == namespace && selector.matches(labels)
                 })
             })
             .map(|(binding, _)| binding.clone())
             .collect()
     }
+
+    /// The bindings to distribute again when the object `(apiVersion, kind, namespace, name)`
+    /// with `labels` appears or changes: those wanting it by name, and those whose selector of
+    /// its apiVersion, kind and namespace matches its labels (Karmada's
+    /// `matchesWithBindingDependencies`, from the object's side).
+    pub(super) fn wanting(
+        &self,
+        object: &DependencyKey,
+        labels: &std::collections::BTreeMap<String, String>,
+    ) -> BTreeSet<BindingKey> {
+        let mut wanting: BTreeSet<BindingKey> = self.of(object).into_iter().collect();
+        wanting.extend(self.selecting(&object.0, &object.1, &object.2, labels));
+        wanting
+    }
+}
+
+/// How `wanted` is indexed: the named dependencies as keys, and the label-selected ones (name
+/// empty, as Karmada ignores a selector next to a name) with their parsed selectors; a
+/// selector that does not parse is left out (distributing the binding fails on it).
+pub(super) fn index_of(
+    wanted: &[DependentObjectReference],
+) -> (Vec<DependencyKey>, Vec<SelectorKey>) {
+    let mut named = Vec::new();
+    let mut selectors = Vec::new();
+    for dependency in wanted {
+        match &dependency.label_selector {
+            Some(selector) if dependency.name.is_empty() => {
+                if let Ok(parsed) = LabelSelector::try_from(selector) {
+                    selectors.push((
+                        dependency.api_version.clone(),
+                        dependency.kind.clone(),
+                        dependency.namespace.clone(),
+                        parsed,
+                    ));
+                }
+            }
+            _ => named.push(key_of(dependency)),
+        }
+    }
+    (named, selectors)
+}
+
+/// The index key of a named dependency.
+pub(super) fn key_of(dependency: &DependentObjectReference) -> DependencyKey {
+    (
+        dependency.api_version.clone(),
+        dependency.kind.clone(),
+        dependency.namespace.clone(),
+        dependency.name.clone(),
+    )
 }
 
 #[cfg(test)]
@@ -99,7 +151,12 @@ mod tests {
         let selector = LabelSelector::parse("kubernetes.io/service-name=derived-hello").unwrap();
         dependents.set_selectors(
             &binding,
-            vec![("EndpointSlice".into(), "demo".into(), selector)],
+            vec![(
+                "discovery.k8s.io/v1".into(),
+                "EndpointSlice".into(),
+                "demo".into(),
+                selector,
+            )],
         );
         let labels = [(
             "kubernetes.io/service-name".to_owned(),
@@ -107,25 +164,36 @@ mod tests {
         )]
         .into();
         assert_eq!(
-            dependents.selecting("EndpointSlice", "demo", &labels),
+            dependents.selecting("discovery.k8s.io/v1", "EndpointSlice", "demo", &labels),
             vec![binding.clone()]
         );
         assert!(
             dependents
-                .selecting("EndpointSlice", "other", &labels)
+                .selecting("discovery.k8s.io/v1", "EndpointSlice", "other", &labels)
                 .is_empty()
         );
-        assert!(dependents.selecting("Service", "demo", &labels).is_empty());
         assert!(
             dependents
-                .selecting("EndpointSlice", "demo", &Default::default())
+                .selecting("v1", "Service", "demo", &labels)
+                .is_empty()
+        );
+        assert!(
+            dependents
+                .selecting(
+                    "discovery.k8s.io/v1",
+                    "EndpointSlice",
+                    "demo",
+                    &Default::default()
+                )
                 .is_empty()
         );
         dependents.set_selectors(&binding, Vec::new());
         assert!(
             dependents
-                .selecting("EndpointSlice", "demo", &labels)
+                .selecting("discovery.k8s.io/v1", "EndpointSlice", "demo", &labels)
                 .is_empty()
         );
     }
+
+    mod karmada_dependents;
 }

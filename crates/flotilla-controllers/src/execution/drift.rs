@@ -7,6 +7,7 @@ use flotilla_api::validation::karmada::prune_manifest;
 use parking_lot::Mutex;
 use serde_json::Value;
 
+use super::WorkKey;
 use super::apply::ObjectId;
 
 /// A hash of what a user can change in the member object (pruned like a manifest: no status,
@@ -59,18 +60,28 @@ impl serde::Serialize for WithoutStatus<'_> {
     }
 }
 
-/// Fingerprints of member objects, to tell real edits from status updates.
+/// What was last seen of a member object: its fingerprint and the Work it named then.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Seen {
+    pub(super) fingerprint: u64,
+    pub(super) work: Option<WorkKey>,
+}
+
+/// Fingerprints of member objects, to tell real edits from status updates, and the Work each
+/// named when last seen (Karmada re-applies the Work of the object *before* a change, so an
+/// edit of its Work annotations is repaired too).
 #[derive(Default)]
-pub(super) struct Drift(Mutex<HashMap<ObjectId, u64>>);
+pub(super) struct Drift(Mutex<HashMap<ObjectId, Seen>>);
 
 impl Drift {
-    /// Records the fingerprint; whether it differs from the previous one (or is the first).
-    pub(super) fn observe(&self, id: ObjectId, fingerprint: u64) -> bool {
-        self.0.lock().insert(id, fingerprint) != Some(fingerprint)
+    /// Records what is seen now; returns what was seen before (`None` the first time).
+    pub(super) fn observe(&self, id: ObjectId, seen: Seen) -> Option<Seen> {
+        self.0.lock().insert(id, seen)
     }
 
-    pub(super) fn forget(&self, id: &ObjectId) {
-        self.0.lock().remove(id);
+    /// Forgets the object; returns what was last seen of it.
+    pub(super) fn forget(&self, id: &ObjectId) -> Option<Seen> {
+        self.0.lock().remove(id)
     }
 }
 

@@ -5,6 +5,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use super::apply::{allow_update, unchanged};
 use super::*;
 
+// Karmada's execution-controller cases (`execution_controller_test.go`), restated.
+mod karmada_execution;
+
 #[test]
 fn only_managed_objects_or_overwrite_may_be_updated() {
     let unmanaged = json!({"metadata": {"name": "web", "labels": {"app": "web"}}});

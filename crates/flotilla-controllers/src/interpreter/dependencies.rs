@@ -17,6 +17,8 @@ use serde_json::Value;
 pub struct DependentObjectReference {
     pub api_version: String,
     pub kind: String,
+    /// Empty for cluster-scoped objects, and then left out as Karmada's `omitempty` does.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub namespace: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,

@@ -264,3 +264,6 @@ fn nodes_sharing_an_allocatable_are_counted_one_by_one() {
     assert_eq!(t.resource_summary(&[]).allocatable, None);
     assert_eq!(t.node_summary().total_num, 0);
 }
+
+mod karmada_cluster_status;
+mod karmada_modeling;

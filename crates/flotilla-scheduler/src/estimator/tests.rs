@@ -169,3 +169,69 @@ fn assumed_workloads_count_as_allocating_in_the_summary() {
     assert_eq!(general_max_sets(&figures, &set), 8);
     assert_eq!(general_max_sets(&deducted, &set), 2);
 }
+
+mod karmada_component_sets;
+mod karmada_general;
+
+#[test]
+fn model_runs_place_like_one_node_at_a_time() {
+    let spec = json!({"resourceModels": [
+        {"grade": 0, "ranges": [{"name": "cpu", "min": "0", "max": "1"}, {"name": "memory", "min": "0", "max": "4Gi"}]},
+        {"grade": 1, "ranges": [{"name": "cpu", "min": "1", "max": "3"}, {"name": "memory", "min": "4Gi", "max": "16Gi"}]},
+        {"grade": 2, "ranges": [{"name": "cpu", "min": "3", "max": "8"}, {"name": "memory", "min": "16Gi", "max": "32Gi"}]}]});
+    let c = cluster(
+        spec,
+        json!({"allocatableModelings": [{"grade": 0, "count": 4}, {"grade": 1, "count": 5}, {"grade": 2, "count": 3}]}),
+    );
+    let summary = c
+        .status
+        .as_ref()
+        .unwrap()
+        .resource_summary
+        .as_ref()
+        .unwrap();
+    let runs = ModelNodes::new(&c, summary).expect("models");
+    // The same nodes one by one, placed as Karmada's simulator does.
+    let naive_sets = |set: &[(CompiledRequest, i64)]| {
+        let mut nodes: Vec<Resources> = runs
+            .runs
+            .iter()
+            .flat_map(|(node, count)| std::iter::repeat_n(node.clone(), *count as usize))
+            .collect();
+        let mut sets = 0;
+        'sets: loop {
+            for (request, replicas) in set {
+                let mut remaining = *replicas;
+                for node in nodes.iter_mut() {
+                    let fits = request.max_divided(node).min(remaining);
+                    if fits > 0 {
+                        request.subtract(node, fits);
+                        remaining -= fits;
+                    }
+                }
+                if remaining > 0 {
+                    break 'sets;
+                }
+            }
+            sets += 1;
+        }
+        sets
+    };
+    let mixes = [
+        json!([{"name": "a", "replicas": 3, "replicaRequirements": {"resourceRequest": {"cpu": "700m", "memory": "1Gi"}}}]),
+        json!([
+            {"name": "a", "replicas": 1, "replicaRequirements": {"resourceRequest": {"cpu": "2", "memory": "3Gi"}}},
+            {"name": "b", "replicas": 4, "replicaRequirements": {"resourceRequest": {"cpu": "300m", "memory": "5Gi"}}}
+        ]),
+        json!([{"name": "a", "replicas": 7}]),
+    ];
+    for mix in mixes {
+        let components: Vec<Component> = serde_json::from_value(mix.clone()).unwrap();
+        let compiled = compile_components(&components);
+        assert_eq!(
+            runs.sets(&components, 10_000),
+            naive_sets(&compiled),
+            "{mix}"
+        );
+    }
+}

@@ -6,12 +6,10 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::go_url::GoUrl;
-use super::policy::items;
+use super::policy::{items, label_key_errors, webhook_wording};
 use super::{shown, str_field};
 use crate::Quantity;
-use crate::validation::{
-    FieldError, FieldPath, is_dns1123_label, is_qualified_name, is_valid_label_value,
-};
+use crate::validation::{FieldError, FieldPath, is_dns1123_label, is_valid_label_value};
 
 /// Longest cluster name Karmada accepts.
 pub const CLUSTER_NAME_MAX_LENGTH: usize = 48;
@@ -27,6 +25,15 @@ pub fn cluster_name_errors(name: &str) -> Vec<String> {
         )];
     }
     is_dns1123_label(name)
+}
+
+/// `IsValidLabelValue` as Karmada's apimachinery v0.36 words it (lengths in bytes): the
+/// aggregated API server is Karmada's own build, like karmada-webhook.
+fn label_value_errors(value: &str) -> Vec<String> {
+    is_valid_label_value(value)
+        .into_iter()
+        .map(webhook_wording)
+        .collect()
 }
 
 /// The spec rules (metadata is the API server's business, except the length limit of names).
@@ -101,7 +108,7 @@ fn topology(spec: &Value, path: &FieldPath) -> Vec<FieldError> {
     let mut errors = Vec::new();
     for field in ["provider", "region"] {
         let value = str_field(spec, field);
-        let messages = is_valid_label_value(value);
+        let messages = label_value_errors(value);
         if !messages.is_empty() {
             errors.push(FieldError::invalid(
                 path.child(field),
@@ -124,7 +131,7 @@ fn topology(spec: &Value, path: &FieldPath) -> Vec<FieldError> {
         return errors;
     }
     if !zone.is_empty() {
-        let messages = is_valid_label_value(zone);
+        let messages = label_value_errors(zone);
         if !messages.is_empty() {
             errors.push(FieldError::invalid(
                 path.child("zone"),
@@ -136,7 +143,7 @@ fn topology(spec: &Value, path: &FieldPath) -> Vec<FieldError> {
     }
     for (i, value) in zones.iter().enumerate() {
         let value = value.as_str().unwrap_or("");
-        let messages = is_valid_label_value(value);
+        let messages = label_value_errors(value);
         if !messages.is_empty() {
             errors.push(FieldError::invalid(
                 path.child("zones").index(i),
@@ -149,18 +156,19 @@ fn topology(spec: &Value, path: &FieldPath) -> Vec<FieldError> {
 }
 
 /// `ValidateClusterTaints`: label-like keys and values, NoSchedule or NoExecute, unique by key
-/// and effect.
+/// and effect. Key and value messages are worded as Karmada's apimachinery v0.36 words them
+/// (lengths in bytes, "a valid label key").
 pub fn taints(taints: &Value, path: &FieldPath) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let mut seen = BTreeSet::new();
     for (i, taint) in items(taints) {
         let at = path.index(i);
         let key = str_field(taint, "key");
-        for message in is_qualified_name(key) {
+        for message in label_key_errors(key) {
             errors.push(FieldError::invalid(at.child("key"), key, message));
         }
         let value = str_field(taint, "value");
-        let messages = is_valid_label_value(value);
+        let messages = label_value_errors(value);
         if !messages.is_empty() {
             errors.push(FieldError::invalid(
                 at.child("value"),

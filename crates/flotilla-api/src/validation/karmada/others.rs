@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::cluster::cluster_name_errors;
 use super::federated_hpa::cross_version_reference;
-use super::policy::items;
+use super::policy::{items, label_key_errors};
 use super::str_field;
 use crate::Quantity;
 use crate::validation::{DNS1123_LABEL_MAX_LENGTH, FieldError, FieldPath, is_qualified_name};
@@ -70,8 +70,10 @@ pub(super) fn extended(name: &str) -> bool {
     is_qualified_name(&format!("requests.{name}")).is_empty()
 }
 
+/// `ValidateResourceQuotaResourceName`, with the qualified-name messages in karmada-webhook's
+/// (apimachinery v0.36) words: lengths in bytes, "a valid label key".
 fn quota_resource_name(name: &str, path: &FieldPath) -> Vec<FieldError> {
-    let mut errors: Vec<FieldError> = is_qualified_name(name)
+    let mut errors: Vec<FieldError> = label_key_errors(name)
         .into_iter()
         .map(|m| FieldError::invalid(path, name, m))
         .collect();

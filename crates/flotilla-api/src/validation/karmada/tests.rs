@@ -1,6 +1,9 @@
 //! Defaults of every kind; the validation rules are in `tests/`.
 
 mod federated_hpa;
+mod karmada_more_fhpa;
+mod karmada_more_interpreter_webhooks;
+mod karmada_more_taints;
 mod karmada_policy_defaults;
 mod karmada_validation_override_spec;
 mod karmada_validation_placement_failover;
@@ -10,6 +13,8 @@ mod karmada_webhooks_bindings;
 mod karmada_webhooks_cluster;
 mod karmada_webhooks_networking;
 mod karmada_webhooks_quota;
+mod karmada_work_mutating;
+mod karmada_work_prune;
 mod others;
 mod policies;
 mod resource_registry;

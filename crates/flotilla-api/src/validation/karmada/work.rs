@@ -13,6 +13,9 @@ pub const MANAGED_ANNOTATIONS: &str = "resourcetemplate.karmada.io/managed-annot
 /// Annotation listing the manifest's label keys Karmada manages.
 pub const MANAGED_LABELS: &str = "resourcetemplate.karmada.io/managed-labels";
 
+/// PVC annotation naming the node a volume was provisioned for.
+const SELECTED_NODE: &str = "volume.kubernetes.io/selected-node";
+
 const METADATA_OWNED_BY_MEMBER: &[&str] = &[
     "creationTimestamp",
     "deletionTimestamp",
@@ -94,6 +97,8 @@ pub fn prune(object: &mut Map<String, Value>) {
             let name = object["metadata"]["name"].as_str().unwrap_or("").to_owned();
             let prefix = format!("{name}-token-");
             if let Some(secrets) = object.get_mut("secrets").and_then(Value::as_array_mut) {
+                // Every match goes, so a second pass changes nothing (Karmada's loop skips the
+                // entry after each one it removes: of adjacent token secrets one in two stays).
                 secrets.retain(|s| !s["name"].as_str().is_some_and(|n| n.starts_with(&prefix)));
             }
         }
@@ -108,11 +113,26 @@ pub fn prune(object: &mut Map<String, Value>) {
                 spec.remove("clusterIPs");
             }
         }
-        "PersistentVolumeClaim" => {
-            remove_annotations(object, &["volume.kubernetes.io/selected-node"]);
+        // Karmada drops the selected node only when it names one: an empty value is kept.
+        "PersistentVolumeClaim"
+            if !str_at_path(object, &["metadata", "annotations", SELECTED_NODE]).is_empty() =>
+        {
+            remove_annotations(object, &[SELECTED_NODE]);
         }
         _ => {}
     }
+}
+
+/// The string at `path`, or `""`.
+fn str_at_path<'a>(object: &'a Map<String, Value>, path: &[&str]) -> &'a str {
+    let Some((first, rest)) = path.split_first() else {
+        return "";
+    };
+    object
+        .get(*first)
+        .and_then(|v| rest.iter().try_fold(v, |v, k| v.get(*k)))
+        .and_then(Value::as_str)
+        .unwrap_or("")
 }
 
 fn remove_annotations(object: &mut Map<String, Value>, keys: &[&str]) {

@@ -5,6 +5,8 @@ use super::*;
 
 // Karmada's own existing-cluster cases (`binding_test.go`), restated.
 mod karmada_clusters;
+// Karmada's binding controller cases (`pkg/controllers/binding/common_test.go`), restated.
+mod karmada_common;
 
 fn template() -> Value {
     json!({"apiVersion": "apps/v1", "kind": "Deployment",

@@ -4,6 +4,8 @@ use super::*;
 
 // Karmada's own `SetCurrentClusterTaints` / `TaintExists` cases, restated.
 mod karmada_taints;
+// Karmada's cluster-controller cases (`cluster_controller_test.go`), restated.
+mod karmada_cluster_controller;
 
 fn cluster(mode: &str, ready: Option<&str>, taints: serde_json::Value) -> Cluster {
     let mut status = json!({});

@@ -3,6 +3,8 @@ use serde_json::json;
 use super::*;
 
 mod karmada_cases;
+// Karmada's lifted (kubefed) Service and ServiceAccount cases, restated.
+mod karmada_lifted_retain;
 
 #[test]
 fn member_owned_metadata_is_kept_and_removed_template_keys_are_dropped() {
