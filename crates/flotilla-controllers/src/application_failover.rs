@@ -16,7 +16,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_api::karmada::{
-    ApplicationFailoverBehavior, ClusterResourceBinding, GracefulEvictionTask, ResourceBinding,
+    AggregatedStatusItem, ApplicationFailoverBehavior, ClusterResourceBinding,
+    GracefulEvictionTask, ResourceBinding, ResourceBindingSpec,
 };
 use flotilla_runtime::controller::{Tasks, until_ready};
 use flotilla_runtime::events::{Recorder, Reporter};
@@ -220,18 +221,11 @@ impl Controller {
         crate::binding::cached_view(&self.bindings, &self.cluster_bindings, key)
     }
 
-    /// Karmada's `bindingFilter`: the behaviour is set, some status was collected, the kind
-    /// has a health rule (Karmada's `HookEnabled`: native, bundled, a customization's or a
-    /// webhook's), and dependencies propagate.
+    /// Karmada's `bindingFilter` ([`failover_behaviour`]) with this controller's interpreter.
     fn applies<'v>(&self, view: &'v BindingView) -> Option<&'v ApplicationFailoverBehavior> {
-        let behaviour = view.spec.failover.as_ref()?.application.as_ref()?;
-        let resource = &view.spec.resource;
-        (!view.status.aggregated_status.is_empty()
-            && self
-                .interpreter
-                .health_hook(&resource.api_version, &resource.kind)
-            && view.spec.propagate_deps)
-            .then_some(behaviour)
+        failover_behaviour(&view.spec, &view.status.aggregated_status, |v, k| {
+            self.interpreter.health_hook(v, k)
+        })
     }
 
     async fn reconcile(&self, key: &BindingKey) -> Result<(), FailoverError> {
@@ -248,24 +242,8 @@ impl Controller {
             .toleration_seconds
             .unwrap_or(DEFAULT_TOLERATION_SECONDS);
         let toleration = Duration::from_secs(u64::try_from(seconds).unwrap_or(0));
-        let in_task = |cluster: &str| {
-            binding
-                .spec
-                .graceful_eviction_tasks
-                .iter()
-                .any(|t| t.from_cluster == cluster)
-        };
-        let mut unhealthy = Vec::new();
-        let mut recovered = Vec::new();
-        for item in &binding.status.aggregated_status {
-            match item.health.as_str() {
-                "Unhealthy" if !in_task(&item.cluster_name) => {
-                    unhealthy.push(item.cluster_name.clone())
-                }
-                "Healthy" | "Unknown" => recovered.push(item.cluster_name.clone()),
-                _ => {}
-            }
-        }
+        let (unhealthy, recovered) =
+            unhealthy_and_others(&binding.status.aggregated_status, &binding.spec);
         let (evict, next) = self
             .clocks
             .detect(key, &unhealthy, toleration, Instant::now());
@@ -313,7 +291,7 @@ impl Controller {
         Ok(())
     }
 
-    /// Karmada's `buildTaskOptions`.
+    /// Karmada's `buildTaskOptions`, with this controller's feature gates.
     fn task(
         &self,
         behaviour: &ApplicationFailoverBehavior,
@@ -322,37 +300,106 @@ impl Controller {
         producer: &str,
         before: &[String],
     ) -> Result<GracefulEvictionTask, FailoverError> {
-        let mut task = GracefulEvictionTask {
-            producer: producer.into(),
-            reason: REASON_APPLICATION_FAILURE.into(),
-            purge_mode: behaviour.purge_mode.clone(),
-            ..GracefulEvictionTask::default()
-        };
-        if self.preserve_state
-            && let Some(state) = preserved_label_state(
-                behaviour.state_preservation.as_ref(),
-                &binding.status.aggregated_status,
-                cluster,
-            )?
-        {
-            task.preserved_label_state = state;
-            task.clusters_before_failover = before.to_vec();
-        }
-        match behaviour.purge_mode.as_str() {
-            "Gracefully" if !self.graceful_eviction => {
-                return Err(FailoverError::GracefulEvictionOff);
+        build_task(
+            behaviour,
+            &binding.status.aggregated_status,
+            cluster,
+            producer,
+            before,
+            Gates {
+                graceful_eviction: self.graceful_eviction,
+                preserve_state: self.preserve_state,
+            },
+        )
+    }
+}
+
+/// Karmada's `bindingFilter`: the behaviour, when it is set, some status was collected, the
+/// kind has a health rule (`health_hook(apiVersion, kind)`, Karmada's `HookEnabled`: native,
+/// bundled, a customization's or a webhook's), and dependencies propagate.
+pub fn failover_behaviour<'s>(
+    spec: &'s ResourceBindingSpec,
+    aggregated: &[AggregatedStatusItem],
+    health_hook: impl FnOnce(&str, &str) -> bool,
+) -> Option<&'s ApplicationFailoverBehavior> {
+    let behaviour = spec.failover.as_ref()?.application.as_ref()?;
+    let resource = &spec.resource;
+    (!aggregated.is_empty()
+        && health_hook(&resource.api_version, &resource.kind)
+        && spec.propagate_deps)
+        .then_some(behaviour)
+}
+
+/// Karmada's `distinguishUnhealthyClustersWithOthers`: the clusters whose copy is `Unhealthy`
+/// and not already being evicted, and those whose copy is `Healthy` or `Unknown` (their clocks
+/// are forgotten), both in status order.
+pub fn unhealthy_and_others(
+    aggregated: &[AggregatedStatusItem],
+    spec: &ResourceBindingSpec,
+) -> (Vec<String>, Vec<String>) {
+    let mut unhealthy = Vec::new();
+    let mut others = Vec::new();
+    for item in aggregated {
+        match item.health.as_str() {
+            "Unhealthy" if !spec.cluster_in_graceful_eviction_tasks(&item.cluster_name) => {
+                unhealthy.push(item.cluster_name.clone())
             }
-            "Gracefully" => task.grace_period_seconds = behaviour.grace_period_seconds,
-            "Never" => task.suppress_deletion = Some(true),
+            "Healthy" | "Unknown" => others.push(item.cluster_name.clone()),
             _ => {}
         }
-        Ok(task)
     }
+    (unhealthy, others)
+}
+
+/// The feature gates a failover task depends on.
+#[derive(Debug, Clone, Copy)]
+pub struct Gates {
+    /// `GracefulEviction`: required by `purgeMode: Gracefully`.
+    pub graceful_eviction: bool,
+    /// `StatefulFailoverInjection`: record the preserved label state.
+    pub preserve_state: bool,
+}
+
+/// Karmada's `buildTaskOptions`: the eviction task for `cluster` (its `fromCluster` and
+/// `replicas` are filled in by [`evict_cluster`]). `before` is `spec.clusters` before the
+/// failover, recorded with a preserved label state.
+pub fn build_task(
+    behaviour: &ApplicationFailoverBehavior,
+    aggregated: &[AggregatedStatusItem],
+    cluster: &str,
+    producer: &str,
+    before: &[String],
+    gates: Gates,
+) -> Result<GracefulEvictionTask, FailoverError> {
+    let mut task = GracefulEvictionTask {
+        producer: producer.into(),
+        reason: REASON_APPLICATION_FAILURE.into(),
+        purge_mode: behaviour.purge_mode.clone(),
+        ..GracefulEvictionTask::default()
+    };
+    if gates.preserve_state
+        && let Some(state) =
+            preserved_label_state(behaviour.state_preservation.as_ref(), aggregated, cluster)?
+    {
+        task.preserved_label_state = state;
+        task.clusters_before_failover = before.to_vec();
+    }
+    match behaviour.purge_mode.as_str() {
+        "Gracefully" if !gates.graceful_eviction => {
+            return Err(FailoverError::GracefulEvictionOff);
+        }
+        "Gracefully" => task.grace_period_seconds = behaviour.grace_period_seconds,
+        "Never" => task.suppress_deletion = Some(true),
+        _ => {}
+    }
+    Ok(task)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    mod karmada_common;
 
     fn key() -> BindingKey {
         BindingKey::Namespaced {

@@ -241,6 +241,8 @@ mod tests {
     use super::*;
     use flotilla_api::karmada::{StatePreservationRule, TargetCluster};
 
+    mod karmada_graceful_evict;
+
     fn spec(clusters: &[(&str, i32)]) -> ResourceBindingSpec {
         ResourceBindingSpec {
             clusters: clusters

@@ -254,6 +254,8 @@ impl Controller {
 mod tests {
     use super::*;
 
+    mod karmada_eviction_task;
+
     fn at(s: &str) -> jiff::Timestamp {
         s.parse().unwrap()
     }

@@ -439,3 +439,6 @@ pub struct AggregatedStatusItem {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub health: String,
 }
+
+#[cfg(test)]
+mod karmada_binding_helpers;

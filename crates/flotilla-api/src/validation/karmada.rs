@@ -16,6 +16,7 @@ mod cluster;
 mod defaults;
 mod federated_hpa;
 mod go_url;
+mod ingress;
 mod interpreter_webhook;
 mod networking;
 mod others;
@@ -74,6 +75,8 @@ pub enum Kind {
     ResourceRegistry,
     /// `networking.karmada.io/v1alpha1` MultiClusterService.
     MultiClusterService,
+    /// `networking.karmada.io/v1alpha1` MultiClusterIngress.
+    MultiClusterIngress,
     /// `config.karmada.io/v1alpha1` ResourceInterpreterCustomization.
     ResourceInterpreterCustomization,
     /// `config.karmada.io/v1alpha1` ResourceInterpreterWebhookConfiguration.
@@ -100,6 +103,7 @@ impl Kind {
             ("remedy.karmada.io", "Remedy") => Kind::Remedy,
             ("search.karmada.io", "ResourceRegistry") => Kind::ResourceRegistry,
             ("networking.karmada.io", "MultiClusterService") => Kind::MultiClusterService,
+            ("networking.karmada.io", "MultiClusterIngress") => Kind::MultiClusterIngress,
             ("config.karmada.io", "ResourceInterpreterCustomization") => {
                 Kind::ResourceInterpreterCustomization
             }
@@ -136,6 +140,7 @@ impl Kind {
             Kind::Remedy => &[tables::REMEDY],
             Kind::ResourceRegistry => &[tables::RESOURCE_REGISTRY],
             Kind::MultiClusterService => &[tables::MULTI_CLUSTER_SERVICE],
+            Kind::MultiClusterIngress => &[],
             Kind::ResourceInterpreterCustomization => &[tables::RESOURCE_INTERPRETER_CUSTOMIZATION],
             Kind::ResourceInterpreterWebhookConfiguration => {
                 &[tables::RESOURCE_INTERPRETER_WEBHOOK_CONFIGURATION]
@@ -205,6 +210,7 @@ pub fn validate_with(
             binding::resource_binding(object, webhook.multiple_pod_templates_scheduling)
         }
         Kind::MultiClusterService => networking::multi_cluster_service(object, old),
+        Kind::MultiClusterIngress => ingress::multi_cluster_ingress(object, old),
         Kind::ResourceInterpreterWebhookConfiguration => {
             interpreter_webhook::resource_interpreter_webhook_configuration(object)
         }

@@ -8,6 +8,10 @@ use serde_json::json;
 
 use super::*;
 
+mod karmada_enforcement;
+mod karmada_status;
+mod karmada_sync;
+
 fn list(entries: &[(&str, &str)]) -> ResourceList {
     entries
         .iter()

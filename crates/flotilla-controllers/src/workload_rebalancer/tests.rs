@@ -5,6 +5,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::*;
 
+mod karmada_reconcile;
+
 fn time(text: &str) -> Time {
     Time(text.parse().expect("timestamp"))
 }

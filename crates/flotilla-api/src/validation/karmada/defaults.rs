@@ -82,6 +82,7 @@ pub fn default_object(kind: Kind, object: &mut Value, ctx: &Defaulting<'_>) {
         | Kind::WorkloadRebalancer
         | Kind::Remedy
         | Kind::ResourceRegistry
+        | Kind::MultiClusterIngress
         | Kind::ResourceInterpreterCustomization
         | Kind::ResourceInterpreterWebhookConfiguration => {}
     }

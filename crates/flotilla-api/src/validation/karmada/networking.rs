@@ -1,8 +1,8 @@
 //! The MultiClusterService validating webhook (pkg/webhook/multiclusterservice/validating.go):
 //! a DNS-1035 name, port names and numbers, one known exposure type, valid cluster names; on
 //! update, immutable `spec.types` and a valid `status.loadBalancer` (Kubernetes'
-//! `ValidateLoadBalancerStatus`, which Karmada lifts). MultiClusterIngress's webhook (Kubernetes'
-//! Ingress spec validation) is not enforced (docs/karmada-api.md).
+//! `ValidateLoadBalancerStatus`, which Karmada lifts). MultiClusterIngress's webhook is in
+//! [`super::ingress`].
 
 use std::collections::BTreeSet;
 use std::net::IpAddr;

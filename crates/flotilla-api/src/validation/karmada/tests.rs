@@ -1,6 +1,8 @@
 //! Defaults of every kind; the validation rules are in `tests/`.
 
 mod federated_hpa;
+mod karmada_mci_spec;
+mod karmada_mci_webhook;
 mod karmada_more_fhpa;
 mod karmada_more_interpreter_webhooks;
 mod karmada_more_taints;
