@@ -7,7 +7,9 @@ use serde_json::json;
 
 use super::*;
 
+mod karmada_core;
 mod karmada_policy;
+mod karmada_worker;
 
 fn binding(placement: serde_json::Value, kind: &str) -> ResourceBinding {
     serde_json::from_value(json!({

@@ -6,6 +6,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
 use super::*;
 
+mod karmada_util;
+
 fn condition(type_: &str, status: &str) -> Condition {
     Condition {
         type_: type_.to_owned(),

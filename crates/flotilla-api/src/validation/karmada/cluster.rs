@@ -284,26 +284,6 @@ pub fn api_endpoint(endpoint: &str, path: &FieldPath) -> Vec<FieldError> {
             format!("host must be provided{FORM}"),
         ));
     }
-    if let Some(user) = &url.user {
-        errors.push(FieldError::invalid(
-            path,
-            user.as_str(),
-            "user information is not permitted in the URL",
-        ));
-    }
-    if !url.fragment.is_empty() {
-        errors.push(FieldError::invalid(
-            path,
-            url.fragment.as_str(),
-            "fragments are not permitted in the URL",
-        ));
-    }
-    if !url.query.is_empty() {
-        errors.push(FieldError::invalid(
-            path,
-            url.query.as_str(),
-            "query parameters are not permitted in the URL",
-        ));
-    }
+    errors.extend(url.forbidden_parts(path));
     errors
 }

@@ -38,6 +38,38 @@ enum Part {
 }
 
 impl GoUrl {
+    /// The parts kube's URL rules refuse in an endpoint or webhook URL (`ValidateWebhookURL`,
+    /// Karmada's `ValidateClusterAPIEndpoint`): user information, a fragment, a query.
+    pub fn forbidden_parts(
+        &self,
+        at: &crate::validation::FieldPath,
+    ) -> Vec<crate::validation::FieldError> {
+        use crate::validation::FieldError;
+        let mut errors = Vec::new();
+        if let Some(user) = &self.user {
+            errors.push(FieldError::invalid(
+                at,
+                user.as_str(),
+                "user information is not permitted in the URL",
+            ));
+        }
+        if !self.fragment.is_empty() {
+            errors.push(FieldError::invalid(
+                at,
+                self.fragment.as_str(),
+                "fragments are not permitted in the URL",
+            ));
+        }
+        if !self.query.is_empty() {
+            errors.push(FieldError::invalid(
+                at,
+                self.query.as_str(),
+                "query parameters are not permitted in the URL",
+            ));
+        }
+        errors
+    }
+
     /// Splits `scheme://user@host/path?query#fragment` like Go's `url.Parse`; the error is
     /// Go's wording (`parse "<url>": <reason>`).
     pub fn parse(raw: &str) -> Result<GoUrl, String> {

@@ -16,11 +16,9 @@
 //! own for every kind, so they are not repeated here. Values Kubernetes prints with `%#v`
 //! (the `rules` list) are printed as JSON.
 
-use std::net::IpAddr;
-
 use serde_json::Value;
 
-use super::networking::load_balancer_status;
+use super::networking::{load_balancer_status, sloppy_ip};
 use super::policy::items;
 use super::{shown, str_field};
 use crate::validation::{
@@ -319,16 +317,4 @@ fn wildcard_subdomain_errors(host: &str) -> Vec<String> {
         ));
     }
     errors
-}
-
-/// An IP address as Kubernetes' `ParseIPSloppy` reads one (IPv4 octets may have leading zeros).
-fn sloppy_ip(text: &str) -> bool {
-    if text.parse::<IpAddr>().is_ok() {
-        return true;
-    }
-    let octets: Vec<&str> = text.split('.').collect();
-    octets.len() == 4
-        && octets.iter().all(|o| {
-            !o.is_empty() && o.bytes().all(|b| b.is_ascii_digit()) && o.parse::<u8>().is_ok()
-        })
 }

@@ -206,27 +206,7 @@ fn webhook_url(url: &str, at: &FieldPath) -> Vec<FieldError> {
             format!("host must be specified{FORM}"),
         ));
     }
-    if let Some(user) = &parsed.user {
-        errors.push(FieldError::invalid(
-            at,
-            user.as_str(),
-            "user information is not permitted in the URL",
-        ));
-    }
-    if !parsed.fragment.is_empty() {
-        errors.push(FieldError::invalid(
-            at,
-            parsed.fragment.as_str(),
-            "fragments are not permitted in the URL",
-        ));
-    }
-    if !parsed.query.is_empty() {
-        errors.push(FieldError::invalid(
-            at,
-            parsed.query.as_str(),
-            "query parameters are not permitted in the URL",
-        ));
-    }
+    errors.extend(parsed.forbidden_parts(at));
     errors
 }
 

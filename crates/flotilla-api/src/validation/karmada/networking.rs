@@ -117,7 +117,7 @@ fn spec(spec: &Value) -> Vec<FieldError> {
 }
 
 /// An IP address as Kubernetes' `ParseIPSloppy` reads one (IPv4 octets may have leading zeros).
-fn sloppy_ip(text: &str) -> bool {
+pub(super) fn sloppy_ip(text: &str) -> bool {
     if text.parse::<IpAddr>().is_ok() {
         return true;
     }
