@@ -175,6 +175,15 @@ async fn run(context: Context, shutdown: Shutdown) {
     tasks.abort();
 }
 
+/// A rule's schedule in its time zone (the system's when it names none).
+pub fn rule_schedule(rule: &CronFederatedHPARule) -> Result<Schedule, CronError> {
+    let zone = match &rule.time_zone {
+        Some(name) => load_zone(name)?,
+        None => jiff::tz::TimeZone::system(),
+    };
+    Ok(Schedule::parse(&rule.schedule, zone)?)
+}
+
 fn suspended(rule: &CronFederatedHPARule) -> bool {
     rule.suspend == Some(true)
 }
@@ -327,11 +336,7 @@ impl Controller {
         key: &Key,
         rule: &CronFederatedHPARule,
     ) -> Result<jiff::Timestamp, CronError> {
-        let zone = match &rule.time_zone {
-            Some(name) => load_zone(name)?,
-            None => jiff::tz::TimeZone::system(),
-        };
-        let schedule = Schedule::parse(&rule.schedule, zone)?;
+        let schedule = rule_schedule(rule)?;
         let first = schedule.next_after(jiff::Timestamp::now())?;
         let me = self.clone();
         let task_key = key.clone();
@@ -623,6 +628,8 @@ fn limit(value: Option<i32>) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    mod karmada_job;
 
     fn at(s: &str) -> Time {
         Time(s.parse().unwrap())

@@ -2,6 +2,8 @@ use serde_json::{Value, json};
 
 use super::*;
 
+mod karmada_syncer;
+
 /// A binding of `replicas` scheduled to `clusters` (name, scheduled replicas) with the members
 /// reporting `reported` (name, status.replicas; `None`: no status yet).
 fn binding(
