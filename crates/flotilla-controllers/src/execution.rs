@@ -180,7 +180,7 @@ fn requeue_after_change(
     now: &Seen,
     recorded: Option<&str>,
 ) -> Option<WorkKey> {
-    let work = in_cluster(before.unwrap_or(now).work.clone(), cluster)?;
+    let work = before.unwrap_or(now).work.as_deref()?;
     let recorded = recorded?;
     if object.metadata.resource_version.as_deref() == Some(recorded) {
         return None;
@@ -188,7 +188,7 @@ fn requeue_after_change(
     if before.is_some_and(|b| b.fingerprint == now.fingerprint) {
         return None;
     }
-    Some(work)
+    Some(work_of(cluster, work))
 }
 
 /// Karmada's `onDelete`: the Work to re-apply after a member object of `cluster` is gone. A
@@ -199,10 +199,27 @@ fn requeue_after_delete(
     object: &kube::api::DynamicObject,
     before: Option<&Seen>,
 ) -> Option<WorkKey> {
-    let work = before
-        .and_then(|b| b.work.clone())
-        .or_else(|| WorkKey::from_member_object(object));
-    in_cluster(work, cluster)
+    match before.and_then(|b| b.work.as_deref()) {
+        Some(work) => Some(work_of(cluster, work)),
+        None => in_cluster(WorkKey::from_member_object(object), cluster),
+    }
+}
+
+/// What is seen of a member object of `cluster` now: its fingerprint, and the name of the Work
+/// it names when that Work is in the cluster's execution space.
+fn observed(cluster: &str, object: &kube::api::DynamicObject) -> Seen {
+    Seen {
+        fingerprint: fingerprint(object),
+        work: in_cluster(work_key_from_workload(object), cluster).map(|w| w.name.into()),
+    }
+}
+
+/// The Work `name` of `cluster`'s execution space.
+fn work_of(cluster: &str, name: &str) -> WorkKey {
+    WorkKey {
+        namespace: names::execution_space_name(cluster),
+        name: name.to_owned(),
+    }
 }
 
 /// The `Dispatching` condition a Work needs (False with reason `SuspendDispatching` while
@@ -400,10 +417,7 @@ impl Execution {
             let before = drift.forget(&id);
             requeue_after_delete(&key.cluster, object, before.as_ref())
         } else {
-            let now = Seen {
-                fingerprint: fingerprint(object),
-                work: work_key_from_workload(object),
-            };
+            let now = observed(&key.cluster, object);
             let before = drift.observe(id.clone(), now.clone());
             let recorded = self.versions.get(&id);
             requeue_after_change(

@@ -7,7 +7,6 @@ use flotilla_api::validation::karmada::prune_manifest;
 use parking_lot::Mutex;
 use serde_json::Value;
 
-use super::WorkKey;
 use super::apply::ObjectId;
 
 /// A hash of what a user can change in the member object (pruned like a manifest: no status,
@@ -64,7 +63,10 @@ impl serde::Serialize for WithoutStatus<'_> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Seen {
     pub(super) fingerprint: u64,
-    pub(super) work: Option<WorkKey>,
+    /// The name of the Work it named, when that Work is in the object's own cluster's execution
+    /// space (the only Works its events re-apply); the namespace follows from the cluster, so
+    /// the tracker keeps one short string per member object.
+    pub(super) work: Option<Box<str>>,
 }
 
 /// Fingerprints of member objects, to tell real edits from status updates, and the Work each

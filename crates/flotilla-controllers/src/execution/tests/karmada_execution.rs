@@ -7,7 +7,7 @@
 use flotilla_api::karmada::Work;
 use serde_json::Value;
 
-use super::drift::{Seen, fingerprint};
+use super::drift::Seen;
 use super::*;
 
 const WORK_NS: &str = "karmada-es-cluster";
@@ -155,10 +155,7 @@ fn object(value: Value) -> kube::api::DynamicObject {
 }
 
 fn seen(object: &kube::api::DynamicObject) -> Seen {
-    Seen {
-        fingerprint: fingerprint(object),
-        work: work_key_from_workload(object),
-    }
+    observed("cluster", object)
 }
 
 fn the_work() -> Option<WorkKey> {
