@@ -25,8 +25,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_api::karmada::{
-    Cluster, EXECUTION_CONTROLLER_FINALIZER, MANAGED_BY_KARMADA_LABEL, WORK_APPLIED,
-    WORK_DISPATCHING, WORK_NAME_ANNOTATION, WORK_NAMESPACE_ANNOTATION, Work, names,
+    Cluster, EXECUTION_CONTROLLER_FINALIZER, WORK_APPLIED, WORK_DISPATCHING, WORK_NAME_ANNOTATION,
+    WORK_NAMESPACE_ANNOTATION, Work, names,
 };
 use flotilla_runtime::controller::{Tasks, until_ready};
 use flotilla_runtime::events::{Event, EventType, Recorder, Reporter};
@@ -42,7 +42,7 @@ use crate::manager::{Context, ControllerTask};
 use crate::member_cache::{InformerKey, MemberCache, MemberEvent};
 use apply::{Applier, ApplyError, Outcome, Versions, api_message};
 use conditions::condition;
-use drift::{Drift, Seen, fingerprint};
+use drift::{Drift, observed, requeue_after_change, requeue_after_delete};
 use notes::{aggregate, applied_note, apply_failed_note, synced_note};
 
 /// The `--controllers` name.
@@ -149,77 +149,6 @@ struct Execution {
 /// controller's).
 fn member_user(work: &WorkKey) -> String {
     format!("{NAME}/{work}")
-}
-
-/// Karmada's `workKeyFromWorkload`: the Work a member object was applied from, for an object
-/// labelled managed by Karmada whose Work annotations are both set.
-fn work_key_from_workload(object: &kube::api::DynamicObject) -> Option<WorkKey> {
-    let managed = object
-        .metadata
-        .labels
-        .as_ref()
-        .and_then(|l| l.get(MANAGED_BY_KARMADA_LABEL))
-        .is_some_and(|v| v == "true");
-    managed.then(|| WorkKey::from_member_object(object))?
-}
-
-/// Whether `work` is a Work of `cluster`'s execution space.
-fn in_cluster(work: Option<WorkKey>, cluster: &str) -> Option<WorkKey> {
-    work.filter(|w| names::cluster_name(&w.namespace).ok() == Some(cluster))
-}
-
-/// Karmada's `onAdd`/`onUpdate`: the Work to re-apply after a member object of `cluster` was
-/// added or changed. The Work is the one the object named before the change (`before`; `now`
-/// the first time it is seen), so removing or editing its Work annotations is repaired too.
-/// Nothing until Flotilla wrote the object once (`recorded`, the version it wrote), for its
-/// own write, or when only status and bookkeeping changed (same fingerprint).
-fn requeue_after_change(
-    cluster: &str,
-    object: &kube::api::DynamicObject,
-    before: Option<&Seen>,
-    now: &Seen,
-    recorded: Option<&str>,
-) -> Option<WorkKey> {
-    let work = before.unwrap_or(now).work.as_deref()?;
-    let recorded = recorded?;
-    if object.metadata.resource_version.as_deref() == Some(recorded) {
-        return None;
-    }
-    if before.is_some_and(|b| b.fingerprint == now.fingerprint) {
-        return None;
-    }
-    Some(work_of(cluster, work))
-}
-
-/// Karmada's `onDelete`: the Work to re-apply after a member object of `cluster` is gone. A
-/// member informer watches managed objects only, so an object whose managed label was removed
-/// arrives here too (without the label): its Work is the one last seen, else its annotations'.
-fn requeue_after_delete(
-    cluster: &str,
-    object: &kube::api::DynamicObject,
-    before: Option<&Seen>,
-) -> Option<WorkKey> {
-    match before.and_then(|b| b.work.as_deref()) {
-        Some(work) => Some(work_of(cluster, work)),
-        None => in_cluster(WorkKey::from_member_object(object), cluster),
-    }
-}
-
-/// What is seen of a member object of `cluster` now: its fingerprint, and the name of the Work
-/// it names when that Work is in the cluster's execution space.
-fn observed(cluster: &str, object: &kube::api::DynamicObject) -> Seen {
-    Seen {
-        fingerprint: fingerprint(object),
-        work: in_cluster(work_key_from_workload(object), cluster).map(|w| w.name.into()),
-    }
-}
-
-/// The Work `name` of `cluster`'s execution space.
-fn work_of(cluster: &str, name: &str) -> WorkKey {
-    WorkKey {
-        namespace: names::execution_space_name(cluster),
-        name: name.to_owned(),
-    }
 }
 
 /// The `Dispatching` condition a Work needs (False with reason `SuspendDispatching` while

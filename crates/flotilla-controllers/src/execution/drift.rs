@@ -1,5 +1,6 @@
 //! Drift detection: a fingerprint of what a user can change in a member object, so that status
-//! updates are told apart from edits to repair.
+//! updates are told apart from edits to repair, and which Work a member event re-applies
+//! (Karmada's `onAdd`/`onUpdate`/`onDelete`).
 
 use std::collections::HashMap;
 
@@ -7,6 +8,9 @@ use flotilla_api::validation::karmada::prune_manifest;
 use parking_lot::Mutex;
 use serde_json::Value;
 
+use flotilla_api::karmada::{MANAGED_BY_KARMADA_LABEL, names};
+
+use super::WorkKey;
 use super::apply::ObjectId;
 
 /// A hash of what a user can change in the member object (pruned like a manifest: no status,
@@ -84,6 +88,77 @@ impl Drift {
     /// Forgets the object; returns what was last seen of it.
     pub(super) fn forget(&self, id: &ObjectId) -> Option<Seen> {
         self.0.lock().remove(id)
+    }
+}
+
+/// Karmada's `workKeyFromWorkload`: the Work a member object was applied from, for an object
+/// labelled managed by Karmada whose Work annotations are both set.
+pub(super) fn work_key_from_workload(object: &kube::api::DynamicObject) -> Option<WorkKey> {
+    let managed = object
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(MANAGED_BY_KARMADA_LABEL))
+        .is_some_and(|v| v == "true");
+    managed.then(|| WorkKey::from_member_object(object))?
+}
+
+/// Whether `work` is a Work of `cluster`'s execution space.
+pub(super) fn in_cluster(work: Option<WorkKey>, cluster: &str) -> Option<WorkKey> {
+    work.filter(|w| names::cluster_name(&w.namespace).ok() == Some(cluster))
+}
+
+/// Karmada's `onAdd`/`onUpdate`: the Work to re-apply after a member object of `cluster` was
+/// added or changed. The Work is the one the object named before the change (`before`; `now`
+/// the first time it is seen), so removing or editing its Work annotations is repaired too.
+/// Nothing until Flotilla wrote the object once (`recorded`, the version it wrote), for its
+/// own write, or when only status and bookkeeping changed (same fingerprint).
+pub(super) fn requeue_after_change(
+    cluster: &str,
+    object: &kube::api::DynamicObject,
+    before: Option<&Seen>,
+    now: &Seen,
+    recorded: Option<&str>,
+) -> Option<WorkKey> {
+    let work = before.unwrap_or(now).work.as_deref()?;
+    let recorded = recorded?;
+    if object.metadata.resource_version.as_deref() == Some(recorded) {
+        return None;
+    }
+    if before.is_some_and(|b| b.fingerprint == now.fingerprint) {
+        return None;
+    }
+    Some(work_of(cluster, work))
+}
+
+/// Karmada's `onDelete`: the Work to re-apply after a member object of `cluster` is gone. A
+/// member informer watches managed objects only, so an object whose managed label was removed
+/// arrives here too (without the label): its Work is the one last seen, else its annotations'.
+pub(super) fn requeue_after_delete(
+    cluster: &str,
+    object: &kube::api::DynamicObject,
+    before: Option<&Seen>,
+) -> Option<WorkKey> {
+    match before.and_then(|b| b.work.as_deref()) {
+        Some(work) => Some(work_of(cluster, work)),
+        None => in_cluster(WorkKey::from_member_object(object), cluster),
+    }
+}
+
+/// What is seen of a member object of `cluster` now: its fingerprint, and the name of the Work
+/// it names when that Work is in the cluster's execution space.
+pub(super) fn observed(cluster: &str, object: &kube::api::DynamicObject) -> Seen {
+    Seen {
+        fingerprint: fingerprint(object),
+        work: in_cluster(work_key_from_workload(object), cluster).map(|w| w.name.into()),
+    }
+}
+
+/// The Work `name` of `cluster`'s execution space.
+pub(super) fn work_of(cluster: &str, name: &str) -> WorkKey {
+    WorkKey {
+        namespace: names::execution_space_name(cluster),
+        name: name.to_owned(),
     }
 }
 

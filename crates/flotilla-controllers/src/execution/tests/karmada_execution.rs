@@ -7,7 +7,7 @@
 use flotilla_api::karmada::Work;
 use serde_json::Value;
 
-use super::drift::Seen;
+use super::drift::{Seen, observed, work_key_from_workload};
 use super::*;
 
 const WORK_NS: &str = "karmada-es-cluster";
